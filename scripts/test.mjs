@@ -1,0 +1,27 @@
+#!/usr/bin/env node
+// Runs the whole suite once and ends with the plain line CI reads: `N passed, N failed`.
+// Vitest's own summary is not in that form, so its JSON report is counted here.
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const dir = mkdtempSync(join(tmpdir(), 'threadhost-test-'))
+const report = join(dir, 'report.json')
+const args = ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)]
+const child = spawn('npx', args, { stdio: 'inherit' })
+child.on('exit', (code, signal) => {
+  let passed = 0
+  let failed = 0
+  try {
+    const json = JSON.parse(readFileSync(report, 'utf8'))
+    passed = json.numPassedTests
+    failed = json.numFailedTests + (json.numRuntimeErrorTestSuites ?? 0)
+    if (!json.success && failed === 0) failed = 1
+  } catch {
+    failed = Math.max(failed, 1)
+  }
+  rmSync(dir, { recursive: true, force: true })
+  console.log(`${passed} passed, ${failed} failed`)
+  process.exit(code ?? (signal ? 1 : 0))
+})

@@ -1,0 +1,119 @@
+/**
+ * The agent runtime port: what the host needs from an agent runtime, and nothing more.
+ *
+ * The host depends on this file only; `pi-adapter.ts` is the one place that imports pi. Run numbers,
+ * dialogs' lifecycles and the feed belong to the host — the runtime reports what the agent did.
+ */
+import type {
+  DialogAnswer,
+  DialogOrigin,
+  DialogOutcome,
+  DialogSpec,
+  NotifyLevel,
+  QuestionnaireQuestion,
+  TranscriptEntry,
+} from '../schemas/index.js'
+
+/** A prompt the runtime holds in its queue, with the id the host gave it when it was admitted. */
+export interface QueuedPrompt {
+  messageId: string
+  text: string
+}
+
+export interface ClearedQueue {
+  steering: QueuedPrompt[]
+  followUp: QueuedPrompt[]
+}
+
+/**
+ * What the runtime reports, in the order it happened. The host numbers these into observations.
+ * `settled` is the only way a run ends: it comes after the runtime's prompt has resolved AND the
+ * agent's end has been delivered (pi 0.73.1 has no settle event of its own).
+ */
+export type RuntimeEvent =
+  | { type: 'user-message'; messageId: string; text: string }
+  | { type: 'assistant-start'; messageId: string }
+  | { type: 'assistant-delta'; messageId: string; text: string }
+  | { type: 'assistant-end'; messageId: string; text: string; stopReason: string }
+  | { type: 'tool-start'; toolCallId: string; name: string; args: unknown }
+  | { type: 'tool-update'; toolCallId: string; partial: unknown }
+  | { type: 'tool-end'; toolCallId: string; result: unknown; isError: boolean }
+  | { type: 'queue'; steering: string[]; followUp: string[] }
+  | { type: 'prompt-rejected'; messageId: string; reason: string }
+  | { type: 'notify'; message: string; level: NotifyLevel }
+  | { type: 'error'; message: string }
+  | {
+      type: 'settled'
+      aborted: boolean
+      /**
+       * Prompts that were steered or queued as follow-ups but that the agent never took because
+       * its loop had already finished. They are cleared from the runtime's queue; the host must
+       * start them as the next run (or hand them back) — never leave them to ride into a later run.
+       */
+      unclaimed: QueuedPrompt[]
+    }
+
+export type RuntimeListener = (event: RuntimeEvent) => void
+
+export interface AgentRuntime {
+  /** Starts a run with this prompt. Only called while idle. The run ends with a `settled` event. */
+  prompt(prompt: QueuedPrompt): void
+  /** Queues a prompt into the running run: delivered after the current tool calls, before the next model call. */
+  steer(prompt: QueuedPrompt): void
+  /** Queues a prompt to run when the agent would otherwise stop. */
+  followUp(prompt: QueuedPrompt): void
+  /** Empties the queue and returns what was waiting. Emits a `queue` event with both lists empty. */
+  clearQueue(): ClearedQueue
+  /** Tells the agent to stop; the signal is raised synchronously. Resolves when the agent is idle. */
+  abort(): Promise<void>
+  subscribe(listener: RuntimeListener): () => void
+  /** The persisted conversation, folded into transcript entries. */
+  transcript(): TranscriptEntry[]
+  dispose(): Promise<void>
+}
+
+/** A question the runtime asks a human. */
+export interface DialogRequest {
+  spec: DialogSpec
+  origin: DialogOrigin
+  /** The extension's own signal: aborting it settles the dialog `aborted`. */
+  signal?: AbortSignal
+  /** The extension's own timeout: on expiry the dialog settles `timeout`. */
+  timeoutMs?: number
+}
+
+/** How a question ended. `answer` is present only when `outcome` is `answered`. */
+export interface DialogResolution {
+  outcome: DialogOutcome | 'refused'
+  answer?: DialogAnswer
+}
+
+export type AskUserResult =
+  | { status: 'answered'; value?: string; values?: string[]; other?: string }
+  | { status: 'skipped' | 'cancelled' | 'unavailable' }
+
+/**
+ * The host's side of the extension-UI bridge. Each runtime gets one, bound once per session.
+ * `ask` resolves only after the dialog's settle is on the thread's feed.
+ */
+export interface UiBridge {
+  ask(request: DialogRequest): Promise<DialogResolution>
+  /** ask_user_question: one question, shown when it reaches the head of the thread's ask-queue. */
+  askUser(question: QuestionnaireQuestion, options: { signal?: AbortSignal; toolCallId?: string }): Promise<AskUserResult>
+  notify(message: string, level: NotifyLevel): void
+}
+
+export interface RuntimeOptions {
+  threadId: string
+  /** `demo`, or `<provider>/<model-id>` with its key in the environment. */
+  model: string
+  ui: UiBridge
+}
+
+export interface RuntimeFactory {
+  create(options: RuntimeOptions): Promise<AgentRuntime>
+  /** The persisted transcript of a thread that has no live runtime (cold), without building one. */
+  readTranscript(threadId: string): Promise<TranscriptEntry[]>
+  /** Removes a thread's persisted conversation. */
+  remove(threadId: string): Promise<void>
+}

@@ -1,0 +1,90 @@
+/** Request bodies, receipts and error shapes of the HTTP API (see docs/api.md). */
+import { Type, type Static } from 'typebox'
+import { QuestionAnswer } from './dialog.js'
+
+export const THREAD_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$'
+export const MAX_PROMPT_CHARS = 100_000
+
+export const ThreadId = Type.String({ pattern: THREAD_ID_PATTERN })
+export const ThreadParams = Type.Object({ id: ThreadId })
+
+export const CreateThreadBody = Type.Object(
+  {
+    id: Type.Optional(ThreadId),
+    title: Type.Optional(Type.String({ maxLength: 200 })),
+    model: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  { additionalProperties: false },
+)
+export type CreateThreadBody = Static<typeof CreateThreadBody>
+
+export const RenameThreadBody = Type.Object(
+  { title: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+)
+
+export const Admission = Type.Union([Type.Literal('enqueue'), Type.Literal('reject')])
+export const DeliverAs = Type.Union([Type.Literal('steer'), Type.Literal('followUp')])
+export type Admission = Static<typeof Admission>
+export type DeliverAs = Static<typeof DeliverAs>
+
+export const PromptBody = Type.Object(
+  {
+    message: Type.String({ minLength: 1 }),
+    admission: Type.Optional(Admission),
+    deliverAs: Type.Optional(DeliverAs),
+  },
+  { additionalProperties: false },
+)
+export type PromptBody = Static<typeof PromptBody>
+
+export const PromptReceipt = Type.Object({
+  threadId: Type.String(),
+  messageId: Type.String(),
+  run: Type.Integer(),
+  queued: Type.Boolean(),
+})
+export type PromptReceipt = Static<typeof PromptReceipt>
+
+export const AbortBody = Type.Object({ run: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false })
+
+/**
+ * What `POST /api/threads/:id/abort` answers when the runtime was told: the prompts that were
+ * WAITING behind the stopped run, in order, steering first, cleared from the queue and handed back
+ * so the stopping tab can put them in its composer. Never delivered silently on a later turn, never
+ * dropped. Empty when nothing waited. The run's own end still arrives on the follow.
+ */
+export const AbortReceipt = Type.Object(
+  {
+    threadId: Type.String(),
+    restored: Type.Array(Type.String()),
+  },
+  { additionalProperties: false },
+)
+export type AbortReceipt = Static<typeof AbortReceipt>
+
+/** `{id}` plus exactly one way of answering; `cancelled: true` withdraws the question. */
+export const DialogAnswerBody = Type.Object({
+  id: Type.String({ minLength: 1 }),
+  value: Type.Optional(Type.String()),
+  confirmed: Type.Optional(Type.Boolean()),
+  answers: Type.Optional(Type.Array(QuestionAnswer)),
+  cancelled: Type.Optional(Type.Literal(true)),
+})
+export type DialogAnswerBody = Static<typeof DialogAnswerBody>
+
+export const ThreadSummary = Type.Object({
+  threadId: Type.String(),
+  title: Type.String(),
+  model: Type.String(),
+  live: Type.Boolean(),
+  busy: Type.Boolean(),
+  run: Type.Integer(),
+  openDialogs: Type.Integer(),
+  createdAt: Type.Number(),
+  updatedAt: Type.Number(),
+})
+export type ThreadSummary = Static<typeof ThreadSummary>
+
+export const ErrorBody = Type.Object({ error: Type.String() }, { additionalProperties: true })
+export type ErrorBody = Static<typeof ErrorBody>

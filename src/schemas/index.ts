@@ -1,0 +1,3 @@
+export * from './dialog.js'
+export * from './observation.js'
+export * from './http.js'
