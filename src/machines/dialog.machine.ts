@@ -1,0 +1,104 @@
+/**
+ * One question asked of a human: asked → open (parked) → settled, exactly once.
+ *
+ * Every way the wait can end — an answer, a browser cancel or dispose, the extension's timeout, the
+ * extension's signal or the run's stop — crosses the one `settled` state, whose entry records the
+ * settle on the feed BEFORE it resolves the extension. The first path wins; once final, later events
+ * find no actor to move. Two exceptions never show the question at all and resolve the runtime's
+ * cancel value with no request and no settle: a signal already aborted when asked, and a question
+ * asked while the thread is stopping.
+ *
+ * Its parent (the thread) learns that it ended from its done event, and forgets the id.
+ *
+ * Pure: the feed, the timer, the signal and the extension's promise arrive as provided actions.
+ */
+import { assign, setup } from 'xstate'
+import {
+  validateDialogAnswer,
+  type DialogAnswer,
+  type DialogOrigin,
+  type DialogOutcome,
+  type DialogSpec,
+} from '../schemas/index.js'
+
+export interface DialogInput {
+  id: string
+  spec: DialogSpec
+  origin: DialogOrigin
+  expiresAt?: number
+  /** The extension's signal was already aborted when it asked. */
+  signalAborted?: boolean
+  /** The thread is stopping: questions are refused until its run settles. */
+  refused?: boolean
+}
+
+export interface DialogContext extends DialogInput {
+  outcome?: DialogOutcome
+  answer?: DialogAnswer
+}
+
+export type DialogEvent =
+  | { type: 'ANSWER'; answer: DialogAnswer }
+  | { type: 'CANCEL' }
+  | { type: 'TIMEOUT' }
+  | { type: 'ABORT' }
+
+export const dialogMachine = setup({
+  types: {
+    input: {} as DialogInput,
+    context: {} as DialogContext,
+    events: {} as DialogEvent,
+  },
+  actions: {
+    /** Emit `extension-ui-request` on the thread's feed. */
+    showRequest: () => {},
+    /** Start the extension's timeout and listen to its signal; their expiry comes back as events. */
+    watch: () => {},
+    unwatch: () => {},
+    /** Emit `dialog-settled {id, outcome}` on the thread's feed. */
+    recordSettle: () => {},
+    /** Resolve the extension's promise with the outcome (and the answer, when answered). */
+    resolveExtension: () => {},
+    /** Resolve the extension with its cancel value; nothing was shown, so nothing is settled. */
+    resolveWithdrawn: () => {},
+  },
+  guards: {
+    withdrawn: ({ context }) => Boolean(context.signalAborted || context.refused),
+    answersThisDialog: ({ context, event }) =>
+      event.type === 'ANSWER' && validateDialogAnswer(context.spec, event.answer) === undefined,
+  },
+}).createMachine({
+  id: 'dialog',
+  context: ({ input }) => ({ ...input }),
+  initial: 'asked',
+  states: {
+    asked: {
+      always: [{ guard: 'withdrawn', target: 'withdrawn' }, { target: 'open' }],
+    },
+    open: {
+      entry: ['showRequest', 'watch'],
+      exit: 'unwatch',
+      on: {
+        ANSWER: {
+          guard: 'answersThisDialog',
+          target: 'settled',
+          actions: assign({ outcome: 'answered', answer: ({ event }) => event.answer }),
+        },
+        CANCEL: { target: 'settled', actions: assign({ outcome: 'cancelled' }) },
+        TIMEOUT: { target: 'settled', actions: assign({ outcome: 'timeout' }) },
+        ABORT: { target: 'settled', actions: assign({ outcome: 'aborted' }) },
+      },
+    },
+    settled: {
+      type: 'final',
+      entry: ['recordSettle', 'resolveExtension'],
+    },
+    withdrawn: {
+      type: 'final',
+      entry: 'resolveWithdrawn',
+    },
+  },
+  output: ({ context }) => ({ outcome: context.outcome, answer: context.answer }),
+})
+
+export type DialogMachine = typeof dialogMachine

@@ -1,0 +1,94 @@
+/**
+ * The browser's follow connection: one SSE stream per followed thread, as an explicit machine.
+ *
+ *   connecting ──OPENED──▶ open ──FAILED──▶ backingOff ──(backoff delay | RETRY)──▶ connecting
+ *        │ FAILED ─────────────────────────────▲                                       │
+ *        └──────────────────────── CLOSE (from any state) ──▶ closed ◀─────────────────┘
+ *
+ * Pure: no EventSource in here. The side effects arrive through `machine.provide(...)`:
+ *  - `connect` opens a stream that resumes after `context.lastSeq` (0 = from a snapshot),
+ *  - `disconnect` closes whatever stream is open.
+ * The driver (src/ui/follow-client.ts) turns EventSource callbacks into OPENED / FRAME / FAILED.
+ *
+ * The native EventSource would reconnect on its own with Last-Event-ID; the driver closes it on
+ * every error instead, so the backoff and the visible "reconnecting" state live here and the
+ * resume point is always the seq of the last frame the store took.
+ */
+import { assign, setup } from 'xstate'
+
+export interface FollowContext {
+  /** The seq of the last frame (or snapshot) received; the next stream resumes after it. */
+  lastSeq: number
+  /** Consecutive failures since the last frame; drives the backoff delay. */
+  attempt: number
+}
+
+export type FollowEvent =
+  | { type: 'OPENED' }
+  | { type: 'FRAME'; seq: number }
+  | { type: 'FAILED' }
+  | { type: 'RETRY' }
+  | { type: 'CLOSE' }
+
+export interface FollowInput {
+  lastSeq?: number
+}
+
+/** 0.5 s, 1 s, 2 s … capped at 15 s. */
+export function backoffDelay(attempt: number): number {
+  return Math.min(15_000, 500 * 2 ** Math.max(0, attempt - 1))
+}
+
+export const followConnectionMachine = setup({
+  types: {
+    context: {} as FollowContext,
+    events: {} as FollowEvent,
+    input: {} as FollowInput,
+  },
+  actions: {
+    // Provided by the driver; no-ops here keep the machine pure and testable.
+    connect: (_, _params: { after: number }) => {},
+    disconnect: () => {},
+    recordFrame: assign(({ event }: { event: FollowEvent }) =>
+      event.type === 'FRAME' ? { lastSeq: event.seq, attempt: 0 } : {},
+    ),
+  },
+  delays: {
+    backoff: ({ context }) => backoffDelay(context.attempt),
+  },
+}).createMachine({
+  id: 'followConnection',
+  initial: 'connecting',
+  context: ({ input }) => ({ lastSeq: input?.lastSeq ?? 0, attempt: 0 }),
+  on: {
+    CLOSE: { target: '.closed' },
+  },
+  states: {
+    connecting: {
+      entry: { type: 'connect', params: ({ context }) => ({ after: context.lastSeq }) },
+      on: {
+        OPENED: { target: 'open' },
+        // A frame can beat `open` on some transports; it proves the stream works.
+        FRAME: { target: 'open', actions: 'recordFrame' },
+        FAILED: { target: 'backingOff' },
+      },
+    },
+    open: {
+      on: {
+        FRAME: { actions: 'recordFrame' },
+        FAILED: { target: 'backingOff' },
+      },
+    },
+    backingOff: {
+      entry: ['disconnect', assign({ attempt: ({ context }) => context.attempt + 1 })],
+      after: { backoff: { target: 'connecting' } },
+      on: { RETRY: { target: 'connecting' } },
+    },
+    closed: {
+      entry: 'disconnect',
+      on: { RETRY: { target: 'connecting', actions: assign({ attempt: 0 }) } },
+    },
+  },
+})
+
+export type FollowState = 'connecting' | 'open' | 'backingOff' | 'closed'

@@ -1,0 +1,319 @@
+/**
+ * A thread: cold → idle ⇄ running → aborting → idle … → disposed, with a run counter.
+ *
+ * The machine, not the routes, decides what a request may do:
+ * - a prompt while idle starts run N+1; while running it is queued (steer or follow-up) or refused
+ *   when the caller asked `admission: 'reject'`; while a stop is pending it waits and starts once the
+ *   stopped run has settled;
+ * - a stop with nothing in flight is refused; otherwise it clears the queue FIRST, then tells the
+ *   runtime once, then settles every open dialog `aborted`, then refuses new questions until the
+ *   run settles. A repeat while the stop is pending gets the same answer with nothing restored;
+ * - a run ends only by the runtime's own settle.
+ *
+ * Open questions are child dialog actors, so stop and dispose reach each of them through the same
+ * one finish. Answers reach the machine as events; replies leave it as emitted events
+ * (`prompt.admitted`, `prompt.refused`, `abort.answered`, `abort.refused`), so the caller reads the
+ * machine's answer rather than guessing it. Side effects are provided actions.
+ */
+import { assign, emit, setup, type ActorRefFrom } from 'xstate'
+import type { DialogAnswer, DialogOrigin, DialogOutcome, DialogSpec } from '../schemas/index.js'
+import type { Admission, DeliverAs } from '../schemas/index.js'
+import { askQueueMachine } from './ask-queue.machine.js'
+import { dialogMachine } from './dialog.machine.js'
+
+export interface PromptRequest {
+  messageId: string
+  text: string
+  admission: Admission
+  deliverAs: DeliverAs
+}
+
+export interface ThreadContext {
+  threadId: string
+  run: number
+  /** Open dialog ids, oldest first. */
+  dialogs: string[]
+  /** Prompts that arrived while a stop was pending; they start once the stopped run settles. */
+  pending: PromptRequest[]
+}
+
+export type ThreadEvent =
+  | { type: 'LIVE' }
+  | ({ type: 'PROMPT' } & PromptRequest)
+  | { type: 'ABORT'; run?: number }
+  | { type: 'QUEUE_CLEARED'; steering: string[]; followUp: string[] }
+  | { type: 'QUEUE_CLEAR_FAILED'; message: string }
+  | { type: 'SETTLED'; aborted: boolean; unclaimed: { messageId: string; text: string }[] }
+  | {
+      type: 'ASK'
+      dialogId: string
+      spec: DialogSpec
+      origin: DialogOrigin
+      expiresAt?: number
+      signalAborted?: boolean
+    }
+  | { type: 'DIALOG.ANSWER'; dialogId: string; answer: DialogAnswer }
+  | { type: 'DIALOG.CANCEL'; dialogId: string }
+  | { type: 'DIALOG.TIMEOUT'; dialogId: string }
+  | { type: 'DIALOG.SIGNAL'; dialogId: string }
+  | { type: 'IDLE_TIMEOUT' }
+  | { type: 'DISPOSE'; reason: string; dialogOutcome: Extract<DialogOutcome, 'cancelled' | 'aborted'> }
+
+export type ThreadEmitted =
+  | { type: 'prompt.admitted'; messageId: string; run: number; queued: boolean }
+  | { type: 'prompt.refused'; messageId: string; reason: 'busy' | 'not-live' | 'disposed' }
+  | { type: 'abort.answered'; restored: string[] }
+  | { type: 'abort.refused'; reason: 'idle' | 'stale-run' | 'not-live' }
+
+type Prompt = Extract<ThreadEvent, { type: 'PROMPT' }>
+type Settled = Extract<ThreadEvent, { type: 'SETTLED' }>
+
+const admitted = (messageId: string, run: number, queued: boolean): ThreadEmitted => ({
+  type: 'prompt.admitted',
+  messageId,
+  run,
+  queued,
+})
+
+/** The prompts a settle hands on to the next run: unclaimed ones first (they were asked first), then pending. */
+const carried = (context: ThreadContext, event: Settled): PromptRequest[] => [
+  ...event.unclaimed.map((p) => ({ ...p, admission: 'enqueue' as const, deliverAs: 'followUp' as const })),
+  ...context.pending,
+]
+
+const threadSetup = setup({
+  types: {
+    input: {} as { threadId: string; run?: number; hasUI?: boolean },
+    context: {} as ThreadContext,
+    events: {} as ThreadEvent,
+    emitted: {} as ThreadEmitted,
+  },
+  actors: { dialog: dialogMachine, askQueue: askQueueMachine },
+  actions: {
+    /** Emit `status {live, busy, run}` on the feed. */
+    publishStatus: (_, _params: { live: boolean; busy: boolean; run: number }) => {},
+    startRun: (_, _params: { prompt: PromptRequest; run: number }) => {},
+    queuePrompt: (_, _params: { prompt: PromptRequest }) => {},
+    /** Clear the runtime's queue; the result comes back as QUEUE_CLEARED or QUEUE_CLEAR_FAILED. */
+    clearQueue: () => {},
+    /** Emit an `error` observation: something was lost and the humans must hear it. */
+    recordError: (_, _params: { message: string }) => {},
+    tellRuntimeAbort: () => {},
+    /** Emit `settled {run, aborted}` on the feed. */
+    recordSettled: (_, _params: { run: number; aborted: boolean }) => {},
+    armIdleTimer: () => {},
+    disarmIdleTimer: () => {},
+    /** Stop the runtime and release it. */
+    disposeRuntime: (_, _params: { reason: string }) => {},
+    /** Report a prompt that will never run (`prompt-rejected` on the feed). */
+    rejectPrompt: (_, _params: { messageId: string; reason: string }) => {},
+  },
+  guards: {
+    rejectsWhenBusy: ({ event }) => event.type === 'PROMPT' && event.admission === 'reject',
+    staleRun: ({ context, event }) => event.type === 'ABORT' && event.run !== undefined && event.run !== context.run,
+    carriesPrompts: ({ context, event }) => event.type === 'SETTLED' && carried(context, event).length > 0,
+    knownDialog: ({ context, event }) => 'dialogId' in event && context.dialogs.includes(event.dialogId),
+  },
+})
+
+const { enqueueActions } = threadSetup
+
+const status = (busy: boolean, live = true) =>
+  ({ type: 'publishStatus', params: ({ context }: { context: ThreadContext }) => ({ live, busy, run: context.run }) }) as const
+
+/** Questions become child dialog actors; a refused one resolves its cancel value and shows nothing. */
+const spawnDialog = (refused: boolean) =>
+  enqueueActions(({ event, enqueue }) => {
+    if (event.type !== 'ASK') return
+    const { dialogId: id, spec, origin, expiresAt, signalAborted } = event
+    enqueue.spawnChild('dialog', { id, input: { id, spec, origin, expiresAt, signalAborted, refused } })
+    enqueue.assign({ dialogs: ({ context }) => [...context.dialogs, id] })
+  })
+
+const settleDialogs = (type: 'ABORT' | 'CANCEL') =>
+  enqueueActions(({ context, enqueue }) => {
+    for (const id of context.dialogs) enqueue.sendTo(id, { type })
+  })
+
+const forward = (type: 'ANSWER' | 'CANCEL' | 'TIMEOUT' | 'ABORT') => ({
+  guard: 'knownDialog' as const,
+  actions: enqueueActions(({ event, enqueue }) => {
+    if (!('dialogId' in event)) return
+    enqueue.sendTo(event.dialogId, type === 'ANSWER' && event.type === 'DIALOG.ANSWER' ? { type, answer: event.answer } : { type })
+  }),
+})
+
+const refuse = (reason: 'busy' | 'not-live') =>
+  threadSetup.emit(({ event }) => ({ type: 'prompt.refused', messageId: event.type === 'PROMPT' ? event.messageId : '', reason }) as const)
+
+const recordSettled = {
+  type: 'recordSettled',
+  params: ({ context, event }: { context: ThreadContext; event: ThreadEvent }) => ({
+    run: context.run,
+    aborted: event.type === 'SETTLED' && event.aborted,
+  }),
+} as const
+
+/** The run's own settle, from running or aborting: record it, then start whatever was carried over. */
+const settled = [
+  {
+    guard: 'carriesPrompts' as const,
+    target: '#thread.running',
+    reenter: true,
+    actions: [
+      recordSettled,
+      enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== 'SETTLED') return
+        const [first, ...rest] = carried(context, event)
+        const run = context.run + 1
+        enqueue.assign({ run, pending: [] })
+        enqueue({ type: 'startRun', params: { prompt: first, run } })
+        for (const p of rest) enqueue({ type: 'queuePrompt', params: { prompt: p } })
+        // Only the pending prompts' callers still wait for an answer; unclaimed ones had theirs.
+        for (const p of context.pending) enqueue.emit(admitted(p.messageId, run, p !== first))
+      }),
+    ],
+  },
+  { target: '#thread.idle', actions: recordSettled },
+]
+
+export const threadMachine = threadSetup.createMachine({
+  id: 'thread',
+  context: ({ input }) => ({ threadId: input.threadId, run: input.run ?? 0, dialogs: [], pending: [] }),
+  entry: threadSetup.enqueueActions(({ context, enqueue }) =>
+    enqueue.spawnChild('askQueue', { id: 'askQueue', systemId: `askQueue:${context.threadId}`, input: { hasUI: true } }),
+  ),
+  initial: 'cold',
+  on: {
+    'DIALOG.ANSWER': forward('ANSWER'),
+    'DIALOG.CANCEL': forward('CANCEL'),
+    'DIALOG.TIMEOUT': forward('TIMEOUT'),
+    'DIALOG.SIGNAL': forward('ABORT'),
+    // A dialog child reached its final state: forget its id and release the child.
+    ['xstate.done.actor.*' as 'LIVE']: {
+      actions: enqueueActions(({ context, event, enqueue }) => {
+        const id = (event as { actorId?: string }).actorId
+        if (id === undefined || !context.dialogs.includes(id)) return
+        enqueue.assign({ dialogs: context.dialogs.filter((d) => d !== id) })
+        enqueue.stopChild(id)
+      }),
+    },
+  },
+  states: {
+    cold: {
+      on: {
+        LIVE: 'idle',
+        PROMPT: { actions: refuse('not-live') },
+        ABORT: { actions: emit({ type: 'abort.refused', reason: 'not-live' }) },
+        DISPOSE: 'disposed',
+      },
+    },
+    idle: {
+      entry: [status(false), 'armIdleTimer'],
+      exit: 'disarmIdleTimer',
+      on: {
+        PROMPT: {
+          target: 'running',
+          actions: [
+            assign({ run: ({ context }) => context.run + 1 }),
+            { type: 'startRun', params: ({ context, event }) => ({ prompt: promptOf(event), run: context.run }) },
+            emit(({ context, event }) => admitted(event.messageId, context.run, false)),
+          ],
+        },
+        ABORT: { actions: emit({ type: 'abort.refused', reason: 'idle' }) },
+        ASK: { actions: spawnDialog(false) },
+        IDLE_TIMEOUT: {
+          target: 'cold',
+          actions: [settleDialogs('CANCEL'), { type: 'disposeRuntime', params: { reason: 'idle' } }, status(false, false)],
+        },
+        DISPOSE: 'disposed',
+      },
+    },
+    running: {
+      entry: status(true),
+      on: {
+        PROMPT: [
+          { guard: 'rejectsWhenBusy', actions: refuse('busy') },
+          {
+            actions: [
+              { type: 'queuePrompt', params: ({ event }) => ({ prompt: promptOf(event) }) },
+              emit(({ context, event }) => admitted(event.messageId, context.run, true)),
+            ],
+          },
+        ],
+        ABORT: [{ guard: 'staleRun', actions: emit({ type: 'abort.refused', reason: 'stale-run' }) }, { target: 'aborting' }],
+        ASK: { actions: spawnDialog(false) },
+        SETTLED: settled,
+        DISPOSE: 'disposed',
+      },
+    },
+    aborting: {
+      initial: 'clearing',
+      on: {
+        PROMPT: [
+          { guard: 'rejectsWhenBusy', actions: refuse('busy') },
+          { actions: assign({ pending: ({ context, event }) => [...context.pending, promptOf(event)] }) },
+        ],
+        // Refused until the stopped run settles: a question asked now would outlive the stop.
+        ASK: { actions: spawnDialog(true) },
+        SETTLED: settled,
+        DISPOSE: 'disposed',
+      },
+      states: {
+        clearing: {
+          entry: 'clearQueue',
+          on: {
+            QUEUE_CLEARED: {
+              target: 'stopping',
+              actions: [
+                emit(({ event }) => ({ type: 'abort.answered', restored: [...event.steering, ...event.followUp] }) as const),
+                'tellRuntimeAbort',
+                settleDialogs('ABORT'),
+              ],
+            },
+            // A stop must stop: the loss is said, nothing is restored, and the runtime is still told.
+            QUEUE_CLEAR_FAILED: {
+              target: 'stopping',
+              actions: [
+                { type: 'recordError', params: ({ event }) => ({ message: `the queue could not be cleared: ${event.message}` }) },
+                emit({ type: 'abort.answered', restored: [] }),
+                'tellRuntimeAbort',
+                settleDialogs('ABORT'),
+              ],
+            },
+          },
+        },
+        stopping: {
+          on: {
+            // The first stop took the queue and told the runtime; a repeat gets the same answer and nothing more.
+            ABORT: [
+              { guard: 'staleRun', actions: emit({ type: 'abort.refused', reason: 'stale-run' }) },
+              { actions: emit({ type: 'abort.answered', restored: [] }) },
+            ],
+          },
+        },
+      },
+    },
+    disposed: {
+      type: 'final',
+      entry: [
+        enqueueActions(({ context, event, enqueue }) => {
+          const reason = event.type === 'DISPOSE' ? event.reason : 'disposed'
+          for (const p of context.pending) enqueue({ type: 'rejectPrompt', params: { messageId: p.messageId, reason } })
+          enqueue.assign({ pending: [] })
+          const type = event.type === 'DISPOSE' && event.dialogOutcome === 'aborted' ? 'ABORT' : 'CANCEL'
+          for (const id of context.dialogs) enqueue.sendTo(id, { type })
+          enqueue({ type: 'disposeRuntime', params: { reason } })
+        }),
+        status(false, false),
+      ],
+    },
+  },
+})
+
+function promptOf(event: Prompt): PromptRequest {
+  return { messageId: event.messageId, text: event.text, admission: event.admission, deliverAs: event.deliverAs }
+}
+
+export type ThreadMachine = typeof threadMachine
+export type ThreadActor = ActorRefFrom<ThreadMachine>
