@@ -1,0 +1,121 @@
+/**
+ * The `demo` model: offline and deterministic, built on pi-ai's faux provider.
+ *
+ * What it answers, looking at the latest message of the conversation:
+ *
+ * - A user message whose every non-empty line is `call <tool> <json-object>` (for example
+ *   `call ui_dialog {"method":"confirm","title":"Deploy?"}`) → ONE assistant message with those
+ *   tool calls, in order (stopReason `toolUse`).
+ * - Tool results (the calls above came back) → a final text reply listing each tool's result,
+ *   one line per tool: `- <tool>: <result text>`.
+ * - `slow <n>` → streams n short words, one every `demoDelayMs`, and stops promptly on Stop.
+ * - Anything else → streams back `You said: <text>` in small chunks.
+ *
+ * Streaming: replies go out in 4-character chunks, one every `demoDelayMs` (0 = as fast as
+ * possible); the slow words are three letters and a space, so each chunk is exactly one word. The
+ * faux provider checks the abort signal between chunks, which is what makes Stop prompt.
+ *
+ * The faux provider registers globally under a random `api` id, so every session gets its own
+ * registration (and unregisters it on dispose); sessions never share a response queue.
+ */
+import {
+  fauxAssistantMessage,
+  fauxText,
+  fauxToolCall,
+  registerFauxProvider,
+  type AssistantMessage,
+  type Context,
+  type FauxResponseFactory,
+  type Message,
+  type Model,
+} from '@mariozechner/pi-ai'
+
+/** The provider name the faux models carry; the session's auth gate needs a key for it. */
+export const DEMO_PROVIDER = 'faux'
+
+export interface DemoModel {
+  model: Model<string>
+  dispose(): void
+}
+
+export function createDemoModel(options: { delayMs: number }): DemoModel {
+  const delayMs = Math.max(0, options.delayMs)
+  const faux = registerFauxProvider({
+    models: [{ id: 'demo', name: 'threadhost demo' }],
+    tokenSize: { min: 1, max: 1 },
+    ...(delayMs > 0 ? { tokensPerSecond: 1000 / delayMs } : {}),
+  })
+  // The faux queue is consumed one step per model call; each step puts a fresh one back, so the
+  // demo never runs dry. Two are kept in hand in case a call starts before the previous step ran.
+  const step: FauxResponseFactory = (context) => {
+    faux.appendResponses([step])
+    return demoReply(context)
+  }
+  faux.setResponses([step, step])
+  return { model: faux.getModel(), dispose: () => faux.unregister() }
+}
+
+const CALL_LINE = /^call\s+(\S+)\s+(\{.*\})\s*$/
+const SLOW = /^slow\s+(\d+)\s*$/
+const MAX_SLOW_WORDS = 10_000
+const WORDS = ['one', 'two', 'sky', 'sun', 'red', 'fox', 'owl', 'bee', 'oak', 'elm', 'sea', 'ice']
+
+/** The demo's answer to a conversation; exported so tests can check it without a session. */
+export function demoReply(context: Context): AssistantMessage {
+  const messages = context.messages
+  const last = messages[messages.length - 1]
+  if (last?.role === 'toolResult') return toolSummary(messages)
+  const text = last?.role === 'user' ? userText(last) : ''
+  const calls = parseCalls(text)
+  if (calls) {
+    return fauxAssistantMessage(
+      calls.map((c) => fauxToolCall(c.name, c.args)),
+      { stopReason: 'toolUse' },
+    )
+  }
+  const slow = SLOW.exec(text.trim())
+  if (slow) return fauxAssistantMessage(fauxText(slowWords(Number(slow[1]))))
+  return fauxAssistantMessage(fauxText(`You said: ${text}`))
+}
+
+/** `call <tool> <json-object>` on every non-empty line, or undefined when the text is anything else. */
+export function parseCalls(text: string): Array<{ name: string; args: Record<string, unknown> }> | undefined {
+  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean)
+  if (lines.length === 0) return undefined
+  const calls: Array<{ name: string; args: Record<string, unknown> }> = []
+  for (const line of lines) {
+    const match = CALL_LINE.exec(line)
+    if (!match) return undefined
+    let args: unknown
+    try {
+      args = JSON.parse(match[2])
+    } catch {
+      return undefined
+    }
+    if (!args || typeof args !== 'object' || Array.isArray(args)) return undefined
+    calls.push({ name: match[1], args: args as Record<string, unknown> })
+  }
+  return calls
+}
+
+function slowWords(n: number): string {
+  const count = Math.min(Math.max(n, 0), MAX_SLOW_WORDS)
+  if (count === 0) return 'Nothing to say.'
+  return Array.from({ length: count }, (_, i) => WORDS[i % WORDS.length]).join(' ')
+}
+
+function toolSummary(messages: Message[]): AssistantMessage {
+  const results: string[] = []
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]
+    if (m.role !== 'toolResult') break
+    const text = m.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n')
+    results.unshift(`- ${m.toolName}${m.isError ? ' (error)' : ''}: ${text}`)
+  }
+  return fauxAssistantMessage(fauxText(`Tool results:\n${results.join('\n')}`))
+}
+
+function userText(message: Extract<Message, { role: 'user' }>): string {
+  if (typeof message.content === 'string') return message.content
+  return message.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n')
+}

@@ -1,0 +1,135 @@
+/**
+ * pi session events → RuntimeEvents, one pi event at a time.
+ *
+ * Stateful only in the one way pi forces: an assistant message has no id of its own while it
+ * streams, so the mapper gives each one a uuid at message_start and reuses it until message_end.
+ * Run boundaries (`settled`) are not decided here; the adapter owns them.
+ */
+import { randomUUID } from 'node:crypto'
+import type { AgentSessionEvent } from '@mariozechner/pi-coding-agent'
+import type { RuntimeEvent } from './port.js'
+import type { AgentMessage } from '@mariozechner/pi-agent-core'
+
+/** Large tool output stays in pi's session; the feed carries a bounded, JSON-safe summary. */
+export const MAX_RESULT_TEXT = 8000
+export const MAX_DETAILS_JSON = 2000
+
+export interface CompactResult {
+  text: string
+  details?: unknown
+}
+
+/** `{text, details?}` from a tool result or partial result: text parts joined, details only if small. */
+export function compactToolResult(result: unknown): CompactResult | undefined {
+  if (!result || typeof result !== 'object') return result === undefined ? undefined : { text: String(result) }
+  const r = result as { content?: unknown; details?: unknown }
+  const parts = Array.isArray(r.content) ? r.content : []
+  let text = parts
+    .map((c: { type?: string; text?: string }) => (c?.type === 'text' ? (c.text ?? '') : c?.type ? `[${c.type}]` : ''))
+    .join('\n')
+  if (text.length > MAX_RESULT_TEXT) text = `${text.slice(0, MAX_RESULT_TEXT)}… (${text.length - MAX_RESULT_TEXT} more characters)`
+  const out: CompactResult = { text }
+  if (r.details !== undefined) {
+    try {
+      const json = JSON.stringify(r.details)
+      if (json !== undefined && json.length <= MAX_DETAILS_JSON) out.details = JSON.parse(json)
+    } catch {
+      // Not JSON-safe (cycles, BigInt): the text is enough.
+    }
+  }
+  return out
+}
+
+/** The text parts of a message, joined. */
+export function messageText(message: AgentMessage): string {
+  if (!('content' in message)) return ''
+  const content = message.content
+  if (typeof content === 'string') return content
+  if (!Array.isArray(content)) return ''
+  return content
+    .map((c) => (c && typeof c === 'object' && 'type' in c && c.type === 'text' ? (c as { text: string }).text : ''))
+    .join('')
+}
+
+export interface MapperHooks {
+  /** The host's id for the user message pi is delivering now (prompt, steer or follow-up). */
+  userMessageId(text: string): string
+}
+
+export class EventMapper {
+  private assistantId: string | undefined
+
+  constructor(
+    private readonly hooks: MapperHooks,
+    private readonly newId: () => string = randomUUID,
+  ) {}
+
+  map(event: AgentSessionEvent): RuntimeEvent[] {
+    switch (event.type) {
+      case 'message_start': {
+        const role = event.message.role
+        if (role === 'user') {
+          const text = messageText(event.message)
+          return [{ type: 'user-message', messageId: this.hooks.userMessageId(text), text }]
+        }
+        if (role === 'assistant') {
+          this.assistantId = this.newId()
+          return [{ type: 'assistant-start', messageId: this.assistantId }]
+        }
+        return []
+      }
+      case 'message_update': {
+        const e = event.assistantMessageEvent
+        if (event.message.role !== 'assistant' || e.type !== 'text_delta') return []
+        return [{ type: 'assistant-delta', messageId: this.currentAssistant(), text: e.delta }]
+      }
+      case 'message_end': {
+        const message = event.message
+        if (message.role !== 'assistant') return []
+        const messageId = this.currentAssistant()
+        this.assistantId = undefined
+        const end: RuntimeEvent = {
+          type: 'assistant-end',
+          messageId,
+          text: messageText(message),
+          stopReason: message.stopReason,
+        }
+        if (message.stopReason !== 'error') return [end]
+        return [end, { type: 'error', message: message.errorMessage ?? 'The model failed without a message.' }]
+      }
+      case 'tool_execution_start':
+        return [{ type: 'tool-start', toolCallId: event.toolCallId, name: event.toolName, args: jsonSafe(event.args) }]
+      case 'tool_execution_update':
+        return [{ type: 'tool-update', toolCallId: event.toolCallId, partial: compactToolResult(event.partialResult) }]
+      case 'tool_execution_end':
+        return [
+          { type: 'tool-end', toolCallId: event.toolCallId, result: compactToolResult(event.result), isError: event.isError },
+        ]
+      case 'queue_update':
+        return [{ type: 'queue', steering: [...event.steering], followUp: [...event.followUp] }]
+      case 'auto_retry_start':
+        return [
+          {
+            type: 'notify',
+            level: 'warning',
+            message: `The model failed (${event.errorMessage}); retrying, attempt ${event.attempt} of ${event.maxAttempts}.`,
+          },
+        ]
+      default:
+        return []
+    }
+  }
+
+  private currentAssistant(): string {
+    this.assistantId ??= this.newId()
+    return this.assistantId
+  }
+}
+
+function jsonSafe(value: unknown): unknown {
+  try {
+    return value === undefined ? undefined : JSON.parse(JSON.stringify(value))
+  } catch {
+    return String(value)
+  }
+}

@@ -1,0 +1,135 @@
+/** Test doubles for the runtime suite: a scriptable UiBridge and an event recorder. */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { NotifyLevel, QuestionnaireQuestion } from '../../src/schemas/index.js'
+import type {
+  AgentRuntime,
+  AskUserResult,
+  DialogRequest,
+  DialogResolution,
+  RuntimeEvent,
+  UiBridge,
+} from '../../src/runtime/port.js'
+
+interface Pending<Req, Res> {
+  request: Req
+  settled: boolean
+  resolve(result: Res): void
+}
+
+export interface AskUserRequest {
+  question: QuestionnaireQuestion
+  options: { signal?: AbortSignal; toolCallId?: string }
+}
+
+/** Records every ask; the test answers them. An aborted request signal settles it `aborted`, as the host does. */
+export class FakeBridge implements UiBridge {
+  readonly asks: Array<Pending<DialogRequest, DialogResolution>> = []
+  readonly questions: Array<Pending<AskUserRequest, AskUserResult>> = []
+  readonly notes: Array<{ message: string; level: NotifyLevel }> = []
+  private wake: Array<() => void> = []
+
+  ask(request: DialogRequest): Promise<DialogResolution> {
+    return this.park(this.asks, request, request.signal, { outcome: 'aborted' })
+  }
+
+  askUser(question: QuestionnaireQuestion, options: { signal?: AbortSignal; toolCallId?: string }): Promise<AskUserResult> {
+    return this.park(this.questions, { question, options }, options.signal, { status: 'cancelled' })
+  }
+
+  notify(message: string, level: NotifyLevel): void {
+    this.notes.push({ message, level })
+  }
+
+  /** Waits until the n-th (0-based) dialog has been asked. */
+  nthAsk(n: number) {
+    return this.until(() => this.asks[n])
+  }
+
+  nthQuestion(n: number) {
+    return this.until(() => this.questions[n])
+  }
+
+  /** What the host does after abort starts: every open dialog settles `aborted`. */
+  settleAllAborted(): void {
+    for (const a of this.asks) a.resolve({ outcome: 'aborted' })
+    for (const q of this.questions) q.resolve({ status: 'cancelled' })
+  }
+
+  private park<Req, Res>(list: Array<Pending<Req, Res>>, request: Req, signal: AbortSignal | undefined, onAbort: Res) {
+    return new Promise<Res>((resolve) => {
+      const entry: Pending<Req, Res> = {
+        request,
+        settled: false,
+        resolve: (result) => {
+          if (entry.settled) return
+          entry.settled = true
+          resolve(result)
+        },
+      }
+      signal?.addEventListener('abort', () => entry.resolve(onAbort), { once: true })
+      list.push(entry)
+      for (const w of this.wake.splice(0)) w()
+    })
+  }
+
+  private async until<T>(get: () => T | undefined, timeoutMs = 5000): Promise<T> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const value = get()
+      if (value !== undefined) return value
+      if (Date.now() > deadline) throw new Error('timed out waiting for the bridge to be asked')
+      await new Promise<void>((r) => {
+        this.wake.push(r)
+        setTimeout(r, 20)
+      })
+    }
+  }
+}
+
+/** Records a runtime's events and waits for them. */
+export class Recorder {
+  readonly events: RuntimeEvent[] = []
+  private waiters: Array<() => void> = []
+
+  constructor(runtime: AgentRuntime) {
+    runtime.subscribe((e) => {
+      this.events.push(e)
+      for (const w of this.waiters.splice(0)) w()
+    })
+  }
+
+  of<T extends RuntimeEvent['type']>(type: T): Array<Extract<RuntimeEvent, { type: T }>> {
+    return this.events.filter((e): e is Extract<RuntimeEvent, { type: T }> => e.type === type)
+  }
+
+  /** Resolves with the n-th (1-based) event of this type. */
+  async next<T extends RuntimeEvent['type']>(type: T, count = 1, timeoutMs = 8000): Promise<Extract<RuntimeEvent, { type: T }>> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const found = this.of(type)
+      if (found.length >= count) return found[count - 1]
+      if (Date.now() > deadline) {
+        throw new Error(`timed out waiting for '${type}' #${count}; saw: ${this.events.map((e) => e.type).join(', ')}`)
+      }
+      await new Promise<void>((r) => {
+        this.waiters.push(r)
+        setTimeout(r, 25)
+      })
+    }
+  }
+
+  text(): string {
+    return this.of('assistant-delta')
+      .map((e) => e.text)
+      .join('')
+  }
+}
+
+export function tempDir(): { dir: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'threadhost-runtime-'))
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+export const answered = (answer: DialogResolution['answer']): DialogResolution => ({ outcome: 'answered', answer })
