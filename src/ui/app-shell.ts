@@ -1,0 +1,167 @@
+/** The page: thread list beside the thread pane, routed by `#/threads/<id>`. */
+import { LitElement, css, html } from 'lit'
+import { customElement, property, state } from 'lit/decorators.js'
+import type { ThreadSummary } from '../schemas/index.js'
+import { api as defaultApi, type Api } from './api.js'
+import { controls, tokens } from './styles.js'
+import './thread-list.js'
+import './thread-pane.js'
+
+export function threadIdFromHash(hash: string): string {
+  const m = /^#\/threads\/([^/?#]+)/.exec(hash)
+  if (!m) return ''
+  try {
+    return decodeURIComponent(m[1])
+  } catch {
+    return ''
+  }
+}
+
+@customElement('app-shell')
+export class AppShell extends LitElement {
+  @property({ attribute: false }) api: Api = defaultApi
+  @property({ type: Number, attribute: 'poll-ms' }) pollMs = 3000
+
+  @state() private threads: ThreadSummary[] = []
+  @state() private threadId = threadIdFromHash(location.hash)
+  @state() private loading = true
+  @state() private listError = ''
+  #timer: ReturnType<typeof setInterval> | undefined
+
+  static override styles = [
+    tokens,
+    controls,
+    css`
+      :host {
+        display: grid;
+        grid-template-columns: 18rem 1fr;
+        height: 100vh;
+        height: 100dvh;
+        background: var(--th-bg);
+      }
+      thread-list {
+        border-right: 1px solid var(--th-border);
+        min-height: 0;
+      }
+      main {
+        min-width: 0;
+        min-height: 0;
+      }
+      .welcome {
+        height: 100%;
+        display: grid;
+        place-content: center;
+        text-align: center;
+        gap: 0.75rem;
+        color: var(--th-fg-soft);
+        padding: 2rem;
+      }
+      .welcome h1 {
+        margin: 0;
+        font-size: 1.5rem;
+        color: var(--th-fg);
+      }
+      .welcome p {
+        margin: 0 0 0.5rem;
+      }
+      @media (max-width: 720px) {
+        :host {
+          grid-template-columns: 1fr;
+        }
+        :host([has-thread]) thread-list {
+          display: none;
+        }
+        :host(:not([has-thread])) main {
+          display: none;
+        }
+        thread-list {
+          border-right: 0;
+        }
+      }
+    `,
+  ]
+
+  override connectedCallback(): void {
+    super.connectedCallback()
+    window.addEventListener('hashchange', this.#onHash)
+    void this.refresh()
+    this.#timer = setInterval(() => void this.refresh(), this.pollMs)
+    this.addEventListener('thread-changed', this.#onChanged)
+    this.addEventListener('thread-deleted', this.#onDeleted)
+    this.addEventListener('new-thread', this.#onNew)
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback()
+    window.removeEventListener('hashchange', this.#onHash)
+    clearInterval(this.#timer)
+  }
+
+  async refresh(): Promise<void> {
+    try {
+      const threads = await this.api.listThreads()
+      this.threads = [...threads].sort((a, b) => b.updatedAt - a.updatedAt)
+      this.listError = ''
+    } catch (err) {
+      this.listError = `Cannot reach the server (${(err as Error).message})`
+    } finally {
+      this.loading = false
+    }
+  }
+
+  protected override updated(): void {
+    this.toggleAttribute('has-thread', !!this.threadId)
+    const summary = this.threads.find((t) => t.threadId === this.threadId)
+    document.title = this.threadId ? `${summary?.title || this.threadId} · threadhost` : 'threadhost'
+  }
+
+  override render() {
+    const summary = this.threads.find((t) => t.threadId === this.threadId)
+    return html`
+      <thread-list
+        .threads=${this.threads}
+        selected-id=${this.threadId}
+        ?loading=${this.loading}
+        error=${this.listError}
+      ></thread-list>
+      <main>
+        ${this.threadId
+          ? html`<thread-pane thread-id=${this.threadId} .summary=${summary} .api=${this.api}></thread-pane>`
+          : html`<div class="welcome">
+              <h1>Welcome to threadhost</h1>
+              <p>Pick a thread on the left, or start a new one.</p>
+              <div><button class="primary" @click=${this.#onNew}>Start a conversation</button></div>
+            </div>`}
+      </main>
+    `
+  }
+
+  #onHash = () => {
+    this.threadId = threadIdFromHash(location.hash)
+  }
+
+  #onChanged = () => {
+    void this.refresh()
+  }
+
+  #onDeleted = () => {
+    location.hash = '#/'
+    void this.refresh()
+  }
+
+  #onNew = async () => {
+    try {
+      const { threadId } = await this.api.createThread({})
+      location.hash = `#/threads/${encodeURIComponent(threadId)}`
+      await this.refresh()
+    } catch (err) {
+      this.listError = `Could not create a thread (${(err as Error).message})`
+    }
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'app-shell': AppShell
+  }
+}

@@ -1,0 +1,269 @@
+/**
+ * The composer: a draft, Send (Enter) and Stop. During a run a prompt is queued — steering by
+ * default, or as a follow-up — and the thread's queue is listed above the box. Stop hands back the
+ * prompts that were waiting; they are appended to the draft after anything already typed.
+ */
+import { LitElement, css, html, nothing, type PropertyValues } from 'lit'
+import { customElement, property, query, state } from 'lit/decorators.js'
+import type { DeliverAs, QueueState } from '../schemas/index.js'
+import { controls, tokens } from './styles.js'
+
+export type ComposerSend = (text: string, deliverAs: DeliverAs | undefined) => Promise<void>
+export type ComposerStop = () => Promise<string[]>
+
+/** Restored texts go after what is already typed, in order, one paragraph each. */
+export function appendRestored(draft: string, restored: readonly string[]): string {
+  const parts = [draft.replace(/\s+$/, ''), ...restored].filter((s) => s.trim() !== '')
+  return parts.join('\n\n')
+}
+
+@customElement('composer-box')
+export class ComposerBox extends LitElement {
+  @property({ type: Boolean }) busy = false
+  @property({ type: Boolean }) disabled = false
+  @property({ attribute: false }) queue: QueueState = { steering: [], followUp: [] }
+  @property({ attribute: false }) send: ComposerSend = async () => {}
+  @property({ attribute: false }) stop: ComposerStop = async () => []
+
+  @state() draft = ''
+  @state() deliverAs: DeliverAs = 'steer'
+  @state() private stopping = false
+  @state() private error = ''
+  @query('textarea') private textarea!: HTMLTextAreaElement
+
+  static override styles = [
+    tokens,
+    controls,
+    css`
+      :host {
+        display: block;
+      }
+      .queue {
+        margin: 0 0 0.5rem;
+        padding: 0.5rem 0.75rem;
+        list-style: none;
+        border: 1px dashed var(--th-border);
+        border-radius: 10px;
+        background: var(--th-bg-soft);
+        display: grid;
+        gap: 0.3rem;
+        font-size: 0.85rem;
+      }
+      .queue li {
+        display: flex;
+        gap: 0.5rem;
+        align-items: baseline;
+        min-width: 0;
+      }
+      .queue .kind {
+        font-size: 0.7rem;
+        font-weight: 600;
+        text-transform: uppercase;
+        letter-spacing: 0.04em;
+        color: var(--th-accent);
+        flex: none;
+      }
+      .queue .text {
+        overflow: hidden;
+        text-overflow: ellipsis;
+        white-space: nowrap;
+      }
+      .box {
+        border: 1px solid var(--th-border);
+        border-radius: 16px;
+        background: var(--th-bg);
+        box-shadow: var(--th-shadow);
+        padding: 0.5rem 0.5rem 0.5rem 0.9rem;
+        display: flex;
+        gap: 0.5rem;
+        align-items: flex-end;
+      }
+      .box:focus-within {
+        border-color: var(--th-accent);
+      }
+      textarea {
+        flex: 1;
+        border: 0;
+        outline: none !important;
+        resize: none;
+        padding: 0.4rem 0;
+        max-height: 14rem;
+        min-height: 1.5rem;
+        line-height: 1.5;
+        background: transparent;
+      }
+      .buttons {
+        display: flex;
+        gap: 0.4rem;
+      }
+      .buttons button {
+        border-radius: 10px;
+        padding: 0.45rem 0.95rem;
+      }
+      .row {
+        display: flex;
+        align-items: center;
+        gap: 0.75rem;
+        margin-top: 0.4rem;
+        min-height: 1.6rem;
+        font-size: 0.78rem;
+        color: var(--th-fg-soft);
+      }
+      .seg {
+        display: inline-flex;
+        border: 1px solid var(--th-border);
+        border-radius: 8px;
+        overflow: hidden;
+      }
+      .seg label {
+        padding: 0.15rem 0.6rem;
+        cursor: pointer;
+      }
+      .seg label:has(input:checked) {
+        background: var(--th-accent-soft);
+        color: var(--th-accent);
+        font-weight: 600;
+      }
+      .seg input {
+        position: absolute;
+        opacity: 0;
+        pointer-events: none;
+      }
+      .seg label:has(input:focus-visible) {
+        outline: 2px solid var(--th-accent);
+      }
+      .error {
+        color: var(--th-danger);
+      }
+      .hint {
+        margin-left: auto;
+      }
+    `,
+  ]
+
+  /** Put texts back into the draft, after anything already typed. */
+  appendToDraft(restored: readonly string[]): void {
+    if (!restored.length) return
+    this.draft = appendRestored(this.draft, restored)
+    void this.updateComplete.then(() => {
+      this.#autosize()
+      this.textarea?.focus()
+    })
+  }
+
+  override focus(): void {
+    this.textarea?.focus()
+  }
+
+  protected override updated(changed: PropertyValues<this>): void {
+    if (changed.has('draft')) this.#autosize()
+  }
+
+  override render() {
+    const queued = [
+      ...this.queue.steering.map((text) => ({ kind: 'Steer', text })),
+      ...this.queue.followUp.map((text) => ({ kind: 'Follow-up', text })),
+    ]
+    return html`
+      ${queued.length
+        ? html`<ul class="queue" aria-label="Queued prompts">
+            ${queued.map((q) => html`<li><span class="kind">${q.kind}</span><span class="text" title=${q.text}>${q.text}</span></li>`)}
+          </ul>`
+        : nothing}
+      <div class="box">
+        <textarea
+          rows="1"
+          aria-label="Message"
+          placeholder=${this.busy ? 'Queue a message for the agent…' : 'Message the agent…'}
+          .value=${this.draft}
+          ?disabled=${this.disabled}
+          @input=${this.#onInput}
+          @keydown=${this.#onKey}
+        ></textarea>
+        <div class="buttons">
+          ${this.busy
+            ? html`<button class="danger" ?disabled=${this.stopping} @click=${this.#stop}>Stop</button>`
+            : nothing}
+          <button class="primary" ?disabled=${this.disabled || this.draft.trim() === ''} @click=${this.#send}>
+            Send
+          </button>
+        </div>
+      </div>
+      <div class="row">
+        ${this.busy
+          ? html`<span>Queue as</span>
+              <span class="seg" role="radiogroup" aria-label="Queue as">
+                <label
+                  ><input
+                    type="radio"
+                    name="deliver"
+                    .checked=${this.deliverAs === 'steer'}
+                    @change=${() => (this.deliverAs = 'steer')}
+                  />Steer</label
+                ><label
+                  ><input
+                    type="radio"
+                    name="deliver"
+                    .checked=${this.deliverAs === 'followUp'}
+                    @change=${() => (this.deliverAs = 'followUp')}
+                  />Follow-up</label
+                >
+              </span>`
+          : nothing}
+        ${this.error ? html`<span class="error" role="alert">${this.error}</span>` : nothing}
+        <span class="hint">Enter to send · Shift+Enter for a new line</span>
+      </div>
+    `
+  }
+
+  #autosize() {
+    const t = this.textarea
+    if (!t) return
+    t.style.height = 'auto'
+    t.style.height = `${t.scrollHeight}px`
+  }
+
+  #onInput = (e: Event) => {
+    this.draft = (e.target as HTMLTextAreaElement).value
+  }
+
+  #onKey = (e: KeyboardEvent) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && !e.altKey) {
+      e.preventDefault()
+      void this.#send()
+    }
+  }
+
+  #send = async () => {
+    const text = this.draft
+    if (!text.trim() || this.disabled) return
+    this.error = ''
+    this.draft = ''
+    try {
+      await this.send(text, this.busy ? this.deliverAs : undefined)
+    } catch (err) {
+      // Nothing was taken: give the text back, before whatever was typed meanwhile.
+      this.draft = this.draft ? `${text}\n\n${this.draft}` : text
+      this.error = err instanceof Error ? err.message : String(err)
+    }
+  }
+
+  #stop = async () => {
+    if (this.stopping) return
+    this.stopping = true
+    this.error = ''
+    try {
+      this.appendToDraft(await this.stop())
+    } catch (err) {
+      this.error = err instanceof Error ? err.message : String(err)
+    } finally {
+      this.stopping = false
+    }
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'composer-box': ComposerBox
+  }
+}

@@ -1,0 +1,430 @@
+/**
+ * One open question, as a card: confirm, select, input, editor or questionnaire (including the
+ * one-question cards of ask_user_question, which offer Skip). The answer is one POST through
+ * `submit`; a 422 shows its refusal here and leaves the card open. The card does not remove
+ * itself: it leaves when the follow's dialog-settled names its id.
+ */
+import { LitElement, css, html, nothing, type PropertyValues } from 'lit'
+import { customElement, property, state } from 'lit/decorators.js'
+import type { DialogAnswerBody, OpenDialog, QuestionAnswer, QuestionnaireQuestion } from '../schemas/index.js'
+import { ApiError } from './api.js'
+import { controls, tokens } from './styles.js'
+import { dialogTitle } from './thread-store.js'
+
+export type DialogSubmit = (body: DialogAnswerBody) => Promise<void>
+
+interface QState {
+  value?: string
+  values: string[]
+  other: string
+  otherChosen: boolean
+  text: string
+}
+
+let uid = 0
+
+export function formatRemaining(ms: number): string {
+  const s = Math.max(0, Math.ceil(ms / 1000))
+  const m = Math.floor(s / 60)
+  return `${m}:${String(s % 60).padStart(2, '0')}`
+}
+
+@customElement('dialog-card')
+export class DialogCard extends LitElement {
+  @property({ attribute: false }) dialog!: OpenDialog
+  @property({ attribute: false }) submit: DialogSubmit = async () => {}
+  /** Clock for the countdown; tests may replace it. */
+  @property({ attribute: false }) now: () => number = () => Date.now()
+
+  @state() private sending = false
+  @state() private refusal = ''
+  @state() private answers: Record<string, QState> = {}
+  @state() private tick = 0
+  #timer: ReturnType<typeof setInterval> | undefined
+  #uid = `dc${++uid}`
+
+  static override styles = [
+    tokens,
+    controls,
+    css`
+      :host {
+        display: block;
+      }
+      section {
+        border: 1px solid var(--th-accent);
+        border-radius: var(--th-radius);
+        background: var(--th-bg);
+        box-shadow: var(--th-shadow);
+        padding: 0.9rem 1rem 1rem;
+        display: grid;
+        gap: 0.75rem;
+        animation: in 160ms ease-out;
+      }
+      @keyframes in {
+        from {
+          opacity: 0;
+          transform: translateY(4px);
+        }
+      }
+      header {
+        display: flex;
+        align-items: baseline;
+        gap: 0.75rem;
+      }
+      h3 {
+        margin: 0;
+        font-size: 1rem;
+        flex: 1;
+      }
+      .meta {
+        font-size: 0.75rem;
+        color: var(--th-fg-soft);
+        white-space: nowrap;
+      }
+      .countdown {
+        font-variant-numeric: tabular-nums;
+        color: var(--th-warn);
+      }
+      p.message {
+        margin: 0;
+        white-space: pre-wrap;
+        color: var(--th-fg-soft);
+      }
+      .actions {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 0.5rem;
+        align-items: center;
+      }
+      .actions .spacer {
+        flex: 1;
+      }
+      .options {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 0.5rem;
+      }
+      .options button {
+        border-color: var(--th-accent);
+        color: var(--th-accent);
+      }
+      input[type='text'],
+      textarea {
+        width: 100%;
+      }
+      textarea {
+        min-height: 7rem;
+        resize: vertical;
+        font-family: var(--th-mono);
+        font-size: 0.875rem;
+      }
+      fieldset {
+        border: 0;
+        margin: 0;
+        padding: 0;
+        display: grid;
+        gap: 0.4rem;
+      }
+      legend,
+      .q-label {
+        font-weight: 600;
+        font-size: 0.9rem;
+        padding: 0;
+        margin-bottom: 0.35rem;
+      }
+      .chip {
+        font-size: 0.7rem;
+        font-weight: 600;
+        text-transform: uppercase;
+        letter-spacing: 0.04em;
+        color: var(--th-accent);
+        background: var(--th-accent-soft);
+        padding: 0.1rem 0.45rem;
+        border-radius: 4px;
+        margin-right: 0.4rem;
+      }
+      label.choice {
+        display: flex;
+        gap: 0.55rem;
+        align-items: flex-start;
+        padding: 0.45rem 0.6rem;
+        border: 1px solid var(--th-border);
+        border-radius: 8px;
+        cursor: pointer;
+      }
+      label.choice:has(input:checked) {
+        border-color: var(--th-accent);
+        background: var(--th-accent-soft);
+      }
+      label.choice small {
+        display: block;
+        color: var(--th-fg-soft);
+      }
+      .refusal {
+        color: var(--th-danger);
+        background: var(--th-danger-soft);
+        border-radius: 8px;
+        padding: 0.45rem 0.7rem;
+        font-size: 0.875rem;
+      }
+    `,
+  ]
+
+  override connectedCallback(): void {
+    super.connectedCallback()
+    this.#timer = setInterval(() => {
+      if (this.dialog?.expiresAt !== undefined) this.tick++
+    }, 1000)
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback()
+    clearInterval(this.#timer)
+  }
+
+  protected override willUpdate(changed: PropertyValues<this>): void {
+    if (changed.has('dialog') && this.dialog?.dialog.method === 'questionnaire') {
+      const next: Record<string, QState> = {}
+      for (const q of this.dialog.dialog.questions) {
+        next[q.id] = this.answers[q.id] ?? { values: [], other: '', otherChosen: false, text: '' }
+      }
+      this.answers = next
+    }
+  }
+
+  get cardTitle(): string {
+    return this.dialog ? dialogTitle(this.dialog.dialog) : ''
+  }
+
+  override render() {
+    if (!this.dialog) return nothing
+    const d = this.dialog.dialog
+    const titleId = `${this.#uid}-title`
+    const origin = this.dialog.origin
+    return html`<section role="dialog" aria-labelledby=${titleId} @keydown=${this.#onKey}>
+      <header>
+        <h3 id=${titleId}>${this.cardTitle}</h3>
+        ${this.#countdown()}
+        ${origin.name ? html`<span class="meta">asked by ${origin.name}</span>` : nothing}
+      </header>
+      ${this.#body()}
+      ${this.refusal ? html`<div class="refusal" role="alert">${this.refusal}</div>` : nothing}
+      ${d.method === 'select' || d.method === 'confirm' ? this.#cancelRow() : nothing}
+    </section>`
+  }
+
+  #countdown() {
+    const at = this.dialog.expiresAt
+    if (at === undefined) return nothing
+    void this.tick
+    const left = at - this.now()
+    return html`<span class="meta countdown" role="timer" aria-label="Time left"
+      >${left > 0 ? `closes in ${formatRemaining(left)}` : 'closing…'}</span
+    >`
+  }
+
+  #cancelRow() {
+    return html`<div class="actions">
+      <span class="spacer"></span>
+      <button class="ghost" ?disabled=${this.sending} @click=${this.#cancel}>Cancel</button>
+    </div>`
+  }
+
+  #body() {
+    const d = this.dialog.dialog
+    switch (d.method) {
+      case 'confirm':
+        return html`${d.message ? html`<p class="message">${d.message}</p>` : nothing}
+          <div class="actions">
+            <button class="primary" ?disabled=${this.sending} @click=${() => this.#send({ confirmed: true })}>Yes</button>
+            <button ?disabled=${this.sending} @click=${() => this.#send({ confirmed: false })}>No</button>
+          </div>`
+      case 'select':
+        return html`<div class="options" role="group" aria-label="Options">
+          ${d.options.map(
+            (o) => html`<button ?disabled=${this.sending} @click=${() => this.#send({ value: o })}>${o}</button>`,
+          )}
+        </div>`
+      case 'input':
+        return html`<form @submit=${this.#submitText}>
+          <input
+            type="text"
+            name="value"
+            aria-labelledby=${`${this.#uid}-title`}
+            placeholder=${d.placeholder ?? ''}
+            ?disabled=${this.sending}
+            autocomplete="off"
+          />
+          ${this.#submitRow()}
+        </form>`
+      case 'editor':
+        return html`<form @submit=${this.#submitText}>
+          <textarea
+            name="value"
+            aria-labelledby=${`${this.#uid}-title`}
+            .value=${d.prefill ?? ''}
+            ?disabled=${this.sending}
+            @keydown=${(e: KeyboardEvent) => {
+              if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) this.#submitText(e)
+            }}
+          ></textarea>
+          ${this.#submitRow()}
+        </form>`
+      case 'questionnaire': {
+        const single = !d.title && d.questions.length === 1
+        return html`<form @submit=${this.#submitQuestionnaire}>
+          <div style="display:grid;gap:1rem">${d.questions.map((q) => this.#question(q, single))}</div>
+          ${this.#submitRow(d.questions.every((q) => q.skippable))}
+        </form>`
+      }
+    }
+  }
+
+  #submitRow(skippable = false) {
+    return html`<div class="actions" style="margin-top:0.75rem">
+      <button type="submit" class="primary" ?disabled=${this.sending}>Submit</button>
+      ${skippable
+        ? html`<button type="button" ?disabled=${this.sending} @click=${this.#skip}>Skip</button>`
+        : nothing}
+      <span class="spacer"></span>
+      <button type="button" class="ghost" ?disabled=${this.sending} @click=${this.#cancel}>Cancel</button>
+    </div>`
+  }
+
+  #question(q: QuestionnaireQuestion, promptIsTitle: boolean) {
+    const st = this.answers[q.id] ?? { values: [], other: '', otherChosen: false, text: '' }
+    const id = `${this.#uid}-q-${q.id}`
+    const chip = q.label ? html`<span class="chip">${q.label}</span>` : nothing
+    const set = (patch: Partial<QState>) => {
+      this.answers = { ...this.answers, [q.id]: { ...st, ...patch } }
+    }
+    if (q.mode === 'text') {
+      return html`<div>
+        <label class="q-label ${promptIsTitle ? 'sr-only' : ''}" for=${id}>${chip}${q.prompt}</label>
+        <input
+          id=${id}
+          type="text"
+          .value=${st.text}
+          ?disabled=${this.sending}
+          @input=${(e: Event) => set({ text: (e.target as HTMLInputElement).value })}
+        />
+      </div>`
+    }
+    const multi = q.mode === 'multi'
+    const name = `${id}-choice`
+    return html`<fieldset>
+      <legend class=${promptIsTitle ? 'sr-only' : ''}>${chip}${q.prompt}</legend>
+      ${q.options.map(
+        (o) => html`<label class="choice">
+          <input
+            type=${multi ? 'checkbox' : 'radio'}
+            name=${name}
+            .value=${o.value}
+            .checked=${multi ? st.values.includes(o.value) : st.value === o.value && !st.otherChosen}
+            ?disabled=${this.sending}
+            @change=${(e: Event) => {
+              const on = (e.target as HTMLInputElement).checked
+              if (multi) set({ values: on ? [...st.values, o.value] : st.values.filter((v) => v !== o.value) })
+              else if (on) set({ value: o.value, otherChosen: false })
+            }}
+          />
+          <span>${o.label}${o.description ? html`<small>${o.description}</small>` : nothing}</span>
+        </label>`,
+      )}
+      ${q.allowOther
+        ? html`<label class="choice">
+              <input
+                type=${multi ? 'checkbox' : 'radio'}
+                name=${name}
+                .checked=${st.otherChosen}
+                ?disabled=${this.sending}
+                @change=${(e: Event) => {
+                  const on = (e.target as HTMLInputElement).checked
+                  set(multi ? { otherChosen: on } : { otherChosen: on, value: undefined })
+                }}
+              />
+              <span>Other</span>
+            </label>
+            ${st.otherChosen
+              ? html`<input
+                  type="text"
+                  aria-label=${`Your answer: ${q.prompt}`}
+                  .value=${st.other}
+                  ?disabled=${this.sending}
+                  @input=${(e: Event) => set({ other: (e.target as HTMLInputElement).value })}
+                />`
+              : nothing}`
+        : nothing}
+    </fieldset>`
+  }
+
+  /** The answers as the contract wants them: one per question, shaped by its mode. */
+  collectAnswers(): QuestionAnswer[] {
+    const d = this.dialog.dialog
+    if (d.method !== 'questionnaire') return []
+    return d.questions.map((q) => {
+      const st = this.answers[q.id] ?? { values: [], other: '', otherChosen: false, text: '' }
+      const a: QuestionAnswer = { id: q.id }
+      if (q.mode === 'text') a.value = st.text
+      else if (q.mode === 'single') {
+        if (st.otherChosen) a.other = st.other
+        else if (st.value !== undefined) a.value = st.value
+      } else {
+        a.values = st.values
+        if (st.otherChosen) a.other = st.other
+      }
+      return a
+    })
+  }
+
+  #onKey = (e: KeyboardEvent) => {
+    if (e.key === 'Escape' && !this.sending) {
+      e.preventDefault()
+      void this.#cancel()
+    }
+  }
+
+  #submitText = (e: Event) => {
+    e.preventDefault()
+    const field = this.renderRoot.querySelector<HTMLInputElement | HTMLTextAreaElement>('[name=value]')
+    void this.#send({ value: field?.value ?? '' })
+  }
+
+  #submitQuestionnaire = (e: Event) => {
+    e.preventDefault()
+    void this.#send({ answers: this.collectAnswers() })
+  }
+
+  #skip = () => {
+    const d = this.dialog.dialog
+    if (d.method !== 'questionnaire') return
+    void this.#send({ answers: d.questions.map((q) => ({ id: q.id, skipped: true as const })) })
+  }
+
+  #cancel = () => this.#send({ cancelled: true })
+
+  async #send(answer: Omit<DialogAnswerBody, 'id'>) {
+    if (this.sending) return
+    this.sending = true
+    this.refusal = ''
+    try {
+      await this.submit({ id: this.dialog.id, ...answer })
+      // Stay disabled: the card leaves when dialog-settled arrives on the follow.
+    } catch (err) {
+      this.sending = false
+      if (err instanceof ApiError) {
+        if (err.status === 422) this.refusal = err.body.refusal ?? err.body.error ?? 'That answer was refused.'
+        else if (err.status === 404) this.refusal = 'This question is no longer open.'
+        else this.refusal = err.message
+      } else {
+        this.refusal = err instanceof Error ? err.message : String(err)
+      }
+    }
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'dialog-card': DialogCard
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * Drives the follow-connection machine with a real EventSource and feeds the frames into the
+ * thread store. One instance per followed thread; `stop()` closes everything.
+ */
+import { createActor, type Actor } from 'xstate'
+import { followConnectionMachine, type FollowState } from '../machines/follow-connection.js'
+import type { Observation as ObservationT, ObservationType, Snapshot } from '../schemas/index.js'
+import type { ThreadStore } from './thread-store.js'
+
+/**
+ * Every `event:` name the server can send; EventSource only delivers named events we listen for.
+ * A record over ObservationType, so a new observation type fails the type check until it is listed
+ * (and the bundle does not need TypeBox at run time).
+ */
+const FRAME_EVENT_SET: Record<ObservationType, true> = {
+  status: true,
+  'user-message': true,
+  'assistant-start': true,
+  'assistant-delta': true,
+  'assistant-end': true,
+  'tool-start': true,
+  'tool-update': true,
+  'tool-end': true,
+  queue: true,
+  'prompt-rejected': true,
+  'extension-ui-request': true,
+  'dialog-settled': true,
+  notify: true,
+  settled: true,
+  error: true,
+}
+export const FRAME_EVENTS: string[] = Object.keys(FRAME_EVENT_SET)
+
+export type EventSourceFactory = (url: string) => EventSource
+export const followConfig: { eventSource: EventSourceFactory } = {
+  eventSource: (url) => new EventSource(url),
+}
+
+export type ConnectionState = 'connecting' | 'live' | 'reconnecting' | 'closed'
+
+export class FollowClient {
+  readonly actor: Actor<typeof followConnectionMachine>
+  #es: EventSource | undefined
+  #listeners = new Set<(s: ConnectionState) => void>()
+
+  constructor(
+    readonly store: ThreadStore,
+    private readonly urlFor: (after: number) => string,
+    private readonly factory: EventSourceFactory = followConfig.eventSource,
+  ) {
+    const machine = followConnectionMachine.provide({
+      actions: {
+        connect: (_, params) => this.#open(params.after),
+        disconnect: () => this.#close(),
+      },
+    })
+    // Resume after what the store already holds (0 before the first snapshot).
+    const synced = store.getSnapshot().context.synced
+    this.actor = createActor(machine, { input: { lastSeq: synced ? store.getSnapshot().context.view.seq : 0 } })
+    this.actor.subscribe(() => this.#emit())
+  }
+
+  start(): this {
+    this.actor.start()
+    return this
+  }
+
+  stop(): void {
+    this.actor.send({ type: 'CLOSE' })
+    this.actor.stop()
+    this.#close()
+  }
+
+  /** Reconnect now (e.g. after the first prompt created the thread the follow could not find). */
+  retryNow(): void {
+    const s = this.actor.getSnapshot().value
+    if (s === 'backingOff' || s === 'closed') this.actor.send({ type: 'RETRY' })
+  }
+
+  get state(): ConnectionState {
+    return connectionState(this.actor.getSnapshot().value as FollowState, this.store.getSnapshot().context.synced)
+  }
+
+  onState(fn: (s: ConnectionState) => void): () => void {
+    this.#listeners.add(fn)
+    return () => this.#listeners.delete(fn)
+  }
+
+  #emit() {
+    const s = this.state
+    for (const fn of this.#listeners) fn(s)
+  }
+
+  #open(after: number) {
+    this.#close()
+    const es = this.factory(this.urlFor(after))
+    this.#es = es
+    es.onopen = () => {
+      if (this.#es === es) this.actor.send({ type: 'OPENED' })
+    }
+    es.onerror = () => {
+      if (this.#es !== es) return
+      // Close at once: the machine owns the backoff and resumes from the store's seq.
+      es.close()
+      this.actor.send({ type: 'FAILED' })
+    }
+    es.addEventListener('snapshot', (ev) => {
+      if (this.#es !== es) return
+      const snapshot = parse<Snapshot>(ev)
+      if (!snapshot) return
+      this.store.trigger.snapshot({ snapshot })
+      this.actor.send({ type: 'FRAME', seq: snapshot.seq })
+    })
+    const onFrame = (ev: Event) => {
+      if (this.#es !== es) return
+      const observation = parse<ObservationT>(ev)
+      if (!observation || typeof observation.seq !== 'number') return
+      this.store.trigger.frame({ observation })
+      this.actor.send({ type: 'FRAME', seq: this.store.getSnapshot().context.view.seq })
+    }
+    for (const type of FRAME_EVENTS) es.addEventListener(type, onFrame)
+  }
+
+  #close() {
+    const es = this.#es
+    this.#es = undefined
+    es?.close()
+  }
+}
+
+export function connectionState(state: FollowState, synced: boolean): ConnectionState {
+  switch (state) {
+    case 'open':
+      return 'live'
+    case 'connecting':
+      return synced ? 'reconnecting' : 'connecting'
+    case 'backingOff':
+      return 'reconnecting'
+    case 'closed':
+      return 'closed'
+  }
+}
+
+function parse<T>(ev: Event): T | undefined {
+  try {
+    return JSON.parse((ev as MessageEvent<string>).data) as T
+  } catch {
+    return undefined
+  }
+}

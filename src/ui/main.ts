@@ -1,0 +1,2 @@
+/** Entry of the browser bundle (vite root: src/ui). */
+import './app-shell.js'

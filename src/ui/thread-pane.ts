@@ -1,0 +1,384 @@
+/**
+ * One thread: header (title, connection, rename, delete), the transcript, the open questions and
+ * the composer. Owns the thread's store and follow connection while it shows that thread.
+ */
+import { LitElement, css, html, nothing, type PropertyValues } from 'lit'
+import { customElement, property, query, state } from 'lit/decorators.js'
+import { repeat } from 'lit/directives/repeat.js'
+import type { DeliverAs, DialogAnswerBody, ThreadSummary } from '../schemas/index.js'
+import { ApiError, api as defaultApi, type Api } from './api.js'
+import type { ComposerBox } from './composer-box.js'
+import { FollowClient, type ConnectionState, type EventSourceFactory, followConfig } from './follow-client.js'
+import { controls, tokens } from './styles.js'
+import { createThreadStore, type ThreadStore, type ThreadStoreContext } from './thread-store.js'
+import './composer-box.js'
+import './connection-badge.js'
+import './dialog-card.js'
+import './transcript-view.js'
+
+const NOTE_MS = 8000
+
+@customElement('thread-pane')
+export class ThreadPane extends LitElement {
+  @property({ attribute: 'thread-id' }) threadId = ''
+  @property({ attribute: false }) summary: ThreadSummary | undefined
+  @property({ attribute: false }) api: Api = defaultApi
+  @property({ attribute: false }) eventSource: EventSourceFactory | undefined
+
+  @state() private ctx: ThreadStoreContext | undefined
+  @state() private connection: ConnectionState = 'connecting'
+  @state() private renaming = false
+  @state() private confirmingDelete = false
+  @state() private headerError = ''
+  @query('composer-box') private composer!: ComposerBox
+  @query('.scroll') private scroller!: HTMLElement
+
+  store: ThreadStore | undefined
+  follow: FollowClient | undefined
+  #unsubscribe: (() => void)[] = []
+  #stick = true
+  #noteTimers = new Map<string, ReturnType<typeof setTimeout>>()
+
+  static override styles = [
+    tokens,
+    controls,
+    css`
+      :host {
+        display: flex;
+        flex-direction: column;
+        min-height: 0;
+        height: 100%;
+        background: var(--th-bg);
+      }
+      header {
+        display: flex;
+        align-items: center;
+        gap: 0.6rem;
+        padding: 0.7rem 1.25rem;
+        border-bottom: 1px solid var(--th-border);
+        min-height: 3.25rem;
+        box-sizing: border-box;
+      }
+      header h2 {
+        margin: 0;
+        font-size: 1rem;
+        font-weight: 600;
+        overflow: hidden;
+        text-overflow: ellipsis;
+        white-space: nowrap;
+        min-width: 0;
+      }
+      header .grow {
+        flex: 1;
+      }
+      header form {
+        display: flex;
+        gap: 0.4rem;
+        flex: 1;
+      }
+      header form input {
+        flex: 1;
+        min-width: 0;
+        padding: 0.3rem 0.55rem;
+      }
+      .back {
+        display: none;
+        text-decoration: none;
+        color: var(--th-accent);
+        font-size: 1.2rem;
+      }
+      .confirm-delete {
+        display: flex;
+        align-items: center;
+        gap: 0.6rem;
+        padding: 0.6rem 1.25rem;
+        background: var(--th-danger-soft);
+        color: var(--th-danger);
+        font-size: 0.9rem;
+      }
+      .confirm-delete span {
+        flex: 1;
+      }
+      .header-error {
+        padding: 0.4rem 1.25rem;
+        color: var(--th-danger);
+        font-size: 0.85rem;
+      }
+      .scroll {
+        flex: 1;
+        overflow-y: auto;
+        min-height: 0;
+      }
+      .column {
+        max-width: 48rem;
+        margin: 0 auto;
+        padding: 0 1.25rem;
+      }
+      .dialogs {
+        display: grid;
+        gap: 0.75rem;
+        padding: 0.5rem 0 1rem;
+      }
+      .note {
+        font-size: 0.85rem;
+        color: var(--th-fg-soft);
+        border: 1px solid var(--th-border);
+        border-radius: 10px;
+        padding: 0.5rem 0.75rem;
+        display: flex;
+        gap: 0.5rem;
+        align-items: center;
+        animation: fade ${NOTE_MS}ms ease-in forwards;
+      }
+      .note strong {
+        color: var(--th-fg);
+        font-weight: 600;
+      }
+      .note span {
+        flex: 1;
+      }
+      .note button {
+        padding: 0 0.4rem;
+      }
+      @keyframes fade {
+        0%,
+        80% {
+          opacity: 1;
+        }
+        100% {
+          opacity: 0.3;
+        }
+      }
+      .foot {
+        padding: 0.5rem 0 1rem;
+      }
+      @media (max-width: 720px) {
+        .back {
+          display: inline;
+        }
+        header {
+          padding: 0.6rem 0.8rem;
+        }
+        .column {
+          padding: 0 0.8rem;
+        }
+      }
+    `,
+  ]
+
+  override connectedCallback(): void {
+    super.connectedCallback()
+    if (this.threadId && !this.store) this.#attach()
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback()
+    this.#detach()
+  }
+
+  protected override willUpdate(changed: PropertyValues<this>): void {
+    if (changed.has('threadId') && this.isConnected) {
+      this.#detach()
+      if (this.threadId) this.#attach()
+    }
+  }
+
+  #attach() {
+    const store = createThreadStore(this.threadId)
+    const id = this.threadId
+    const follow = new FollowClient(store, (after) => this.api.followUrl(id, after), this.eventSource ?? followConfig.eventSource)
+    this.store = store
+    this.follow = follow
+    this.ctx = store.getSnapshot().context
+    this.#stick = true
+    this.renaming = false
+    this.confirmingDelete = false
+    this.headerError = ''
+    const sub = store.subscribe((s) => {
+      this.#rememberScroll()
+      this.ctx = s.context
+    })
+    this.#unsubscribe = [() => sub.unsubscribe(), follow.onState((c) => (this.connection = c))]
+    follow.start()
+    this.connection = follow.state
+  }
+
+  #detach() {
+    for (const off of this.#unsubscribe) off()
+    this.#unsubscribe = []
+    this.follow?.stop()
+    this.follow = undefined
+    this.store = undefined
+    for (const t of this.#noteTimers.values()) clearTimeout(t)
+    this.#noteTimers.clear()
+  }
+
+  #rememberScroll() {
+    const el = this.scroller
+    if (el) this.#stick = el.scrollHeight - el.scrollTop - el.clientHeight < 80
+  }
+
+  protected override updated(): void {
+    if (this.#stick && this.scroller) this.scroller.scrollTop = this.scroller.scrollHeight
+    // Notes fade out on their own.
+    for (const n of this.ctx?.notes ?? []) {
+      if (this.#noteTimers.has(n.id)) continue
+      const store = this.store
+      this.#noteTimers.set(
+        n.id,
+        setTimeout(() => {
+          this.#noteTimers.delete(n.id)
+          store?.trigger.noteDismissed({ id: n.id })
+        }, NOTE_MS),
+      )
+    }
+  }
+
+  get threadTitle(): string {
+    return this.summary?.title || this.threadId
+  }
+
+  override render() {
+    const ctx = this.ctx
+    if (!this.threadId || !ctx) return nothing
+    const view = ctx.view
+    return html`
+      <header>
+        <a class="back" href="#/" aria-label="All threads">‹</a>
+        ${this.renaming ? this.#renameForm() : html`<h2 title=${this.threadTitle}>${this.threadTitle}</h2><span class="grow"></span>`}
+        <connection-badge .state=${this.connection}></connection-badge>
+        ${this.renaming
+          ? nothing
+          : html`<button class="ghost" @click=${() => (this.renaming = true)}>Rename</button>
+              <button class="ghost danger" @click=${() => (this.confirmingDelete = true)}>Delete</button>`}
+      </header>
+      ${this.confirmingDelete
+        ? html`<div class="confirm-delete" role="alertdialog" aria-label="Delete thread">
+            <span>Delete “${this.threadTitle}” and its whole transcript? This cannot be undone.</span>
+            <button class="danger solid" @click=${this.#delete}>Delete thread</button>
+            <button @click=${() => (this.confirmingDelete = false)}>Keep</button>
+          </div>`
+        : nothing}
+      ${this.headerError ? html`<div class="header-error" role="alert">${this.headerError}</div>` : nothing}
+      <div class="scroll" @scroll=${() => this.#rememberScroll()}>
+        <div class="column">
+          <transcript-view .entries=${view.transcript} .pending=${ctx.pending} ?busy=${view.status.busy}></transcript-view>
+          <div class="dialogs">
+            ${repeat(
+              view.openDialogs,
+              (d) => d.id,
+              (d) => html`<dialog-card .dialog=${d} .submit=${this.#answer}></dialog-card>`,
+            )}
+            ${repeat(
+              ctx.notes,
+              (n) => `note:${n.id}`,
+              (n) => html`<div class="note" role="status" data-dialog=${n.id}>
+                <span><strong>${n.title}</strong> — ${n.reason}</span>
+                <button class="ghost" aria-label="Dismiss" @click=${() => this.store?.trigger.noteDismissed({ id: n.id })}>
+                  ×
+                </button>
+              </div>`,
+            )}
+          </div>
+        </div>
+      </div>
+      <div class="column foot" style="width:100%;box-sizing:border-box">
+        <composer-box
+          ?busy=${view.status.busy}
+          .queue=${view.queue}
+          .send=${this.#send}
+          .stop=${this.#stop}
+        ></composer-box>
+      </div>
+    `
+  }
+
+  #renameForm() {
+    return html`<form @submit=${this.#rename}>
+      <input
+        type="text"
+        name="title"
+        aria-label="Thread title"
+        .value=${this.threadTitle}
+        maxlength="200"
+        @keydown=${(e: KeyboardEvent) => {
+          if (e.key === 'Escape') this.renaming = false
+        }}
+      />
+      <button class="primary" type="submit">Save</button>
+      <button type="button" @click=${() => (this.renaming = false)}>Cancel</button>
+    </form>`
+  }
+
+  protected override firstUpdated(): void {
+    this.composer?.focus()
+  }
+
+  #changed(kind: 'changed' | 'deleted') {
+    this.dispatchEvent(new CustomEvent(`thread-${kind}`, { bubbles: true, composed: true, detail: { threadId: this.threadId } }))
+  }
+
+  #rename = async (e: Event) => {
+    e.preventDefault()
+    const input = (e.target as HTMLFormElement).elements.namedItem('title') as HTMLInputElement
+    const title = input.value.trim()
+    if (!title) return
+    try {
+      this.summary = await this.api.renameThread(this.threadId, title)
+      this.renaming = false
+      this.headerError = ''
+      this.#changed('changed')
+    } catch (err) {
+      this.headerError = `Could not rename: ${(err as Error).message}`
+    }
+  }
+
+  #delete = async () => {
+    try {
+      await this.api.deleteThread(this.threadId)
+      this.confirmingDelete = false
+      this.#changed('deleted')
+    } catch (err) {
+      this.headerError = `Could not delete: ${(err as Error).message}`
+    }
+  }
+
+  #send = async (text: string, deliverAs: DeliverAs | undefined) => {
+    const receipt = await this.api.prompt(this.threadId, text, deliverAs)
+    const prompt = { messageId: receipt.messageId, text, run: receipt.run, queued: receipt.queued, ...(deliverAs ? { deliverAs } : {}) }
+    this.store?.trigger.promptSent({ prompt })
+    this.#stick = true
+    // The first prompt creates an unknown thread: the follow that found nothing may resume now.
+    this.follow?.retryNow()
+    this.#changed('changed')
+  }
+
+  #stop = async (): Promise<string[]> => {
+    try {
+      const receipt = await this.api.abort(this.threadId)
+      this.store?.trigger.stopped()
+      return receipt.restored
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 409) return [] // nothing in flight any more
+      throw err
+    }
+  }
+
+  #answer = async (body: DialogAnswerBody) => {
+    const store = this.store
+    // Marked before the POST: the settle can reach the follow before the 204 reaches us.
+    store?.trigger.answering({ id: body.id })
+    try {
+      await this.api.answerDialog(this.threadId, body)
+    } catch (err) {
+      store?.trigger.answerFailed({ id: body.id })
+      throw err
+    }
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'thread-pane': ThreadPane
+  }
+}
