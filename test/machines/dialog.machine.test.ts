@@ -1,0 +1,226 @@
+/**
+ * The dialog machine, proven two ways:
+ * - model-based: every shortest and every simple path of `xstate/graph` is replayed on a live actor
+ *   whose side effects are recording stubs, and each state's promise is checked where it is reached;
+ *   a last test checks those paths took every transition the machine defines;
+ * - property-based: random interleavings of answers (valid and not), cancels, timeouts and aborts.
+ */
+import { fc, test } from '@fast-check/vitest'
+import { createActor, type AnyTransitionDefinition } from 'xstate'
+import { getShortestPaths, getSimplePaths } from 'xstate/graph'
+import { describe, expect, it } from 'vitest'
+import { dialogMachine, type DialogEvent, type DialogInput } from '../../src/machines/dialog.machine.js'
+import { transitionKey, transitionsOf } from '../../src/machines/diagram.js'
+import type { DialogOutcome } from '../../src/schemas/index.js'
+
+const spec = { method: 'select', title: 'Deploy?', options: ['yes', 'no'] } as const
+const base: DialogInput = { id: 'd1', spec: { ...spec, options: [...spec.options] }, origin: { kind: 'extension', name: 'deploy' } }
+
+const VARIANTS: { name: string; input: DialogInput }[] = [
+  { name: 'a question shown', input: base },
+  { name: 'a question whose signal was already aborted', input: { ...base, signalAborted: true } },
+  { name: 'a question asked while the thread is stopping', input: { ...base, refused: true } },
+]
+
+/** Valid and invalid answers, and every other way the wait can end. */
+const EVENTS: DialogEvent[] = [
+  { type: 'ANSWER', answer: { value: 'yes' } },
+  { type: 'ANSWER', answer: { value: 'maybe' } },
+  { type: 'ANSWER', answer: { confirmed: true } },
+  { type: 'CANCEL' },
+  { type: 'TIMEOUT' },
+  { type: 'ABORT' },
+]
+
+const OUTCOME: Record<Exclude<DialogEvent['type'], 'ANSWER'>, DialogOutcome> = {
+  CANCEL: 'cancelled',
+  TIMEOUT: 'timeout',
+  ABORT: 'aborted',
+}
+
+const answersTheQuestion = (e: DialogEvent) => e.type !== 'ANSWER' || (e.answer as { value?: string }).value === 'yes'
+
+type Entry = { action: string; outcome?: DialogOutcome }
+
+/** A live dialog whose provided actions record what they did, in order, and the transitions it took. */
+function liveDialog(input: DialogInput) {
+  const log: Entry[] = []
+  const taken = new Set<string>()
+  const rec =
+    (action: string) =>
+    ({ context }: { context: { outcome?: DialogOutcome } }) =>
+      log.push(action === 'recordSettle' || action === 'resolveExtension' ? { action, outcome: context.outcome } : { action })
+  const machine = dialogMachine.provide({
+    actions: {
+      showRequest: rec('showRequest'),
+      watch: rec('watch'),
+      unwatch: rec('unwatch'),
+      recordSettle: rec('recordSettle'),
+      resolveExtension: rec('resolveExtension'),
+      resolveWithdrawn: rec('resolveWithdrawn'),
+    },
+  })
+  const actor = createActor(machine, {
+    input,
+    inspect: (ev) => {
+      if (ev.type === '@xstate.microstep')
+        for (const t of (ev as unknown as { _transitions: AnyTransitionDefinition[] })._transitions) taken.add(transitionKey(t))
+    },
+  })
+  actor.start()
+  return { actor, log, taken }
+}
+
+const count = (log: Entry[], action: string) => log.filter((e) => e.action === action).length
+const indexOf = (log: Entry[], action: string) => log.findIndex((e) => e.action === action)
+
+/** What must hold in each state, read off the live actor and its recorded side effects. */
+function assertState(state: string, { actor, log }: ReturnType<typeof liveDialog>, lastEvent?: DialogEvent) {
+  const snap = actor.getSnapshot()
+  expect(snap.value).toBe(state)
+  switch (state) {
+    case 'open':
+      // shown once, watched once, nothing finished yet
+      expect(log.map((e) => e.action)).toEqual(['showRequest', 'watch'])
+      expect(snap.status).toBe('active')
+      break
+    case 'settled': {
+      expect(snap.status).toBe('done')
+      expect(count(log, 'showRequest')).toBe(1)
+      expect(count(log, 'recordSettle')).toBe(1)
+      expect(count(log, 'resolveExtension')).toBe(1)
+      expect(count(log, 'resolveWithdrawn')).toBe(0)
+      expect(indexOf(log, 'unwatch')).toBeLessThan(indexOf(log, 'recordSettle'))
+      expect(indexOf(log, 'recordSettle')).toBeLessThan(indexOf(log, 'resolveExtension'))
+      const outcome = lastEvent?.type === 'ANSWER' ? 'answered' : OUTCOME[lastEvent!.type as keyof typeof OUTCOME]
+      expect(log.find((e) => e.action === 'recordSettle')?.outcome).toBe(outcome)
+      expect(log.find((e) => e.action === 'resolveExtension')?.outcome).toBe(outcome)
+      expect(snap.output).toEqual(
+        outcome === 'answered' ? { outcome, answer: (lastEvent as { answer: unknown }).answer } : { outcome, answer: undefined },
+      )
+      break
+    }
+    case 'withdrawn':
+      // never shown, never settled: only the cancel value
+      expect(snap.status).toBe('done')
+      expect(log).toEqual([{ action: 'resolveWithdrawn' }])
+      break
+    default:
+      throw new Error(`no assertion for state ${state}`)
+  }
+}
+
+const describeEvent = (e: DialogEvent) =>
+  e.type === 'ANSWER' ? `ANSWER ${JSON.stringify(e.answer)}${answersTheQuestion(e) ? '' : ' (refused)'}` : e.type
+
+type Path = ReturnType<typeof getShortestPaths<typeof dialogMachine>>[number]
+
+/** What each state promises a caller, as the path titles say it. */
+const PROMISE: Record<string, string> = {
+  open: 'shown once and still waiting',
+  settled: 'settled exactly once, recorded before the extension is resolved',
+  withdrawn: 'resolved with its cancel value, never shown and never settled',
+}
+
+function pathTitle(variant: string, path: Path): string {
+  const events = path.steps.slice(1).map((s) => describeEvent(s.event))
+  const state = String(path.state.value)
+  return `${variant}: ${events.length ? events.join(' → ') : '(no event)'} ⇒ ${state}: ${PROMISE[state]}`
+}
+
+/** Replays a path on a live actor, checking the state's promise after every step; returns the taken transitions. */
+function replay(input: DialogInput, path: Path) {
+  const dialog = liveDialog(input)
+  assertState(String(path.steps[0].state.value), dialog)
+  for (const step of path.steps.slice(1)) {
+    const before = dialog.log.length
+    const wasFinal = dialog.actor.getSnapshot().status === 'done'
+    dialog.actor.send(step.event)
+    if (wasFinal) expect(dialog.log.length).toBe(before)
+    assertState(String(step.state.value), dialog, step.event)
+  }
+  // nothing happens after a final state
+  if (dialog.actor.getSnapshot().status === 'done') {
+    const after = dialog.log.length
+    for (const e of EVENTS) dialog.actor.send(e)
+    expect(dialog.log.length).toBe(after)
+  }
+  return dialog.taken
+}
+
+const plans = VARIANTS.map(({ name, input }) => ({
+  name,
+  input,
+  shortest: getShortestPaths(dialogMachine, { input, events: EVENTS }),
+  simple: getSimplePaths(dialogMachine, { input, events: EVENTS }),
+}))
+
+describe('dialog machine: every shortest path, replayed on a live actor', () => {
+  for (const { name, input, shortest } of plans)
+    for (const path of shortest) it(pathTitle(name, path), () => void replay(input, path))
+})
+
+describe('dialog machine: every simple path, replayed on a live actor', () => {
+  for (const { name, input, simple } of plans)
+    for (const path of simple) it(pathTitle(name, path), () => void replay(input, path))
+})
+
+describe('dialog machine: coverage of the model-based paths', () => {
+  it('the traversed paths reach every state and take every transition the dialog machine defines', () => {
+    const taken = new Set<string>()
+    const reached = new Set<string>()
+    for (const { input, shortest, simple } of plans)
+      for (const path of [...shortest, ...simple]) {
+        for (const key of replay(input, path)) taken.add(key)
+        for (const s of path.steps) reached.add(String(s.state.value))
+      }
+    // a transient state (left by an eventless transition) is reached when one of its transitions was taken
+    for (const key of taken) reached.add(key.split('|')[0].replace(/^dialog\./, ''))
+    const missingStates = Object.keys(dialogMachine.root.states).filter((s) => !reached.has(s))
+    const missing = transitionsOf(dialogMachine)
+      .map((t) => t.key)
+      .filter((k) => !taken.has(k))
+    expect({ missingStates, missingTransitions: missing }).toEqual({ missingStates: [], missingTransitions: [] })
+  })
+})
+
+describe('dialog machine: properties over random event sequences', () => {
+  const events = fc.array(fc.constantFrom(...EVENTS), { maxLength: 12 })
+  const inputs = fc.constantFrom(...VARIANTS.map((v) => v.input))
+
+  test.prop([inputs, events], { numRuns: 300 })(
+    'a dialog finishes exactly once, its settle precedes its resolution, and the first valid ending wins',
+    (input, sequence) => {
+      const dialog = liveDialog(input)
+      for (const e of sequence) dialog.actor.send(e)
+      const { log } = dialog
+      if (input.signalAborted || input.refused) {
+        expect(log).toEqual([{ action: 'resolveWithdrawn' }])
+        return
+      }
+      const first = sequence.find(answersTheQuestion)
+      if (first === undefined) {
+        // invalid answers leave it open, and nothing is settled
+        expect(dialog.actor.getSnapshot().value).toBe('open')
+        expect(count(log, 'recordSettle') + count(log, 'resolveExtension')).toBe(0)
+        return
+      }
+      const outcome = first.type === 'ANSWER' ? 'answered' : OUTCOME[first.type]
+      expect(log.filter((e) => e.action === 'recordSettle')).toEqual([{ action: 'recordSettle', outcome }])
+      expect(log.filter((e) => e.action === 'resolveExtension')).toEqual([{ action: 'resolveExtension', outcome }])
+      expect(indexOf(log, 'recordSettle')).toBeLessThan(indexOf(log, 'resolveExtension'))
+    },
+  )
+
+  test.prop([inputs, events, events], { numRuns: 200 })(
+    'no provided action fires after the dialog is final',
+    (input, head, tail) => {
+      const dialog = liveDialog(input)
+      for (const e of head) dialog.actor.send(e)
+      if (dialog.actor.getSnapshot().status !== 'done') return
+      const before = dialog.log.length
+      for (const e of tail) dialog.actor.send(e)
+      expect(dialog.log.length).toBe(before)
+    },
+  )
+})
