@@ -39,7 +39,7 @@ import type {
 import { createDemoModel, DEMO_PROVIDER } from './demo-model.js'
 import { consoleLogger, createExtensionUi, errorText, type RuntimeLogger } from './extension-ui.js'
 import { EventMapper } from './map-events.js'
-import { foldTranscript, IDS_ENTRY, lastRun, readSessionFile, type IdsMarker } from './transcript.js'
+import { foldTranscript, IDS_ENTRY, lastRun, readSessionFile, RUN_ENTRY, type IdsMarker } from './transcript.js'
 import { askUserQuestionExtension } from './tools/ask-user-question.js'
 import { bashPermissionExtension } from './tools/bash-permission.js'
 import { uiDialogExtension } from './tools/ui-dialog.js'
@@ -138,6 +138,7 @@ export class PiRuntime implements AgentRuntime {
       aborted: false,
     }
     this.run = run
+    this.append(RUN_ENTRY, { run: run.number })
     this.session.prompt(prompt.text, { expandPromptTemplates: false }).then(
       () => this.promptDone(run),
       (error: unknown) => {
@@ -238,10 +239,14 @@ export class PiRuntime implements AgentRuntime {
   }
 
   private mark(marker: IdsMarker): void {
+    this.append(IDS_ENTRY, marker)
+  }
+
+  private append(customType: string, data: object): void {
     try {
-      this.session.sessionManager.appendCustomEntry(IDS_ENTRY, marker)
+      this.session.sessionManager.appendCustomEntry(customType, data)
     } catch (error) {
-      this.log.warn(`could not record message ids: ${errorText(error)}`)
+      this.log.warn(`could not record ${customType}: ${errorText(error)}`)
     }
   }
 

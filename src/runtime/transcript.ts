@@ -13,6 +13,8 @@ import type { TranscriptEntry } from '../schemas/index.js'
 import { compactToolResult, messageText } from './map-events.js'
 
 export const IDS_ENTRY = 'threadhost.ids'
+/** Written when a run starts, so a run whose prompt never reached the model still counts. */
+export const RUN_ENTRY = 'threadhost.run'
 
 export interface IdsMarker {
   messageId: string
@@ -46,7 +48,8 @@ export function lastRun(entries: SessionEntry[]): number {
   let run = 0
   for (const e of entries) {
     const marker = markerOf(e)
-    if (marker?.run !== undefined && marker.run > run) run = marker.run
+    const started = e.type === 'custom' && e.customType === RUN_ENTRY ? (e.data as { run?: unknown })?.run : undefined
+    for (const n of [marker?.run, started]) if (typeof n === 'number' && n > run) run = n
   }
   return run
 }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { AuthStorage, ModelRegistry } from '@mariozechner/pi-coding-agent'
 import { createPiRuntimeFactory } from '../../src/runtime/index.js'
 import type { AgentRuntime, RuntimeFactory } from '../../src/runtime/port.js'
 import { answered, FakeBridge, Recorder, tempDir } from './helpers.js'
@@ -83,6 +84,34 @@ describe('pi runtime adapter (demo model, real AgentSession)', () => {
     await expect(factory.create({ threadId: 't', model: 'nobody/nothing', ui: new FakeBridge() })).rejects.toThrow(
       /Unknown model 'nobody\/nothing'/,
     )
+  })
+
+  it('a real <provider>/<id> model without a key in the environment makes create() reject, naming the provider', async () => {
+    const registry = ModelRegistry.inMemory(AuthStorage.inMemory())
+    const keyless = registry.getAll().find((m) => !registry.hasConfiguredAuth(m))
+    if (!keyless) return // every provider has a key here: nothing to check offline
+    const tmp = tempDir()
+    cleanups.push(tmp.cleanup)
+    const factory = createPiRuntimeFactory({ dataDir: tmp.dir, log: quiet })
+    const name = `${keyless.provider}/${keyless.id}`
+    await expect(factory.create({ threadId: 't', model: name, ui: new FakeBridge() })).rejects.toThrow(
+      new RegExp(`API key for provider '${keyless.provider}'`),
+    )
+  })
+
+  it('run numbers count prompts and carry on across a restart', async () => {
+    const tmp = tempDir()
+    cleanups.push(tmp.cleanup)
+    const first = await setup({ threadId: 'n', dataDir: tmp.dir })
+    prompt(first.runtime, 'one')
+    await first.rec.next('settled')
+    prompt(first.runtime, 'two')
+    await first.rec.next('settled', 2)
+    await first.runtime.dispose()
+    const second = await setup({ threadId: 'n', dataDir: tmp.dir })
+    prompt(second.runtime, 'three')
+    await second.rec.next('settled')
+    expect(second.runtime.transcript().flatMap((e) => (e.kind === 'user' ? [e.run] : []))).toEqual([1, 2, 3])
   })
 
   it('several threads run side by side, each on its own faux registration', async () => {
