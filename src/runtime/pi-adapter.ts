@@ -198,6 +198,11 @@ export class PiRuntime implements AgentRuntime {
       this.emit({ type: 'prompt-rejected', messageId: prompt.messageId, reason: 'No run is in progress to queue into.' })
       return
     }
+    if (this.run.aborted) {
+      // pi would still deliver a steer into the stopping run (pi-runtime.md §2.2); refuse it instead.
+      this.emit({ type: 'prompt-rejected', messageId: prompt.messageId, reason: 'The run is stopping.' })
+      return
+    }
     mirror.push(prompt)
     send(prompt.text).catch((error: unknown) => {
       const i = mirror.indexOf(prompt)

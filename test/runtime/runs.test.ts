@@ -171,6 +171,20 @@ describe('runs: steer, follow-up, Stop and settle', () => {
     expect(rec.of('prompt-rejected')).toEqual([{ type: 'prompt-rejected', messageId: 'x', reason: expect.stringMatching(/No run/) }])
   })
 
+  it('a steer sent while the run is stopping is refused, not slipped into the aborted run', async () => {
+    const { runtime, rec, ui } = await setup()
+    runtime.prompt({ messageId: 'p1', text: CONFIRM })
+    await ui.nthAsk(0)
+    runtime.clearQueue()
+    const stopping = runtime.abort()
+    runtime.steer({ messageId: 's-late', text: 'sneak in' })
+    ui.settleAllAborted()
+    await stopping
+    await rec.next('settled')
+    expect(rec.of('prompt-rejected')).toEqual([{ type: 'prompt-rejected', messageId: 's-late', reason: 'The run is stopping.' }])
+    expect(rec.of('user-message').map((e) => e.messageId)).toEqual(['p1'])
+  })
+
   it('takeQueued matches texts oldest-first, keeps ids, and still returns a text the mirror lost', () => {
     const mirror = [
       { messageId: 'a', text: 'same' },
