@@ -12,6 +12,8 @@ import { project, type ThreadView } from './projection.js'
 export interface Follower {
   /** Takes one encoded frame. Must not block; the server drops followers that fall behind. */
   send(frame: Buffer, observation: Observation): void
+  /** The thread is gone (deleted, or the host is shutting down): end the follow. */
+  close(): void
 }
 
 export type Resume =
@@ -77,6 +79,11 @@ export class Feed {
   follow(follower: Follower): () => void {
     this.#followers.add(follower)
     return () => this.#followers.delete(follower)
+  }
+
+  close(): void {
+    for (const follower of this.#followers) follower.close()
+    this.#followers.clear()
   }
 
   /** In-process observers (the registry's waiters, tests); called before followers. */

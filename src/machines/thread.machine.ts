@@ -1,5 +1,6 @@
 /**
- * A thread: cold → idle ⇄ running → aborting → idle … → disposed, with a run counter.
+ * A thread: cold → idle ⇄ running → aborting → idle … → retiring → cold, or → disposing → disposed,
+ * with a run counter.
  *
  * The machine, not the routes, decides what a request may do:
  * - a prompt while idle starts run N+1; while running it is queued (steer or follow-up) or refused
@@ -35,6 +36,8 @@ export interface ThreadContext {
   dialogs: string[]
   /** Prompts that arrived while a stop was pending; they start once the stopped run settles. */
   pending: PromptRequest[]
+  /** Why the thread is being disposed, and how its open dialogs settle. */
+  closing?: { reason: string; dialogOutcome: 'cancelled' | 'aborted' }
 }
 
 export type ThreadEvent =
@@ -113,6 +116,7 @@ const threadSetup = setup({
     staleRun: ({ context, event }) => event.type === 'ABORT' && event.run !== undefined && event.run !== context.run,
     carriesPrompts: ({ context, event }) => event.type === 'SETTLED' && carried(context, event).length > 0,
     knownDialog: ({ context, event }) => 'dialogId' in event && context.dialogs.includes(event.dialogId),
+    noOpenDialogs: ({ context }) => context.dialogs.length === 0,
   },
 })
 
@@ -145,6 +149,14 @@ const forward = (type: 'ANSWER' | 'CANCEL' | 'TIMEOUT' | 'ABORT') => ({
 
 const refuse = (reason: 'busy' | 'not-live') =>
   threadSetup.emit(({ event }) => ({ type: 'prompt.refused', messageId: event.type === 'PROMPT' ? event.messageId : '', reason }) as const)
+
+const dispose = {
+  target: '#thread.disposing',
+  actions: threadSetup.assign({
+    closing: ({ event }) =>
+      event.type === 'DISPOSE' ? { reason: event.reason, dialogOutcome: event.dialogOutcome } : undefined,
+  }),
+} as const
 
 const recordSettled = {
   type: 'recordSettled',
@@ -205,7 +217,9 @@ export const threadMachine = threadSetup.createMachine({
         LIVE: 'idle',
         PROMPT: { actions: refuse('not-live') },
         ABORT: { actions: emit({ type: 'abort.refused', reason: 'not-live' }) },
-        DISPOSE: 'disposed',
+        // No runtime to answer for yet (an extension asking while the runtime is being built).
+        ASK: { actions: spawnDialog(true) },
+        DISPOSE: dispose,
       },
     },
     idle: {
@@ -222,11 +236,8 @@ export const threadMachine = threadSetup.createMachine({
         },
         ABORT: { actions: emit({ type: 'abort.refused', reason: 'idle' }) },
         ASK: { actions: spawnDialog(false) },
-        IDLE_TIMEOUT: {
-          target: 'cold',
-          actions: [settleDialogs('CANCEL'), { type: 'disposeRuntime', params: { reason: 'idle' } }, status(false, false)],
-        },
-        DISPOSE: 'disposed',
+        IDLE_TIMEOUT: 'retiring',
+        DISPOSE: dispose
       },
     },
     running: {
@@ -244,7 +255,7 @@ export const threadMachine = threadSetup.createMachine({
         ABORT: [{ guard: 'staleRun', actions: emit({ type: 'abort.refused', reason: 'stale-run' }) }, { target: 'aborting' }],
         ASK: { actions: spawnDialog(false) },
         SETTLED: settled,
-        DISPOSE: 'disposed',
+        DISPOSE: dispose
       },
     },
     aborting: {
@@ -257,7 +268,7 @@ export const threadMachine = threadSetup.createMachine({
         // Refused until the stopped run settles: a question asked now would outlive the stop.
         ASK: { actions: spawnDialog(true) },
         SETTLED: settled,
-        DISPOSE: 'disposed',
+        DISPOSE: dispose
       },
       states: {
         clearing: {
@@ -294,19 +305,34 @@ export const threadMachine = threadSetup.createMachine({
         },
       },
     },
-    disposed: {
-      type: 'final',
+    // Going cold: every open dialog settles `cancelled` first, so its settle precedes the status frame.
+    retiring: {
+      entry: settleDialogs('CANCEL'),
+      on: { ASK: { actions: spawnDialog(true) } },
+      always: {
+        guard: 'noOpenDialogs',
+        target: 'cold',
+        actions: [{ type: 'disposeRuntime', params: { reason: 'idle' } }, status(false, false)],
+      },
+    },
+    // Disposing (delete or shutdown): the runtime is stopped first (its queued prompts reported
+    // rejected), then every open dialog settles, and only then the thread is gone.
+    disposing: {
       entry: [
-        enqueueActions(({ context, event, enqueue }) => {
-          const reason = event.type === 'DISPOSE' ? event.reason : 'disposed'
+        enqueueActions(({ context, enqueue }) => {
+          const { reason, dialogOutcome } = context.closing ?? { reason: 'disposed', dialogOutcome: 'cancelled' }
           for (const p of context.pending) enqueue({ type: 'rejectPrompt', params: { messageId: p.messageId, reason } })
           enqueue.assign({ pending: [] })
-          const type = event.type === 'DISPOSE' && event.dialogOutcome === 'aborted' ? 'ABORT' : 'CANCEL'
-          for (const id of context.dialogs) enqueue.sendTo(id, { type })
           enqueue({ type: 'disposeRuntime', params: { reason } })
+          for (const id of context.dialogs) enqueue.sendTo(id, { type: dialogOutcome === 'aborted' ? 'ABORT' : 'CANCEL' })
         }),
-        status(false, false),
       ],
+      on: { ASK: { actions: spawnDialog(true) } },
+      always: { guard: 'noOpenDialogs', target: 'disposed' },
+    },
+    disposed: {
+      type: 'final',
+      entry: status(false, false),
     },
   },
 })

@@ -1,0 +1,408 @@
+/**
+ * One thread's actor, wired to its runtime and its feed.
+ *
+ * The thread machine decides; this file only carries its decisions out (provided actions) and
+ * turns runtime events into observations. Requests are sent as events and answered by the events
+ * the machine emits, so a route never second-guesses the machine.
+ */
+import { randomUUID } from 'node:crypto'
+import { createActor, type Subscription } from 'xstate'
+import type { DialogAnswer, DialogOutcome } from '../schemas/index.js'
+import { askQueueMachine, type AskStatus } from '../machines/ask-queue.machine.js'
+import { dialogMachine } from '../machines/dialog.machine.js'
+import { threadMachine, type PromptRequest, type ThreadActor, type ThreadEmitted } from '../machines/thread.machine.js'
+import type { AgentRuntime, AskUserResult, DialogRequest, DialogResolution, RuntimeEvent, UiBridge } from '../runtime/port.js'
+import type { Feed } from './feed.js'
+
+export type PromptOutcome =
+  | { kind: 'admitted'; messageId: string; run: number; queued: boolean }
+  | { kind: 'busy' }
+  | { kind: 'not-live' }
+  | { kind: 'rejected'; reason: string }
+
+export type AbortOutcome =
+  | { kind: 'stopped'; restored: string[] }
+  | { kind: 'idle' }
+  | { kind: 'stale-run' }
+  | { kind: 'not-live' }
+
+export type AnswerOutcome = { kind: 'answered' } | { kind: 'unknown' } | { kind: 'refused'; refusal: string }
+
+export interface LiveThreadOptions {
+  threadId: string
+  feed: Feed
+  /** The run counter to continue from (kept in the thread index). */
+  run: number
+  idleMs: number
+  log?: (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void
+  /** Called once the thread has gone cold (idle timeout) or been disposed; the registry lets go of it. */
+  onRetired: (thread: LiveThread) => void
+}
+
+interface ParkedDialog {
+  request: DialogRequest
+  resolve: (resolution: DialogResolution) => void
+  timer?: NodeJS.Timeout
+  unhook?: () => void
+}
+
+interface WaitingAsk {
+  question: Parameters<UiBridge['askUser']>[0]
+  options: Parameters<UiBridge['askUser']>[1]
+  resolve: (result: AskUserResult) => void
+  answer?: AskUserResult
+}
+
+export class LiveThread {
+  readonly actor: ThreadActor
+  readonly threadId: string
+  readonly #feed: Feed
+  readonly #parked = new Map<string, ParkedDialog>()
+  readonly #asks = new Map<string, WaitingAsk>()
+  readonly #waiters = new Map<string, (outcome: PromptOutcome) => void>()
+  readonly #options: LiveThreadOptions
+  #runtime?: AgentRuntime
+  #unsubscribe?: () => void
+  #idleTimer?: NodeJS.Timeout
+  #disposing: Promise<void> = Promise.resolve()
+  #subscription?: Subscription
+  #retired = false
+  #wasLive = false
+
+  constructor(options: LiveThreadOptions) {
+    this.#options = options
+    this.threadId = options.threadId
+    this.#feed = options.feed
+    this.actor = createActor(this.#machine(), {
+      id: `thread:${options.threadId}`,
+      systemId: `thread:${options.threadId}`,
+      input: { threadId: options.threadId, run: options.run },
+    })
+    this.actor.on('*', (e) => this.#onEmitted(e as ThreadEmitted))
+    this.#subscription = this.actor.subscribe({
+      next: (snapshot) => {
+        if (snapshot.status === 'done' || (snapshot.value === 'cold' && this.#runtime === undefined && this.#wasLive)) {
+          this.#retire()
+        }
+      },
+      error: (error) => this.#log('error', `thread machine failed: ${String(error)}`),
+    })
+    this.actor.start()
+  }
+
+  /** The UI bridge the runtime is built with; it must exist before the runtime does. */
+  readonly ui: UiBridge = {
+    ask: (request) => this.#ask(request),
+    askUser: (question, options) => this.#askUser(question, options),
+    notify: (message, level) => void this.#feed.append({ type: 'notify', message, level }),
+  }
+
+  /** Attaches the built runtime: the thread is live from here on. */
+  attach(runtime: AgentRuntime): void {
+    this.#runtime = runtime
+    this.#wasLive = true
+    this.#unsubscribe = runtime.subscribe((event) => this.#onRuntimeEvent(event))
+    this.actor.send({ type: 'LIVE' })
+  }
+
+  get live(): boolean {
+    const value = this.actor.getSnapshot().value
+    return this.actor.getSnapshot().status === 'active' && value !== 'cold'
+  }
+
+  /** Resolves once the runtime is fully released (after an idle timeout or a dispose). */
+  get released(): Promise<void> {
+    return this.#disposing
+  }
+
+  get run(): number {
+    return this.actor.getSnapshot().context.run
+  }
+
+  /** Resolves with the machine's answer: admitted now, admitted once a pending stop settles, or refused. */
+  prompt(request: Omit<PromptRequest, 'messageId'>): Promise<PromptOutcome> {
+    const messageId = randomUUID()
+    return new Promise((resolve) => {
+      this.#waiters.set(messageId, resolve)
+      this.actor.send({ type: 'PROMPT', messageId, ...request })
+    })
+  }
+
+  abort(run?: number): AbortOutcome {
+    let outcome: AbortOutcome = { kind: 'not-live' }
+    const off = this.actor.on('*', (e) => {
+      const emitted = e as ThreadEmitted
+      if (emitted.type === 'abort.answered') outcome = { kind: 'stopped', restored: emitted.restored }
+      if (emitted.type === 'abort.refused') outcome = { kind: emitted.reason === 'stale-run' ? 'stale-run' : emitted.reason === 'idle' ? 'idle' : 'not-live' }
+    })
+    // The machine answers within this send: QUEUE_CLEARED is sent back synchronously by clearQueue.
+    this.actor.send({ type: 'ABORT', run })
+    off.unsubscribe()
+    return outcome
+  }
+
+  openDialog(dialogId: string): DialogRequest | undefined {
+    return this.actor.getSnapshot().context.dialogs.includes(dialogId) ? this.#parked.get(dialogId)?.request : undefined
+  }
+
+  answer(dialogId: string, answer: DialogAnswer): void {
+    this.actor.send({ type: 'DIALOG.ANSWER', dialogId, answer })
+  }
+
+  cancelDialog(dialogId: string): void {
+    this.actor.send({ type: 'DIALOG.CANCEL', dialogId })
+  }
+
+  /** Stops the run, settles every open dialog with `dialogOutcome`, reports queued prompts rejected, releases the runtime. */
+  async dispose(reason: string, dialogOutcome: 'cancelled' | 'aborted'): Promise<void> {
+    if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'DISPOSE', reason, dialogOutcome })
+    await this.#disposing
+  }
+
+  #machine() {
+    const feed = this.#feed
+    return threadMachine.provide({
+      actions: {
+        publishStatus: (_, status) => void feed.append({ type: 'status', ...status }),
+        startRun: (_, { prompt }) => this.#runtime?.prompt({ messageId: prompt.messageId, text: prompt.text }),
+        queuePrompt: (_, { prompt }) => {
+          const queued = { messageId: prompt.messageId, text: prompt.text }
+          if (prompt.deliverAs === 'followUp') this.#runtime?.followUp(queued)
+          else this.#runtime?.steer(queued)
+        },
+        clearQueue: ({ self }) => {
+          try {
+            const cleared = this.#runtime?.clearQueue() ?? { steering: [], followUp: [] }
+            self.send({
+              type: 'QUEUE_CLEARED',
+              steering: cleared.steering.map((p) => p.text),
+              followUp: cleared.followUp.map((p) => p.text),
+            })
+          } catch (error) {
+            self.send({ type: 'QUEUE_CLEAR_FAILED', message: errorMessage(error) })
+          }
+        },
+        recordError: (_, { message }) => {
+          this.#log('error', message)
+          feed.append({ type: 'error', message })
+        },
+        tellRuntimeAbort: () => {
+          this.#runtime?.abort().catch((error) => this.#log('error', `abort failed: ${errorMessage(error)}`))
+        },
+        recordSettled: (_, settled) => void feed.append({ type: 'settled', ...settled }),
+        armIdleTimer: ({ self }) => {
+          clearTimeout(this.#idleTimer)
+          this.#idleTimer = setTimeout(() => self.send({ type: 'IDLE_TIMEOUT' }), this.#options.idleMs)
+          this.#idleTimer.unref()
+        },
+        disarmIdleTimer: () => clearTimeout(this.#idleTimer),
+        disposeRuntime: (_, { reason }) => {
+          this.#disposing = this.#releaseRuntime(reason)
+        },
+        rejectPrompt: (_, { messageId, reason }) => {
+          feed.append({ type: 'prompt-rejected', messageId, reason })
+          this.#settleWaiter(messageId, { kind: 'rejected', reason })
+        },
+      },
+      actors: {
+        dialog: dialogMachine.provide({
+          actions: {
+            showRequest: ({ context }) => {
+              feed.append({
+                type: 'extension-ui-request',
+                id: context.id,
+                blocking: true,
+                dialog: context.spec,
+                origin: context.origin,
+                ...(context.expiresAt !== undefined ? { expiresAt: context.expiresAt } : {}),
+              })
+            },
+            watch: ({ context }) => this.#watch(context.id, context.expiresAt),
+            unwatch: ({ context }) => this.#unwatch(context.id),
+            recordSettle: ({ context }) => {
+              feed.append({ type: 'dialog-settled', id: context.id, outcome: context.outcome as DialogOutcome })
+            },
+            resolveExtension: ({ context }) => this.#resolveParked(context.id, { outcome: context.outcome!, answer: context.answer }),
+            resolveWithdrawn: ({ context }) => this.#resolveParked(context.id, { outcome: 'refused' }),
+          },
+        }),
+        askQueue: askQueueMachine.provide({
+          actions: {
+            show: ({ self }, { askId }) => void this.#showAsk(askId, (event) => self.send(event)),
+            resolve: (_, { askId, status }) => this.#resolveAsk(askId, status),
+          },
+        }),
+      },
+    })
+  }
+
+  #onEmitted(e: ThreadEmitted): void {
+    if (e.type === 'prompt.admitted') this.#settleWaiter(e.messageId, { kind: 'admitted', messageId: e.messageId, run: e.run, queued: e.queued })
+    if (e.type === 'prompt.refused') this.#settleWaiter(e.messageId, e.reason === 'busy' ? { kind: 'busy' } : e.reason === 'not-live' ? { kind: 'not-live' } : { kind: 'rejected', reason: e.reason })
+  }
+
+  #settleWaiter(messageId: string, outcome: PromptOutcome): void {
+    const waiter = this.#waiters.get(messageId)
+    this.#waiters.delete(messageId)
+    waiter?.(outcome)
+  }
+
+  #onRuntimeEvent(event: RuntimeEvent): void {
+    switch (event.type) {
+      case 'settled':
+        this.actor.send({ type: 'SETTLED', aborted: event.aborted, unclaimed: event.unclaimed })
+        return
+      case 'user-message':
+        this.#feed.append({ ...event, run: this.run })
+        return
+      default:
+        this.#feed.append(event)
+    }
+  }
+
+  // ——— dialogs: parked here, decided by the dialog machines ———
+
+  #ask(request: DialogRequest): Promise<DialogResolution> {
+    if (this.actor.getSnapshot().status !== 'active') return Promise.resolve({ outcome: 'refused' })
+    const dialogId = randomUUID()
+    return new Promise((resolve) => {
+      this.#parked.set(dialogId, { request, resolve })
+      const expiresAt = request.timeoutMs !== undefined && request.timeoutMs > 0 ? Date.now() + request.timeoutMs : undefined
+      this.actor.send({
+        type: 'ASK',
+        dialogId,
+        spec: request.spec,
+        origin: request.origin,
+        expiresAt,
+        signalAborted: request.signal?.aborted ?? false,
+      })
+    })
+  }
+
+  #watch(dialogId: string, expiresAt: number | undefined): void {
+    const parked = this.#parked.get(dialogId)
+    if (!parked) return
+    if (expiresAt !== undefined) {
+      parked.timer = setTimeout(() => this.actor.send({ type: 'DIALOG.TIMEOUT', dialogId }), Math.max(0, expiresAt - Date.now()))
+    }
+    const signal = parked.request.signal
+    if (signal) {
+      const onAbort = () => this.actor.send({ type: 'DIALOG.SIGNAL', dialogId })
+      signal.addEventListener('abort', onAbort, { once: true })
+      parked.unhook = () => signal.removeEventListener('abort', onAbort)
+    }
+  }
+
+  #unwatch(dialogId: string): void {
+    const parked = this.#parked.get(dialogId)
+    clearTimeout(parked?.timer)
+    parked?.unhook?.()
+  }
+
+  #resolveParked(dialogId: string, resolution: DialogResolution): void {
+    const parked = this.#parked.get(dialogId)
+    this.#parked.delete(dialogId)
+    parked?.resolve(resolution)
+  }
+
+  // ——— ask_user_question: one question at a time, through the ask-queue ———
+
+  #askQueue() {
+    return this.actor.getSnapshot().children.askQueue
+  }
+
+  #askUser(question: WaitingAsk['question'], options: WaitingAsk['options']): Promise<AskUserResult> {
+    const queue = this.#askQueue()
+    if (!queue || this.actor.getSnapshot().status !== 'active') return Promise.resolve({ status: 'unavailable' })
+    const askId = randomUUID()
+    return new Promise((resolve) => {
+      this.#asks.set(askId, { question, options, resolve })
+      options.signal?.addEventListener('abort', () => this.#askQueue()?.send({ type: 'SIGNAL', askId }), { once: true })
+      queue.send({ type: 'ASK', askId })
+    })
+  }
+
+  async #showAsk(askId: string, send: (event: { type: 'ANSWERED' | 'SKIPPED' | 'CANCELLED'; askId: string }) => void): Promise<void> {
+    const ask = this.#asks.get(askId)
+    if (!ask) return send({ type: 'CANCELLED', askId })
+    const resolution = await this.#ask({
+      spec: { method: 'questionnaire', title: ask.question.prompt, questions: [ask.question] },
+      origin: { kind: 'tool', name: 'ask_user_question', ...(ask.options.toolCallId ? { toolCallId: ask.options.toolCallId } : {}) },
+      signal: ask.options.signal,
+    })
+    const answer = resolution.answer && 'answers' in resolution.answer ? resolution.answer.answers[0] : undefined
+    if (resolution.outcome === 'answered' && answer && !answer.skipped) {
+      ask.answer = { status: 'answered', ...pick(answer) }
+      send({ type: 'ANSWERED', askId })
+    } else if (resolution.outcome === 'answered') {
+      send({ type: 'SKIPPED', askId })
+    } else {
+      send({ type: 'CANCELLED', askId })
+    }
+  }
+
+  #resolveAsk(askId: string, status: AskStatus): void {
+    const ask = this.#asks.get(askId)
+    this.#asks.delete(askId)
+    if (!ask) return
+    ask.resolve(status === 'answered' && ask.answer ? ask.answer : { status })
+  }
+
+  // ——— release ———
+
+  async #releaseRuntime(reason: string): Promise<void> {
+    const runtime = this.#runtime
+    this.#runtime = undefined
+    clearTimeout(this.#idleTimer)
+    if (!runtime) return
+    try {
+      // Queued prompts never ride into a later run and are never dropped silently.
+      const cleared = runtime.clearQueue()
+      for (const p of [...cleared.steering, ...cleared.followUp]) {
+        this.#feed.append({ type: 'prompt-rejected', messageId: p.messageId, reason })
+      }
+    } catch (error) {
+      this.#feed.append({ type: 'error', message: `the queue could not be cleared: ${errorMessage(error)}` })
+    }
+    // Nothing the released runtime says afterwards belongs on the feed: the thread has moved on.
+    this.#unsubscribe?.()
+    this.#unsubscribe = undefined
+    try {
+      const stopped = runtime.abort()
+      // A dialog asked during the stop must not hold the abort; the machine refuses it anyway.
+      await Promise.race([stopped, delay(5000)])
+      await runtime.dispose()
+    } catch (error) {
+      this.#log('warn', `runtime release: ${errorMessage(error)}`)
+    }
+  }
+
+  #retire(): void {
+    if (this.#retired) return
+    this.#retired = true
+    queueMicrotask(() => {
+      this.#subscription?.unsubscribe()
+      this.#options.onRetired(this)
+    })
+  }
+
+  #log(level: 'debug' | 'info' | 'warn' | 'error', message: string): void {
+    this.#options.log?.(level, `[${this.threadId}] ${message}`)
+  }
+}
+
+function pick(answer: { value?: string; values?: string[]; other?: string }) {
+  return {
+    ...(answer.value !== undefined ? { value: answer.value } : {}),
+    ...(answer.values !== undefined ? { values: answer.values } : {}),
+    ...(answer.other !== undefined ? { other: answer.other } : {}),
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref())
+}

@@ -1,0 +1,284 @@
+/**
+ * The thread registry: every known thread, its feed, and the live thread actor when it has one.
+ *
+ * It builds a runtime only for a prompt. Abort, dialog answers and follows *peek*: they never build
+ * one, so a cold thread answers 404 there (and a follow shows its persisted transcript). It knows
+ * nothing of HTTP; the server maps the outcomes below to status codes.
+ */
+import { randomUUID } from 'node:crypto'
+import { validateDialogAnswer, type DialogAnswer, type ThreadSummary } from '../schemas/index.js'
+import type { RuntimeFactory } from '../runtime/port.js'
+import { Feed } from './feed.js'
+import { LiveThread, type AbortOutcome, type PromptOutcome } from './live-thread.js'
+import { initialView } from './projection.js'
+import { ThreadIndex, type ThreadRecord } from './thread-index.js'
+
+export interface RegistryOptions {
+  dataDir: string
+  runtimes: RuntimeFactory
+  defaultModel: string
+  idleMs: number
+  ringSize?: number
+  log?: (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void
+}
+
+export type CreateOutcome = { kind: 'created'; threadId: string } | { kind: 'taken' }
+
+export type DialogOutcomeForRoute =
+  | { kind: 'answered' }
+  | { kind: 'not-live' }
+  | { kind: 'unknown' }
+  | { kind: 'refused'; refusal: string }
+
+export type DialogBody = { id: string; value?: string; confirmed?: boolean; answers?: unknown; cancelled?: true }
+
+interface Entry {
+  record: ThreadRecord
+  feed?: Feed
+  feedLoading?: Promise<Feed>
+  live?: LiveThread
+  building?: Promise<LiveThread>
+}
+
+export class ThreadRegistry {
+  readonly #entries = new Map<string, Entry>()
+  readonly #options: RegistryOptions
+  readonly #index: ThreadIndex
+  #closing = false
+  readonly #liveListeners = new Set<(thread: LiveThread, event: 'started' | 'retired') => void>()
+
+  private constructor(options: RegistryOptions, index: ThreadIndex) {
+    this.#options = options
+    this.#index = index
+    for (const record of index.list()) this.#entries.set(record.threadId, { record })
+  }
+
+  static async open(options: RegistryOptions): Promise<ThreadRegistry> {
+    return new ThreadRegistry(options, await ThreadIndex.open(options.dataDir))
+  }
+
+  get closing(): boolean {
+    return this.#closing
+  }
+
+  /** Live threads, for the inspector. */
+  liveThreads(): LiveThread[] {
+    return [...this.#entries.values()].flatMap((e) => (e.live ? [e.live] : []))
+  }
+
+  onLiveChange(listener: (thread: LiveThread, event: 'started' | 'retired') => void): () => void {
+    this.#liveListeners.add(listener)
+    return () => this.#liveListeners.delete(listener)
+  }
+
+  async create(request: { id?: string; title?: string; model?: string }): Promise<CreateOutcome> {
+    const threadId = request.id ?? randomUUID().slice(0, 8)
+    if (this.#entries.has(threadId)) return { kind: 'taken' }
+    await this.#remember(threadId, request)
+    return { kind: 'created', threadId }
+  }
+
+  list(): ThreadSummary[] {
+    return [...this.#entries.values()]
+      .map((e) => this.#summary(e))
+      .sort((a, b) => b.updatedAt - a.updatedAt)
+  }
+
+  get(threadId: string): ThreadSummary | undefined {
+    const entry = this.#entries.get(threadId)
+    return entry && this.#summary(entry)
+  }
+
+  async rename(threadId: string, title: string): Promise<ThreadSummary | undefined> {
+    const entry = this.#entries.get(threadId)
+    if (!entry) return undefined
+    entry.record = { ...entry.record, title, updatedAt: Date.now() }
+    await this.#index.put(entry.record)
+    return this.#summary(entry)
+  }
+
+  /** A live thread is disposed first: its run stops and its open dialogs settle `cancelled`. */
+  async delete(threadId: string): Promise<boolean> {
+    const entry = this.#entries.get(threadId)
+    if (!entry) return false
+    this.#entries.delete(threadId)
+    const live = entry.live ?? (await entry.building?.catch(() => undefined))
+    await live?.dispose('deleted', 'cancelled')
+    entry.feed?.close()
+    await this.#index.delete(threadId)
+    await this.#options.runtimes.remove(threadId)
+    return true
+  }
+
+  /** The first prompt to an unknown id creates the thread. */
+  async prompt(
+    threadId: string,
+    request: { message: string; admission: 'enqueue' | 'reject'; deliverAs: 'steer' | 'followUp' },
+  ): Promise<PromptOutcome | { kind: 'closing' } | { kind: 'build-failed'; reason: string }> {
+    if (this.#closing) return { kind: 'closing' }
+    if (!this.#entries.has(threadId)) await this.#remember(threadId, {})
+    let live: LiveThread
+    try {
+      live = await this.#ensureLive(threadId)
+    } catch (error) {
+      return { kind: 'build-failed', reason: error instanceof Error ? error.message : String(error) }
+    }
+    const outcome = await live.prompt({ text: request.message, admission: request.admission, deliverAs: request.deliverAs })
+    if (outcome.kind === 'admitted') await this.#touch(threadId)
+    return outcome
+  }
+
+  abort(threadId: string, run?: number): AbortOutcome {
+    const live = this.#entries.get(threadId)?.live
+    if (!live) return { kind: 'not-live' }
+    return live.abort(run)
+  }
+
+  answer(threadId: string, body: DialogBody): DialogOutcomeForRoute {
+    const live = this.#entries.get(threadId)?.live
+    if (!live || !live.live) return { kind: 'not-live' }
+    const request = live.openDialog(body.id)
+    if (!request) return { kind: 'unknown' }
+    if (body.cancelled === true) {
+      live.cancelDialog(body.id)
+      return { kind: 'answered' }
+    }
+    const { id: _id, cancelled: _cancelled, ...payload } = body
+    const refusal = validateDialogAnswer(request.spec, payload)
+    if (refusal !== undefined) return { kind: 'refused', refusal }
+    live.answer(body.id, payload as DialogAnswer)
+    return live.openDialog(body.id) ? { kind: 'refused', refusal: 'the answer was not taken' } : { kind: 'answered' }
+  }
+
+  /** The thread's feed, loading a cold thread's persisted transcript without building a runtime. */
+  async feed(threadId: string): Promise<Feed | undefined> {
+    const entry = this.#entries.get(threadId)
+    if (!entry) return undefined
+    return this.#feedOf(entry)
+  }
+
+  /** Refuse new work, stop every run (queued prompts reported), settle open dialogs `aborted`, flush. */
+  async shutdown(): Promise<void> {
+    this.#closing = true
+    const entries = [...this.#entries.values()]
+    await Promise.all(
+      entries.map(async (entry) => {
+        const live = entry.live ?? (await entry.building?.catch(() => undefined))
+        await live?.dispose('shutdown', 'aborted')
+        entry.feed?.close()
+      }),
+    )
+    for (const entry of entries) if (entry.feed) entry.record = { ...entry.record, seq: entry.feed.seq }
+    await Promise.all(entries.map((e) => this.#index.put(e.record)))
+    await this.#index.flush()
+  }
+
+  // ——— internals ———
+
+  async #remember(threadId: string, request: { title?: string; model?: string }): Promise<void> {
+    const now = Date.now()
+    const record: ThreadRecord = {
+      threadId,
+      title: request.title?.trim() || threadId,
+      model: request.model ?? this.#options.defaultModel,
+      createdAt: now,
+      updatedAt: now,
+      run: 0,
+      seq: 0,
+    }
+    this.#entries.set(threadId, { record })
+    await this.#index.put(record)
+  }
+
+  async #touch(threadId: string): Promise<void> {
+    const entry = this.#entries.get(threadId)
+    if (!entry) return
+    entry.record = { ...entry.record, updatedAt: Date.now(), run: entry.live?.run ?? entry.record.run }
+    await this.#index.put(entry.record)
+  }
+
+  #feedOf(entry: Entry): Promise<Feed> {
+    if (entry.feed) return Promise.resolve(entry.feed)
+    entry.feedLoading ??= this.#options.runtimes.readTranscript(entry.record.threadId).then(
+      (transcript) => {
+        entry.feed ??= new Feed(
+          { ...initialView(entry.record.threadId, transcript, entry.record.seq, false), status: { live: false, busy: false, run: entry.record.run } },
+          this.#options.ringSize,
+        )
+        return entry.feed
+      },
+      () => {
+        entry.feed ??= new Feed(initialView(entry.record.threadId, [], entry.record.seq), this.#options.ringSize)
+        return entry.feed
+      },
+    )
+    return entry.feedLoading
+  }
+
+  #ensureLive(threadId: string): Promise<LiveThread> {
+    const entry = this.#entries.get(threadId)
+    if (!entry) return Promise.reject(new Error(`unknown thread ${threadId}`))
+    if (entry.live?.live) return Promise.resolve(entry.live)
+    entry.building ??= this.#build(entry).finally(() => {
+      entry.building = undefined
+    })
+    return entry.building
+  }
+
+  async #build(entry: Entry): Promise<LiveThread> {
+    // A thread going cold releases its runtime first; never build a second one beside it.
+    if (entry.live) await entry.live.released
+    const feed = await this.#feedOf(entry)
+    const live = new LiveThread({
+      threadId: entry.record.threadId,
+      feed,
+      run: entry.record.run,
+      idleMs: this.#options.idleMs,
+      log: this.#options.log,
+      onRetired: (thread) => this.#retired(entry, thread),
+    })
+    try {
+      const runtime = await this.#options.runtimes.create({ threadId: entry.record.threadId, model: entry.record.model, ui: live.ui })
+      if (!this.#entries.has(entry.record.threadId) || this.#closing) {
+        await runtime.dispose()
+        live.actor.stop()
+        throw new Error('the thread was deleted or the host is shutting down')
+      }
+      entry.live = live
+      live.attach(runtime)
+      for (const listener of this.#liveListeners) listener(live, 'started')
+      return live
+    } catch (error) {
+      live.actor.stop()
+      throw error
+    }
+  }
+
+  #retired(entry: Entry, thread: LiveThread): void {
+    if (entry.live === thread) {
+      entry.record = { ...entry.record, run: thread.run, seq: entry.feed?.seq ?? entry.record.seq }
+      void this.#index.put(entry.record).catch((error) => this.#options.log?.('error', `index write failed: ${String(error)}`))
+      void thread.released.then(() => {
+        if (entry.live === thread) entry.live = undefined
+      })
+    }
+    thread.actor.stop()
+    for (const listener of this.#liveListeners) listener(thread, 'retired')
+  }
+
+  #summary(entry: Entry): ThreadSummary {
+    const view = entry.feed?.view
+    const status = view?.status ?? { live: false, busy: false, run: entry.record.run }
+    return {
+      threadId: entry.record.threadId,
+      title: entry.record.title,
+      model: entry.record.model,
+      live: status.live,
+      busy: status.busy,
+      run: status.run,
+      openDialogs: view?.openDialogs.length ?? 0,
+      createdAt: entry.record.createdAt,
+      updatedAt: entry.record.updatedAt,
+    }
+  }
+}

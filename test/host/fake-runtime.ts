@@ -1,0 +1,117 @@
+/**
+ * A scripted runtime for host tests: it records what the host told it and lets the test decide
+ * when a run settles. Tests of the real pi runtime live in test/runtime and test/server.
+ */
+import type {
+  AgentRuntime,
+  ClearedQueue,
+  QueuedPrompt,
+  RuntimeEvent,
+  RuntimeFactory,
+  RuntimeListener,
+  RuntimeOptions,
+  UiBridge,
+} from '../../src/runtime/port.js'
+import type { TranscriptEntry } from '../../src/schemas/index.js'
+
+export class FakeRuntime implements AgentRuntime {
+  readonly calls: string[] = []
+  readonly listeners = new Set<RuntimeListener>()
+  steering: QueuedPrompt[] = []
+  followUps: QueuedPrompt[] = []
+  running = false
+  aborted = false
+  clearThrows = false
+  /** When set, abort() waits for settle() instead of settling by itself (a tool blocked on something). */
+  holdAbort = false
+  disposed = false
+  #abortWaiters: (() => void)[] = []
+
+  constructor(readonly ui: UiBridge) {}
+
+  prompt(p: QueuedPrompt): void {
+    this.calls.push(`prompt:${p.text}`)
+    this.running = true
+    this.aborted = false
+    this.emit({ type: 'user-message', messageId: p.messageId, text: p.text })
+  }
+  steer(p: QueuedPrompt): void {
+    this.calls.push(`steer:${p.text}`)
+    this.steering.push(p)
+    this.#emitQueue()
+  }
+  followUp(p: QueuedPrompt): void {
+    this.calls.push(`followUp:${p.text}`)
+    this.followUps.push(p)
+    this.#emitQueue()
+  }
+  clearQueue(): ClearedQueue {
+    this.calls.push('clearQueue')
+    if (this.clearThrows) throw new Error('queue mirror corrupted')
+    const cleared = { steering: this.steering, followUp: this.followUps }
+    this.steering = []
+    this.followUps = []
+    this.#emitQueue()
+    return cleared
+  }
+  abort(): Promise<void> {
+    this.calls.push('abort')
+    this.aborted = true
+    if (!this.running) return Promise.resolve()
+    return new Promise((resolve) => {
+      this.#abortWaiters.push(resolve)
+      if (!this.holdAbort) setTimeout(() => this.settle(), 5)
+    })
+  }
+  subscribe(listener: RuntimeListener): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+  transcript(): TranscriptEntry[] {
+    return []
+  }
+  async dispose(): Promise<void> {
+    this.calls.push('dispose')
+    this.disposed = true
+  }
+
+  /** The run ends by its own settle, as pi's would. */
+  settle(unclaimed: QueuedPrompt[] = []): void {
+    if (!this.running) return
+    this.running = false
+    this.emit({ type: 'settled', aborted: this.aborted, unclaimed })
+    for (const resolve of this.#abortWaiters.splice(0)) resolve()
+  }
+
+  emit(event: RuntimeEvent): void {
+    for (const listener of this.listeners) listener(event)
+  }
+
+  #emitQueue(): void {
+    this.emit({ type: 'queue', steering: this.steering.map((p) => p.text), followUp: this.followUps.map((p) => p.text) })
+  }
+}
+
+export class FakeRuntimeFactory implements RuntimeFactory {
+  readonly runtimes = new Map<string, FakeRuntime>()
+  readonly built: string[] = []
+  transcripts = new Map<string, TranscriptEntry[]>()
+
+  async create(options: RuntimeOptions): Promise<FakeRuntime> {
+    this.built.push(options.threadId)
+    const runtime = new FakeRuntime(options.ui)
+    this.runtimes.set(options.threadId, runtime)
+    return runtime
+  }
+  async readTranscript(threadId: string): Promise<TranscriptEntry[]> {
+    return this.transcripts.get(threadId) ?? []
+  }
+  async remove(threadId: string): Promise<void> {
+    this.transcripts.delete(threadId)
+  }
+  get(threadId: string): FakeRuntime {
+    const runtime = this.runtimes.get(threadId)
+    if (!runtime) throw new Error(`no runtime for ${threadId}`)
+    return runtime
+  }
+}

@@ -1,0 +1,224 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { Observation } from '../../src/schemas/index.js'
+import { ThreadRegistry } from '../../src/host/thread-registry.js'
+import { FakeRuntimeFactory } from './fake-runtime.js'
+
+let dir: string
+let runtimes: FakeRuntimeFactory
+let registry: ThreadRegistry
+
+const prompt = (id: string, message: string, extra: Partial<{ admission: 'enqueue' | 'reject'; deliverAs: 'steer' | 'followUp' }> = {}) =>
+  registry.prompt(id, { message, admission: 'enqueue', deliverAs: 'steer', ...extra })
+
+async function observe(id: string): Promise<Observation[]> {
+  const seen: Observation[] = []
+  const feed = await registry.feed(id)
+  feed!.observe((o) => seen.push(o))
+  return seen
+}
+
+const confirm = { spec: { method: 'confirm' as const, title: 'Deploy?', message: 'to prod' }, origin: { kind: 'extension' as const } }
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'threadhost-registry-'))
+  runtimes = new FakeRuntimeFactory()
+  registry = await ThreadRegistry.open({ dataDir: dir, runtimes, defaultModel: 'demo', idleMs: 60_000 })
+})
+
+afterEach(async () => {
+  for (const fake of runtimes.runtimes.values()) {
+    fake.holdAbort = false
+    fake.settle()
+  }
+  await registry.shutdown()
+  await rm(dir, { recursive: true, force: true })
+})
+
+describe('thread registry', () => {
+  it('a prompt to an unknown id creates the thread, builds its runtime and starts run 1', async () => {
+    const outcome = await prompt('t1', 'hello')
+    expect(outcome).toMatchObject({ kind: 'admitted', run: 1, queued: false })
+    expect(runtimes.built).toEqual(['t1'])
+    expect(runtimes.get('t1').calls).toEqual(['prompt:hello'])
+    expect(registry.get('t1')).toMatchObject({ live: true, busy: true, run: 1 })
+  })
+
+  it('abort stops the run and never disposes; a repeat while it is pending is the same answer, not a second call; the next prompt waits for the settle', async () => {
+    await prompt('t1', 'hello')
+    const fake = runtimes.get('t1')
+    fake.holdAbort = true
+    expect(registry.abort('t1')).toEqual({ kind: 'stopped', restored: [] })
+    expect(registry.abort('t1')).toEqual({ kind: 'stopped', restored: [] })
+    expect(fake.calls.filter((c) => c === 'abort')).toHaveLength(1)
+    expect(fake.disposed).toBe(false)
+
+    let started = false
+    const next = prompt('t1', 'again').then((o) => ((started = true), o))
+    await new Promise((r) => setTimeout(r, 20))
+    expect(started).toBe(false)
+    fake.settle()
+    expect(await next).toMatchObject({ kind: 'admitted', run: 2, queued: false })
+    expect(fake.calls).toEqual(['prompt:hello', 'clearQueue', 'abort', 'prompt:again'])
+  })
+
+  it('abort hands back the queued prompts in order, steering first, and clears the runtime queue; a repeat restores nothing', async () => {
+    await prompt('t1', 'hello')
+    await prompt('t1', 'f1', { deliverAs: 'followUp' })
+    await prompt('t1', 's1')
+    await prompt('t1', 's2')
+    const fake = runtimes.get('t1')
+    fake.holdAbort = true
+    expect(registry.abort('t1')).toEqual({ kind: 'stopped', restored: ['s1', 's2', 'f1'] })
+    expect(fake.steering).toEqual([])
+    expect(fake.followUps).toEqual([])
+    expect(registry.abort('t1')).toEqual({ kind: 'stopped', restored: [] })
+  })
+
+  it('a stop must stop: if clearing the queue throws, the runtime is still told to abort and the loss is said', async () => {
+    await prompt('t1', 'hello')
+    const seen = await observe('t1')
+    const fake = runtimes.get('t1')
+    fake.clearThrows = true
+    expect(registry.abort('t1')).toEqual({ kind: 'stopped', restored: [] })
+    expect(fake.calls).toContain('abort')
+    expect(seen.find((o) => o.type === 'error')).toMatchObject({ message: expect.stringContaining('queue mirror corrupted') })
+  })
+
+  it('abort on a thread that is not live is not-live, and with nothing in flight is idle; neither reaches the runtime', async () => {
+    expect(registry.abort('never')).toEqual({ kind: 'not-live' })
+    await prompt('t1', 'hello')
+    runtimes.get('t1').settle()
+    expect(registry.abort('t1')).toEqual({ kind: 'idle' })
+    expect(runtimes.get('t1').calls).toEqual(['prompt:hello'])
+  })
+
+  it('abort naming a run that is not the current run is refused as stale', async () => {
+    await prompt('t1', 'hello')
+    expect(registry.abort('t1', 7)).toEqual({ kind: 'stale-run' })
+    expect(runtimes.get('t1').calls).not.toContain('abort')
+  })
+
+  it('on a stop the feed shows the emptied queue, then each open dialog settled aborted, then settled, then status not busy', async () => {
+    await prompt('t1', 'hello')
+    await prompt('t1', 'queued')
+    const fake = runtimes.get('t1')
+    const seen = await observe('t1')
+    const asked = fake.ui.ask(confirm)
+    registry.abort('t1')
+    expect(await asked).toEqual({ outcome: 'aborted', answer: undefined })
+    await new Promise((r) => setTimeout(r, 20))
+    const types = seen.map((o) => o.type)
+    expect(types).toEqual(['extension-ui-request', 'queue', 'dialog-settled', 'settled', 'status'])
+    expect(seen.at(-2)).toMatchObject({ type: 'settled', run: 1, aborted: true })
+    expect(seen.at(-1)).toMatchObject({ type: 'status', busy: false, live: true, run: 1 })
+  })
+
+  it('a question asked while a stop is pending is refused with its cancel value and shows nothing', async () => {
+    await prompt('t1', 'hello')
+    const fake = runtimes.get('t1')
+    fake.holdAbort = true
+    registry.abort('t1')
+    const seen = await observe('t1')
+    expect(await fake.ui.ask(confirm)).toEqual({ outcome: 'refused' })
+    expect(seen.filter((o) => o.type === 'extension-ui-request' || o.type === 'dialog-settled')).toEqual([])
+  })
+
+  it('a dialog answer is checked against the question it names: unknown is 404-like, a wrong answer is refused and stays open, a right one settles once', async () => {
+    await prompt('t1', 'hello')
+    const fake = runtimes.get('t1')
+    const asked = fake.ui.ask({ spec: { method: 'select', title: 'Pick', options: ['a', 'b'] }, origin: { kind: 'extension' } })
+    const feed = await registry.feed('t1')
+    const [open] = feed!.view.openDialogs
+    expect(registry.answer('t1', { id: 'nope', value: 'a' })).toEqual({ kind: 'unknown' })
+    expect(registry.answer('t1', { id: open.id, value: 'c' })).toEqual({ kind: 'refused', refusal: "'c' is not one of the offered options" })
+    expect(feed!.view.openDialogs).toHaveLength(1)
+    expect(registry.answer('t1', { id: open.id, value: 'b' })).toEqual({ kind: 'answered' })
+    expect(await asked).toEqual({ outcome: 'answered', answer: { value: 'b' } })
+    expect(registry.answer('t1', { id: open.id, value: 'b' })).toEqual({ kind: 'unknown' })
+    expect(feed!.view.openDialogs).toEqual([])
+  })
+
+  it('a dialog with a timeout settles timeout and the extension sees no answer', async () => {
+    await prompt('t1', 'hello')
+    const seen = await observe('t1')
+    const result = await runtimes.get('t1').ui.ask({ ...confirm, timeoutMs: 10 })
+    expect(result.outcome).toBe('timeout')
+    expect(seen.find((o) => o.type === 'extension-ui-request')).toMatchObject({ expiresAt: expect.any(Number) })
+    expect(seen.find((o) => o.type === 'dialog-settled')).toMatchObject({ outcome: 'timeout' })
+  })
+
+  it("a dialog whose extension signal aborts settles aborted; a signal already aborted shows nothing", async () => {
+    await prompt('t1', 'hello')
+    const seen = await observe('t1')
+    const controller = new AbortController()
+    const asked = runtimes.get('t1').ui.ask({ ...confirm, signal: controller.signal })
+    controller.abort()
+    expect((await asked).outcome).toBe('aborted')
+    expect(await runtimes.get('t1').ui.ask({ ...confirm, signal: controller.signal })).toEqual({ outcome: 'refused' })
+    expect(seen.filter((o) => o.type === 'extension-ui-request')).toHaveLength(1)
+  })
+
+  it('unclaimed prompts reported at a settle start the next run instead of riding into a later one', async () => {
+    await prompt('t1', 'hello')
+    const fake = runtimes.get('t1')
+    fake.settle([{ messageId: 'm9', text: 'late steer' }])
+    expect(fake.calls).toEqual(['prompt:hello', 'prompt:late steer'])
+    expect(registry.get('t1')).toMatchObject({ busy: true, run: 2 })
+  })
+
+  it('admission reject refuses a prompt while busy and queues nothing', async () => {
+    await prompt('t1', 'hello')
+    expect(await prompt('t1', 'no', { admission: 'reject' })).toEqual({ kind: 'busy' })
+    expect(runtimes.get('t1').calls).toEqual(['prompt:hello'])
+  })
+
+  it('delete disposes a live thread: its open dialogs settle cancelled and its runtime is released', async () => {
+    await prompt('t1', 'hello')
+    const fake = runtimes.get('t1')
+    const asked = fake.ui.ask(confirm)
+    expect(await registry.delete('t1')).toBe(true)
+    expect((await asked).outcome).toBe('cancelled')
+    expect(fake.disposed).toBe(true)
+    expect(registry.get('t1')).toBeUndefined()
+    expect(await registry.delete('t1')).toBe(false)
+  })
+
+  it('shutdown reports queued prompts rejected with reason shutdown and settles open dialogs aborted', async () => {
+    await prompt('t1', 'hello')
+    await prompt('t1', 'waiting')
+    const fake = runtimes.get('t1')
+    const seen = await observe('t1')
+    const asked = fake.ui.ask(confirm)
+    await registry.shutdown()
+    expect((await asked).outcome).toBe('aborted')
+    expect(seen.find((o) => o.type === 'prompt-rejected')).toMatchObject({ reason: 'shutdown' })
+    expect(seen.at(-1)).toMatchObject({ type: 'status', live: false })
+    expect(await prompt('t1', 'after')).toEqual({ kind: 'closing' })
+  })
+
+  it('an idle thread goes cold after the idle time: followers see live false and the next prompt builds a new runtime', async () => {
+    await registry.shutdown()
+    registry = await ThreadRegistry.open({ dataDir: dir, runtimes, defaultModel: 'demo', idleMs: 20 })
+    await prompt('t2', 'hello')
+    runtimes.get('t2').settle()
+    const seen = await observe('t2')
+    await new Promise((r) => setTimeout(r, 60))
+    expect(seen.at(-1)).toMatchObject({ type: 'status', live: false })
+    expect(runtimes.get('t2').disposed).toBe(true)
+    expect(await prompt('t2', 'again')).toMatchObject({ kind: 'admitted', run: 2 })
+    expect(runtimes.built).toEqual(['t2', 't2'])
+  })
+
+  it('threads survive a restart: the index keeps titles and run counters', async () => {
+    await registry.create({ id: 'keep', title: 'Kept' })
+    await prompt('keep', 'hello')
+    runtimes.get('keep').settle()
+    await registry.shutdown()
+    registry = await ThreadRegistry.open({ dataDir: dir, runtimes, defaultModel: 'demo', idleMs: 60_000 })
+    expect(registry.get('keep')).toMatchObject({ title: 'Kept', live: false, run: 1 })
+    expect(await registry.create({ id: 'keep' })).toEqual({ kind: 'taken' })
+  })
+})
