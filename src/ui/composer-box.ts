@@ -116,6 +116,7 @@ export class ComposerBox extends LitElement {
         overflow: hidden;
       }
       .seg label {
+        position: relative;
         padding: 0.15rem 0.6rem;
         cursor: pointer;
       }
@@ -126,8 +127,12 @@ export class ComposerBox extends LitElement {
       }
       .seg input {
         position: absolute;
+        inset: 0;
+        margin: 0;
+        width: 100%;
+        height: 100%;
         opacity: 0;
-        pointer-events: none;
+        cursor: pointer;
       }
       .seg label:has(input:focus-visible) {
         outline: 2px solid var(--th-accent);

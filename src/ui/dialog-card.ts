@@ -312,7 +312,7 @@ export class DialogCard extends LitElement {
     }
     const multi = q.mode === 'multi'
     const name = `${id}-choice`
-    return html`<fieldset>
+    return html`<fieldset role=${multi ? 'group' : 'radiogroup'}>
       <legend class=${promptIsTitle ? 'sr-only' : ''}>${chip}${q.prompt}</legend>
       ${q.options.map(
         (o) => html`<label class="choice">

@@ -177,13 +177,16 @@ export class ThreadPane extends LitElement {
   }
 
   protected override willUpdate(changed: PropertyValues<this>): void {
-    if (changed.has('threadId') && this.isConnected) {
+    if (changed.has('threadId') && this.isConnected && this.#attachedId !== this.threadId) {
       this.#detach()
       if (this.threadId) this.#attach()
     }
   }
 
+  #attachedId = ''
+
   #attach() {
+    this.#attachedId = this.threadId
     const store = createThreadStore(this.threadId)
     const id = this.threadId
     const follow = new FollowClient(store, (after) => this.api.followUrl(id, after), this.eventSource ?? followConfig.eventSource)
@@ -204,6 +207,7 @@ export class ThreadPane extends LitElement {
   }
 
   #detach() {
+    this.#attachedId = ''
     for (const off of this.#unsubscribe) off()
     this.#unsubscribe = []
     this.follow?.stop()

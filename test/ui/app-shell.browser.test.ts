@@ -1,0 +1,58 @@
+/** The page: thread list (live/busy, open-question badge, New thread) and hash routing. */
+import { afterEach, describe, expect, test, vi } from 'vitest'
+import { page } from 'vitest/browser'
+import '../../src/ui/app-shell.js'
+import type { AppShell } from '../../src/ui/app-shell.js'
+import { threadIdFromHash } from '../../src/ui/app-shell.js'
+import { followConfig } from '../../src/ui/follow-client.js'
+import { FakeEventSource, fakeApi, fakeEventSource, summary, until } from './helpers.js'
+
+followConfig.eventSource = fakeEventSource
+
+function mount(api = fakeApi()) {
+  const el = document.createElement('app-shell') as AppShell
+  el.api = api
+  document.body.append(el)
+  return { el, api }
+}
+
+afterEach(() => {
+  document.body.innerHTML = ''
+  location.hash = ''
+})
+
+describe('app shell', () => {
+  test('routes by #/threads/<id>', () => {
+    expect(threadIdFromHash('#/threads/abc')).toBe('abc')
+    expect(threadIdFromHash('#/threads/a%20b')).toBe('a b')
+    expect(threadIdFromHash('#/')).toBe('')
+  })
+
+  test('lists threads with state and a badge for open questions; selecting one opens its pane', async () => {
+    const api = fakeApi({
+      listThreads: vi.fn(async () => [
+        summary('alpha', { title: 'Alpha', busy: true, openDialogs: 2, updatedAt: Date.now() }),
+        summary('beta', { title: 'Beta', live: false }),
+      ]),
+    })
+    mount(api)
+    const nav = page.getByRole('navigation', { name: 'Threads' })
+    await expect.element(nav.getByRole('link', { name: /Alpha/ })).toBeVisible()
+    await expect.element(nav.getByLabelText('2 open questions')).toBeVisible()
+    await expect.element(nav.getByRole('link', { name: /Beta/ })).toHaveTextContent('idle')
+    await nav.getByRole('link', { name: /Beta/ }).click()
+    await until(() => location.hash === '#/threads/beta')
+    await expect.element(page.getByRole('heading', { name: 'Beta' })).toBeVisible()
+    await expect.element(page.getByRole('log')).toBeInTheDocument()
+    await until(() => FakeEventSource.instances.some((es) => es.url === '/api/threads/beta/follow'))
+  })
+
+  test('New thread creates one and navigates to it', async () => {
+    const api = fakeApi({ createThread: vi.fn(async () => ({ threadId: 'fresh' })) })
+    mount(api)
+    await page.getByRole('button', { name: 'New thread' }).click()
+    expect(api.createThread).toHaveBeenCalledOnce()
+    await until(() => location.hash === '#/threads/fresh')
+    await expect.element(page.getByRole('textbox', { name: 'Message' })).toBeVisible()
+  })
+})

@@ -1,0 +1,72 @@
+/** The follow connection machine, pure: connect/disconnect are spies, time is the machine's own clock. */
+import { describe, expect, test, vi } from 'vitest'
+import { createActor, SimulatedClock } from 'xstate'
+import { backoffDelay, followConnectionMachine } from '../../src/machines/follow-connection.js'
+
+function start(lastSeq = 0) {
+  const connect = vi.fn<(after: number) => void>()
+  const disconnect = vi.fn()
+  const clock = new SimulatedClock()
+  const machine = followConnectionMachine.provide({
+    actions: { connect: (_, p) => connect(p.after), disconnect: () => disconnect() },
+  })
+  const actor = createActor(machine, { input: { lastSeq }, clock }).start()
+  return { actor, connect, disconnect, clock, value: () => actor.getSnapshot().value }
+}
+
+describe('follow connection machine', () => {
+  test('connects from a snapshot first, then is open on OPENED', () => {
+    const m = start()
+    expect(m.value()).toBe('connecting')
+    expect(m.connect).toHaveBeenCalledWith(0)
+    m.actor.send({ type: 'OPENED' })
+    expect(m.value()).toBe('open')
+  })
+
+  test('a failure backs off, then reconnects after the last seq it saw', () => {
+    const m = start()
+    m.actor.send({ type: 'OPENED' })
+    m.actor.send({ type: 'FRAME', seq: 7 })
+    m.actor.send({ type: 'FRAME', seq: 8 })
+    m.actor.send({ type: 'FAILED' })
+    expect(m.value()).toBe('backingOff')
+    expect(m.disconnect).toHaveBeenCalledTimes(1)
+    m.clock.increment(backoffDelay(1) - 1)
+    expect(m.value()).toBe('backingOff')
+    m.clock.increment(1)
+    expect(m.value()).toBe('connecting')
+    expect(m.connect).toHaveBeenLastCalledWith(8)
+  })
+
+  test('repeated failures back off longer, capped; a frame resets the backoff', () => {
+    expect(backoffDelay(1)).toBe(500)
+    expect(backoffDelay(2)).toBe(1000)
+    expect(backoffDelay(3)).toBe(2000)
+    expect(backoffDelay(20)).toBe(15_000)
+    const m = start()
+    m.actor.send({ type: 'FAILED' })
+    m.clock.increment(500)
+    m.actor.send({ type: 'FAILED' })
+    expect(m.actor.getSnapshot().context.attempt).toBe(2)
+    m.clock.increment(999)
+    expect(m.value()).toBe('backingOff')
+    m.clock.increment(1)
+    m.actor.send({ type: 'FRAME', seq: 3 })
+    expect(m.value()).toBe('open')
+    expect(m.actor.getSnapshot().context).toEqual({ lastSeq: 3, attempt: 0 })
+  })
+
+  test('RETRY skips the wait; CLOSE closes from anywhere and disconnects', () => {
+    const m = start(5)
+    expect(m.connect).toHaveBeenCalledWith(5)
+    m.actor.send({ type: 'FAILED' })
+    m.actor.send({ type: 'RETRY' })
+    expect(m.value()).toBe('connecting')
+    m.actor.send({ type: 'CLOSE' })
+    expect(m.value()).toBe('closed')
+    expect(m.disconnect).toHaveBeenCalledTimes(2)
+    m.clock.increment(60_000)
+    expect(m.value()).toBe('closed')
+    expect(m.connect).toHaveBeenCalledTimes(2)
+  })
+})

@@ -1,0 +1,97 @@
+/** Doubles for the browser component tests: a scriptable EventSource and an API of spies. */
+import { vi } from 'vitest'
+import type { Observation, ObservationInput, OpenDialog, Snapshot, ThreadSummary } from '../../src/schemas/index.js'
+import { initialView } from '../../src/host/projection.js'
+import type { Api } from '../../src/ui/api.js'
+
+export class FakeEventSource extends EventTarget {
+  static instances: FakeEventSource[] = []
+  static last(): FakeEventSource {
+    const es = FakeEventSource.instances.at(-1)
+    if (!es) throw new Error('no EventSource was opened')
+    return es
+  }
+  readyState = 0
+  closed = false
+  onopen: ((e: Event) => void) | null = null
+  onerror: ((e: Event) => void) | null = null
+  onmessage: ((e: MessageEvent) => void) | null = null
+  constructor(readonly url: string) {
+    super()
+    FakeEventSource.instances.push(this)
+  }
+  close() {
+    this.readyState = 2
+    this.closed = true
+  }
+  open() {
+    this.readyState = 1
+    this.onopen?.(new Event('open'))
+  }
+  snapshot(s: Snapshot) {
+    this.dispatchEvent(new MessageEvent('snapshot', { data: JSON.stringify(s), lastEventId: String(s.seq) }))
+  }
+  frame(o: Observation) {
+    this.dispatchEvent(new MessageEvent(o.type, { data: JSON.stringify(o), lastEventId: String(o.seq) }))
+  }
+  fail() {
+    this.onerror?.(new Event('error'))
+  }
+}
+
+export const fakeEventSource = (url: string) => new FakeEventSource(url) as unknown as EventSource
+
+/** Numbers observations like a feed does. */
+export function feed(start = 1) {
+  let seq = start - 1
+  return (o: ObservationInput): Observation => ({ ...o, seq: ++seq }) as Observation
+}
+
+export function snapshotOf(threadId: string, patch: Partial<Snapshot> = {}): Snapshot {
+  return { ...initialView(threadId, [], 0, true), ...patch }
+}
+
+export const confirmDialog = (id = 'd1', title = 'Deploy?'): OpenDialog => ({
+  id,
+  dialog: { method: 'confirm', title, message: 'to prod' },
+  origin: { kind: 'tool', name: 'ui_dialog' },
+})
+
+export function summary(threadId: string, patch: Partial<ThreadSummary> = {}): ThreadSummary {
+  return {
+    threadId,
+    title: threadId,
+    model: 'demo',
+    live: true,
+    busy: false,
+    run: 0,
+    openDialogs: 0,
+    createdAt: Date.now() - 60_000,
+    updatedAt: Date.now() - 30_000,
+    ...patch,
+  }
+}
+
+export function fakeApi(overrides: Partial<Api> = {}): Api & { [K in keyof Api]: ReturnType<typeof vi.fn> } {
+  const api = {
+    listThreads: vi.fn(async () => []),
+    getThread: vi.fn(async (id: string) => summary(id)),
+    createThread: vi.fn(async () => ({ threadId: 'new-1' })),
+    renameThread: vi.fn(async (id: string, title: string) => summary(id, { title })),
+    deleteThread: vi.fn(async () => undefined),
+    prompt: vi.fn(async (id: string) => ({ threadId: id, messageId: 'm1', run: 1, queued: false })),
+    abort: vi.fn(async (id: string) => ({ threadId: id, restored: [] as string[] })),
+    answerDialog: vi.fn(async () => undefined),
+    followUrl: (id: string, after = 0) => `/api/threads/${id}/follow${after > 0 ? `?after=${after}` : ''}`,
+    ...overrides,
+  }
+  return api as never
+}
+
+export async function until(check: () => boolean, ms = 2000): Promise<void> {
+  const end = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > end) throw new Error('condition not met in time')
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}

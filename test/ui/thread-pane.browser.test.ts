@@ -1,0 +1,203 @@
+/** The thread pane in Chromium, against a scripted EventSource and an API of spies. */
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
+import { page, userEvent } from 'vitest/browser'
+import '../../src/ui/thread-pane.js'
+import type { ThreadPane } from '../../src/ui/thread-pane.js'
+import type { ComposerBox } from '../../src/ui/composer-box.js'
+import { FakeEventSource, confirmDialog, fakeApi, fakeEventSource, feed, snapshotOf, until } from './helpers.js'
+
+function mount(api = fakeApi(), threadId = 't1') {
+  const el = document.createElement('thread-pane') as ThreadPane
+  el.api = api
+  el.eventSource = fakeEventSource
+  el.threadId = threadId
+  el.style.height = '600px'
+  document.body.append(el)
+  return { el, api, es: () => FakeEventSource.last() }
+}
+
+const composer = (el: ThreadPane) => el.shadowRoot!.querySelector('composer-box') as ComposerBox
+
+beforeEach(() => {
+  FakeEventSource.instances = []
+})
+afterEach(() => {
+  document.body.innerHTML = ''
+})
+
+describe('thread pane', () => {
+  test('follows: snapshot, then streamed frames into a role=log transcript; the badge says Live', async () => {
+    const { es } = mount()
+    await until(() => FakeEventSource.instances.length === 1)
+    expect(es().url).toBe('/api/threads/t1/follow')
+    await expect.element(page.getByRole('status', { name: 'Connection: Connecting' })).toBeVisible()
+    es().open()
+    es().snapshot(snapshotOf('t1'))
+    await expect.element(page.getByRole('status', { name: 'Connection: Live' })).toBeVisible()
+    const n = feed()
+    es().frame(n({ type: 'status', live: true, busy: true, run: 1 }))
+    es().frame(n({ type: 'user-message', messageId: 'u1', text: 'hello there', run: 1 }))
+    es().frame(n({ type: 'assistant-start', messageId: 'a1' }))
+    es().frame(n({ type: 'assistant-delta', messageId: 'a1', text: 'You said' }))
+    const log = page.getByRole('log')
+    await expect.element(log.getByText('hello there')).toBeVisible()
+    await expect.element(log.getByText('You said')).toBeVisible()
+    es().frame(n({ type: 'assistant-delta', messageId: 'a1', text: ': **hello** there' }))
+    await expect.element(log.getByText('hello', { exact: true })).toBeVisible()
+    es().frame(n({ type: 'tool-start', toolCallId: 'c1', name: 'bash', args: { command: 'ls' } }))
+    await expect.element(log.getByText('running')).toBeVisible()
+    es().frame(n({ type: 'tool-end', toolCallId: 'c1', result: { content: [{ type: 'text', text: 'README.md' }] }, isError: false }))
+    await expect.element(log.getByText('done')).toBeVisible()
+    await log.getByText('bash').click()
+    await expect.element(log.getByText('README.md')).toBeVisible()
+    es().frame(n({ type: 'notify', message: 'Heads up', level: 'warning' }))
+    es().frame(n({ type: 'settled', run: 1, aborted: true }))
+    await expect.element(log.getByText('Heads up')).toBeVisible()
+    await expect.element(log.getByRole('note')).toHaveTextContent('Stopped')
+  })
+
+  test('Markdown is rendered and sanitised: code blocks stay, scripts and handlers do not', async () => {
+    const { es, el } = mount()
+    await until(() => FakeEventSource.instances.length === 1)
+    es().open()
+    const n = feed()
+    es().snapshot(snapshotOf('t1'))
+    const text = 'Here:\n\n```ts\nconst x = 1\n```\n\n<img src="x" onerror="window.__pwned=1"><script>window.__pwned=2</script>[a](javascript:alert(1))'
+    es().frame(n({ type: 'assistant-end', messageId: 'a1', text, stopReason: 'stop' }))
+    await expect.element(page.getByRole('log').getByText('const x = 1')).toBeVisible()
+    const root = el.shadowRoot!.querySelector('transcript-view')!.shadowRoot!
+    expect(root.querySelector('pre code')).not.toBeNull()
+    expect(root.querySelector('script')).toBeNull()
+    expect(root.querySelector('[onerror]')).toBeNull()
+    expect(root.querySelector('a[href^="javascript"]')).toBeNull()
+    await new Promise((r) => setTimeout(r, 50))
+    expect((window as { __pwned?: number }).__pwned).toBeUndefined()
+  })
+
+  test('a follow opened under an open question shows its card; a settle from another tab removes it with a note', async () => {
+    const { es } = mount()
+    await until(() => FakeEventSource.instances.length === 1)
+    es().open()
+    es().snapshot(snapshotOf('t1', { seq: 10, openDialogs: [confirmDialog('d1', 'Deploy?')] }))
+    const card = page.getByRole('dialog', { name: 'Deploy?' })
+    await expect.element(card).toBeVisible()
+    es().frame({ seq: 11, type: 'dialog-settled', id: 'd1', outcome: 'answered' })
+    await expect.element(card).not.toBeInTheDocument()
+    await expect.element(page.getByRole('status').filter({ hasText: 'Deploy?' })).toHaveTextContent('answered in another tab')
+  })
+
+  test('answering here: one POST, and the note does not say another tab', async () => {
+    const { es, api } = mount()
+    await until(() => FakeEventSource.instances.length === 1)
+    es().open()
+    es().snapshot(snapshotOf('t1', { seq: 3, openDialogs: [confirmDialog('d1', 'Deploy?')] }))
+    await page.getByRole('dialog', { name: 'Deploy?' }).getByRole('button', { name: 'Yes' }).click()
+    expect(api.answerDialog).toHaveBeenCalledExactlyOnceWith('t1', { id: 'd1', confirmed: true })
+    es().frame({ seq: 4, type: 'dialog-settled', id: 'd1', outcome: 'answered' })
+    const note = page.getByRole('status').filter({ hasText: 'Deploy?' })
+    await expect.element(note).toHaveTextContent('answered')
+    await expect.element(note).not.toHaveTextContent('another tab')
+  })
+
+  test('reconnect: the badge says Reconnecting, the next stream resumes after the last seq, replays are not doubled', async () => {
+    const { es } = mount()
+    await until(() => FakeEventSource.instances.length === 1)
+    es().open()
+    es().snapshot(snapshotOf('t1', { seq: 4 }))
+    es().frame({ seq: 5, type: 'user-message', messageId: 'u1', text: 'only once', run: 1 })
+    const first = es()
+    first.fail()
+    expect(first.closed).toBe(true)
+    await expect.element(page.getByRole('status', { name: 'Connection: Reconnecting' })).toBeVisible()
+    await until(() => FakeEventSource.instances.length === 2, 3000)
+    expect(es().url).toBe('/api/threads/t1/follow?after=5')
+    es().open()
+    es().frame({ seq: 5, type: 'user-message', messageId: 'u1', text: 'only once', run: 1 })
+    es().frame({ seq: 6, type: 'notify', message: 'after', level: 'info' })
+    await expect.element(page.getByRole('status', { name: 'Connection: Live' })).toBeVisible()
+    await expect.element(page.getByRole('log').getByText('after')).toBeVisible()
+    expect(page.getByRole('log').getByText('only once').elements()).toHaveLength(1)
+  })
+
+  test('composer: Enter sends one POST and clears; Shift+Enter adds a line', async () => {
+    const { es, api } = mount()
+    await until(() => FakeEventSource.instances.length === 1)
+    es().open()
+    es().snapshot(snapshotOf('t1'))
+    const box = page.getByRole('textbox', { name: 'Message' })
+    await box.click()
+    await userEvent.keyboard('line one{Shift>}{Enter}{/Shift}line two')
+    await expect.element(box).toHaveValue('line one\nline two')
+    await userEvent.keyboard('{Enter}')
+    expect(api.prompt).toHaveBeenCalledExactlyOnceWith('t1', 'line one\nline two', undefined)
+    await expect.element(box).toHaveValue('')
+    // The optimistic bubble shows until its user-message arrives.
+    await expect.element(page.getByRole('log').getByText('Sending…')).toBeVisible()
+    es().frame({ seq: 1, type: 'user-message', messageId: 'm1', text: 'line one\nline two', run: 1 })
+    await expect.element(page.getByRole('log').getByText('Sending…')).not.toBeInTheDocument()
+    expect(page.getByRole('log').getByText('line one').elements()).toHaveLength(1)
+  })
+
+  test('during a run prompts queue (steer, or follow-up), are listed, and Stop hands them back after the draft', async () => {
+    let next = 0
+    const api = fakeApi({
+      prompt: vi.fn(async (id: string) => ({ threadId: id, messageId: `q${++next}`, run: 1, queued: true })),
+      abort: vi.fn(async (id: string) => ({ threadId: id, restored: ['first queued', 'second queued'] })),
+    })
+    const { es } = mount(api)
+    await until(() => FakeEventSource.instances.length === 1)
+    es().open()
+    es().snapshot(snapshotOf('t1', { seq: 1, status: { live: true, busy: true, run: 1 } }))
+    const box = page.getByRole('textbox', { name: 'Message' })
+    await box.fill('first queued')
+    await page.getByRole('button', { name: 'Send' }).click()
+    await page.getByRole('radio', { name: 'Follow-up' }).click()
+    await box.fill('second queued')
+    await userEvent.keyboard('{Enter}')
+    await box.fill('claimed')
+    await userEvent.keyboard('{Enter}')
+    expect(api.prompt.mock.calls).toEqual([
+      ['t1', 'first queued', 'steer'],
+      ['t1', 'second queued', 'followUp'],
+      ['t1', 'claimed', 'followUp'],
+    ])
+    es().frame({ seq: 2, type: 'queue', steering: ['first queued'], followUp: ['second queued', 'claimed'] })
+    es().frame({ seq: 3, type: 'queue', steering: ['first queued'], followUp: ['second queued'] })
+    es().frame({ seq: 4, type: 'user-message', messageId: 'q3', text: 'claimed', run: 1 })
+    const queue = page.getByRole('list', { name: 'Queued prompts' })
+    await expect.element(queue).toHaveTextContent(/Steer\s*first queued\s*Follow-up\s*second queued/)
+    const log = page.getByRole('log')
+    await expect.element(log.getByText('Queued · steer')).toBeVisible()
+    await expect.element(log.getByText('Queued · follow-up')).toBeVisible()
+
+    await box.fill('typed meanwhile')
+    await page.getByRole('button', { name: 'Stop' }).click()
+    await expect.element(box).toHaveValue('typed meanwhile\n\nfirst queued\n\nsecond queued')
+    // The never-claimed bubbles leave; the claimed one stays.
+    await expect.element(log.getByText('Queued · steer')).not.toBeInTheDocument()
+    await expect.element(log.getByText('Queued · follow-up')).not.toBeInTheDocument()
+    await expect.element(log.getByText('claimed')).toBeVisible()
+    expect(composer(document.querySelector('thread-pane')!).draft).toBe('typed meanwhile\n\nfirst queued\n\nsecond queued')
+  })
+
+  test('rename and delete (with confirmation)', async () => {
+    const api = fakeApi()
+    const { el, es } = mount(api)
+    await until(() => FakeEventSource.instances.length === 1)
+    es().open()
+    es().snapshot(snapshotOf('t1'))
+    const events: string[] = []
+    el.addEventListener('thread-changed', () => events.push('changed'))
+    el.addEventListener('thread-deleted', () => events.push('deleted'))
+    await page.getByRole('button', { name: 'Rename' }).click()
+    await page.getByRole('textbox', { name: 'Thread title' }).fill('Release plan')
+    await userEvent.keyboard('{Enter}')
+    expect(api.renameThread).toHaveBeenCalledWith('t1', 'Release plan')
+    await expect.element(page.getByRole('heading', { name: 'Release plan' })).toBeVisible()
+    await page.getByRole('button', { name: 'Delete', exact: true }).click()
+    expect(api.deleteThread).not.toHaveBeenCalled()
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Delete thread' }).click()
+    expect(api.deleteThread).toHaveBeenCalledWith('t1')
+    expect(events).toEqual(['changed', 'deleted'])
+  })
+})
