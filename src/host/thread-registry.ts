@@ -45,6 +45,7 @@ export class ThreadRegistry {
   readonly #options: RegistryOptions
   readonly #index: ThreadIndex
   #closing = false
+  #shutdown?: Promise<void>
   readonly #liveListeners = new Set<(thread: LiveThread, event: 'started' | 'retired') => void>()
 
   private constructor(options: RegistryOptions, index: ThreadIndex) {
@@ -158,7 +159,12 @@ export class ThreadRegistry {
   }
 
   /** Refuse new work, stop every run (queued prompts reported), settle open dialogs `aborted`, flush. */
-  async shutdown(): Promise<void> {
+  shutdown(): Promise<void> {
+    this.#shutdown ??= this.#drain()
+    return this.#shutdown
+  }
+
+  async #drain(): Promise<void> {
     this.#closing = true
     const entries = [...this.#entries.values()]
     await Promise.all(

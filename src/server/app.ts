@@ -1,0 +1,177 @@
+/**
+ * The HTTP layer: validate, send the host an event, read its answer, reply. No behaviour lives
+ * here; the codes below are the public contract documented in docs/api.md.
+ */
+import { timingSafeEqual } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import fastifyStatic from '@fastify/static'
+import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import { Type } from 'typebox'
+import {
+  AbortBody,
+  CreateThreadBody,
+  DialogAnswerBody,
+  MAX_PROMPT_CHARS,
+  PromptBody,
+  RenameThreadBody,
+  ThreadParams,
+} from '../schemas/index.js'
+import type { ThreadRegistry } from '../host/thread-registry.js'
+import { defaultFollowOptions, streamFeed, type FollowOptions } from './follow.js'
+
+export interface AppOptions {
+  registry: ThreadRegistry
+  /** Bearer token checked on every /api route; required when bound beyond loopback. */
+  token?: string
+  /** The built web client; when missing, `/` says how to build it. */
+  clientDir?: string
+  follow?: Partial<FollowOptions>
+  logger?: FastifyServerOptions['logger']
+  /** Extra routes (the inspector) registered under the same auth and error handling. */
+  plugins?: ((app: FastifyInstance) => Promise<void> | void)[]
+}
+
+const FollowQuery = Type.Object({ after: Type.Optional(Type.String()), token: Type.Optional(Type.String()) })
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { registry } = options
+  const follow = { ...defaultFollowOptions, ...options.follow }
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: 1 << 20,
+    // Followers hold their sockets open; close must not wait for them.
+    forceCloseConnections: true,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  app.setErrorHandler((error: { validation?: unknown; statusCode?: number; message: string; code?: string }, request, reply) => {
+    if (error.validation) return reply.code(400).send({ error: `bad request: ${error.message}` })
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.code(413).send({ error: 'the request body is too large' })
+    const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500
+    if (status >= 500) request.log.error(error)
+    return reply.code(status).send({ error: status >= 500 ? 'internal error' : error.message })
+  })
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (!request.url.startsWith('/api/')) return
+    if (registry.closing) return reply.code(503).header('retry-after', '5').send({ error: 'threadhost is shutting down' })
+    if (options.token && !authorised(request.headers.authorization, (request.query as { token?: string })?.token, options.token)) {
+      return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'a bearer token is required' })
+    }
+  })
+
+  app.post('/api/threads', { schema: { body: Type.Optional(CreateThreadBody) } }, async (request, reply) => {
+    const outcome = await registry.create(request.body ?? {})
+    if (outcome.kind === 'taken') return reply.code(409).send({ error: `thread ${request.body?.id} already exists` })
+    return reply.code(201).send({ threadId: outcome.threadId })
+  })
+
+  app.get('/api/threads', async () => ({ threads: registry.list() }))
+
+  app.get('/api/threads/:id', { schema: { params: ThreadParams } }, async (request, reply) => {
+    const summary = registry.get(request.params.id)
+    return summary ?? reply.code(404).send({ error: `no thread ${request.params.id}` })
+  })
+
+  app.patch('/api/threads/:id', { schema: { params: ThreadParams, body: RenameThreadBody } }, async (request, reply) => {
+    const summary = await registry.rename(request.params.id, request.body.title)
+    return summary ?? reply.code(404).send({ error: `no thread ${request.params.id}` })
+  })
+
+  app.delete('/api/threads/:id', { schema: { params: ThreadParams } }, async (request, reply) => {
+    const deleted = await registry.delete(request.params.id)
+    return deleted ? reply.code(204).send() : reply.code(404).send({ error: `no thread ${request.params.id}` })
+  })
+
+  app.post('/api/threads/:id/prompt', { schema: { params: ThreadParams, body: PromptBody } }, async (request, reply) => {
+    const { id } = request.params
+    const { message, admission = 'enqueue', deliverAs = 'steer' } = request.body
+    if (message.length > MAX_PROMPT_CHARS) {
+      return reply.code(413).send({ error: `a prompt is at most ${MAX_PROMPT_CHARS} characters`, limit: MAX_PROMPT_CHARS })
+    }
+    const outcome = await registry.prompt(id, { message, admission, deliverAs })
+    switch (outcome.kind) {
+      case 'admitted':
+        return reply.code(202).send({ threadId: id, messageId: outcome.messageId, run: outcome.run, queued: outcome.queued })
+      case 'busy':
+        return reply.code(409).send({ error: `thread ${id} is busy and the prompt asked not to be queued`, reason: 'busy' })
+      case 'closing':
+        return reply.code(503).send({ error: 'threadhost is shutting down' })
+      case 'build-failed':
+        return reply.code(502).send({ error: `the thread's runtime could not start: ${outcome.reason}` })
+      case 'not-live':
+      case 'rejected':
+        return reply
+          .code(409)
+          .send({ error: `the prompt was not run`, reason: outcome.kind === 'rejected' ? outcome.reason : 'not-live' })
+    }
+  })
+
+  app.post('/api/threads/:id/abort', { schema: { params: ThreadParams, body: Type.Optional(AbortBody) } }, async (request, reply) => {
+    const { id } = request.params
+    const outcome = registry.abort(id, request.body?.run)
+    switch (outcome.kind) {
+      case 'stopped':
+        request.log.info({ threadId: id, restored: outcome.restored.length }, 'abort: queue restored to the caller')
+        return reply.code(200).send({ threadId: id, restored: outcome.restored })
+      case 'not-live':
+        return reply.code(404).send({ error: `no live session for thread ${id}` })
+      case 'idle':
+        return reply.code(409).send({ error: `nothing is running on thread ${id}`, reason: 'idle' })
+      case 'stale-run':
+        return reply.code(409).send({ error: `run ${request.body?.run} is not the current run of thread ${id}`, reason: 'stale-run' })
+    }
+  })
+
+  app.post('/api/threads/:id/dialog', { schema: { params: ThreadParams, body: DialogAnswerBody } }, async (request, reply) => {
+    const { id } = request.params
+    const outcome = registry.answer(id, request.body)
+    switch (outcome.kind) {
+      case 'answered':
+        return reply.code(204).send()
+      case 'not-live':
+        return reply.code(404).send({ error: `no live session for thread ${id}` })
+      case 'unknown':
+        return reply.code(404).send({ error: `no open question ${request.body.id} on thread ${id}` })
+      case 'refused':
+        return reply.code(422).send({ error: 'the answer does not fit the question', refusal: outcome.refusal })
+    }
+  })
+
+  app.get('/api/threads/:id/follow', { schema: { params: ThreadParams, querystring: FollowQuery } }, async (request, reply) => {
+    const feed = await registry.feed(request.params.id)
+    if (!feed) return reply.code(404).send({ error: `no thread ${request.params.id}` })
+    streamFeed(request, reply, feed, follow)
+  })
+
+  for (const plugin of options.plugins ?? []) await plugin(app)
+
+  await serveClient(app, options.clientDir)
+  return app
+}
+
+async function serveClient(app: FastifyInstance, clientDir: string | undefined): Promise<void> {
+  if (clientDir && existsSync(join(clientDir, 'index.html'))) {
+    await app.register(fastifyStatic, { root: clientDir, prefix: '/', wildcard: false })
+    return
+  }
+  app.get('/', async (_request, reply) =>
+    reply
+      .type('text/html; charset=utf-8')
+      .send(
+        '<!doctype html><meta charset="utf-8"><title>threadhost</title>' +
+          '<p>threadhost is running, but its web client is not built. Run <code>npm run build</code>, ' +
+          'or use the API described in <a href="https://github.com/">docs/api.md</a> in the repository.</p>',
+      ),
+  )
+}
+
+function authorised(header: string | undefined, queryToken: string | undefined, token: string): boolean {
+  const given = header?.startsWith('Bearer ') ? header.slice(7) : queryToken
+  if (!given) return false
+  const a = Buffer.from(given)
+  const b = Buffer.from(token)
+  return a.length === b.length && timingSafeEqual(a, b)
+}

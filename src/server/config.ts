@@ -1,0 +1,79 @@
+/** Command-line and environment configuration, checked before anything starts. */
+import { resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+
+export interface Config {
+  port: number
+  host: string
+  dataDir: string
+  model: string
+  idleMs: number
+  demoDelayMs: number
+  token?: string
+  inspector: boolean
+  clientDir: string
+}
+
+export const usage = `threadhost — host pi agent threads that many tabs follow at once
+
+  npm start -- [options]
+
+  --port N            port to listen on (default 4317, or $PORT; 0 picks a free one)
+  --host H            address to bind (default 127.0.0.1)
+  --data-dir DIR      where threads and sessions are kept (default ./.threadhost)
+  --model M           demo (offline, default) or <provider>/<model-id> with its key in the environment
+  --idle-ms N         dispose a thread's runtime after N ms without a run (default 600000)
+  --demo-delay-ms N   the demo model's delay between streamed words (default 20)
+  --token T           bearer token required on every /api route (or $THREADHOST_TOKEN)
+  --inspector on|off  the machine inspector (default on)
+`
+
+export class ConfigError extends Error {}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/
+
+export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): Config {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'data-dir': { type: 'string' },
+      model: { type: 'string' },
+      'idle-ms': { type: 'string' },
+      'demo-delay-ms': { type: 'string' },
+      token: { type: 'string' },
+      inspector: { type: 'string' },
+      help: { type: 'boolean' },
+    },
+    strict: true,
+  })
+  if (values.help) throw new ConfigError(usage)
+  const host = values.host ?? '127.0.0.1'
+  const token = values.token ?? env.THREADHOST_TOKEN
+  if (!LOOPBACK.test(host) && !token) {
+    throw new ConfigError(
+      `refusing to bind ${host} without a token: anyone who can reach it could run commands through the agent. ` +
+        'Pass --token <secret> (or set THREADHOST_TOKEN), or bind 127.0.0.1.',
+    )
+  }
+  const inspector = values.inspector ?? 'on'
+  if (inspector !== 'on' && inspector !== 'off') throw new ConfigError(`--inspector takes on or off, not ${inspector}`)
+  return {
+    port: integer('--port', values.port ?? env.PORT ?? '4317', 0, 65535),
+    host,
+    dataDir: resolve(values['data-dir'] ?? '.threadhost'),
+    model: values.model ?? 'demo',
+    idleMs: integer('--idle-ms', values['idle-ms'] ?? '600000', 1, 2 ** 31 - 1),
+    demoDelayMs: integer('--demo-delay-ms', values['demo-delay-ms'] ?? '20', 0, 60_000),
+    token,
+    inspector: inspector === 'on',
+    clientDir: resolve(import.meta.dirname, '../../dist/client'),
+  }
+}
+
+function integer(name: string, raw: string, min: number, max: number): number {
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} takes an integer from ${min} to ${max}, not ${raw}`)
+  return n
+}
