@@ -243,6 +243,7 @@ export class ThreadRegistry {
       log: this.#options.log,
       onRetired: (thread) => this.#retired(entry, thread),
     })
+    for (const listener of this.#liveListeners) listener(live, 'started')
     try {
       const runtime = await this.#options.runtimes.create({ threadId: entry.record.threadId, model: entry.record.model, ui: live.ui })
       if (!this.#entries.has(entry.record.threadId) || this.#closing) {
@@ -252,10 +253,10 @@ export class ThreadRegistry {
       }
       entry.live = live
       live.attach(runtime)
-      for (const listener of this.#liveListeners) listener(live, 'started')
       return live
     } catch (error) {
       live.actor.stop()
+      for (const listener of this.#liveListeners) listener(live, 'retired')
       throw error
     }
   }
