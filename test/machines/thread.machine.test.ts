@@ -1,0 +1,516 @@
+/**
+ * The thread machine, proven two ways.
+ *
+ * Model-based: `xstate/graph` walks the machine (shortest paths to every abstract state, simple paths
+ * through a stop, and one path for each transition those miss) and every path is replayed on a live
+ * actor whose side effects are recording stubs — the thread's own and its real dialog children's —
+ * checking after each step what must hold in the state reached. The walk sees the dialog children
+ * too: a question that settles (answered, cancelled, refused) hands its parent the done event at
+ * once, as a live child does, so `retiring` and `disposing` are left when the last dialog settles.
+ *
+ * Property-based: random sequences of requests, runtime events and answers against a live actor with
+ * a fake runtime queue (clearQueue answers QUEUE_CLEARED or QUEUE_CLEAR_FAILED synchronously).
+ */
+import { fc, test } from '@fast-check/vitest'
+import {
+  createActor,
+  initialTransition,
+  transition,
+  type AnyTransitionDefinition,
+  type SnapshotFrom,
+} from 'xstate'
+import { getShortestPaths, getSimplePaths } from 'xstate/graph'
+import { describe, expect, it } from 'vitest'
+import { dialogMachine, type DialogInput } from '../../src/machines/dialog.machine.js'
+import { threadMachine, type PromptRequest, type ThreadEmitted, type ThreadEvent } from '../../src/machines/thread.machine.js'
+import { transitionKey, transitionsOf } from '../../src/machines/diagram.js'
+
+type Snap = SnapshotFrom<typeof threadMachine>
+type DialogSnap = SnapshotFrom<typeof dialogMachine>
+
+const spec = { method: 'select' as const, title: 'Deploy?', options: ['yes', 'no'] }
+const origin = { kind: 'extension' as const, name: 'deploy' }
+
+// ---------------------------------------------------------------------------------------------
+// The live harness: recording stubs for every provided action, the thread's and its dialogs'.
+
+interface Entry {
+  who: string
+  action: string
+  run: number
+  params?: unknown
+  outcome?: string
+}
+
+const THREAD_ACTIONS = [
+  'publishStatus',
+  'startRun',
+  'queuePrompt',
+  'clearQueue',
+  'recordError',
+  'tellRuntimeAbort',
+  'recordSettled',
+  'armIdleTimer',
+  'disarmIdleTimer',
+  'disposeRuntime',
+  'rejectPrompt',
+] as const
+const DIALOG_ACTIONS = ['showRequest', 'watch', 'unwatch', 'recordSettle', 'resolveExtension', 'resolveWithdrawn'] as const
+
+interface Options {
+  /** What the fake runtime's clearQueue sends back at once; `false` leaves it to the test. */
+  clear?: false | (() => 'cleared' | 'failed')
+  hasUI?: boolean
+  /** A request that arrives re-entrantly, sent synchronously from inside the named provided action (once). */
+  reentrant?: { action: (typeof THREAD_ACTIONS)[number]; event: ThreadEvent }
+}
+
+function liveThread(opts: Options = {}) {
+  const log: Entry[] = []
+  const emitted: ThreadEmitted[] = []
+  const taken = new Set<string>()
+  /** The fake runtime's queue, as queuePrompt filled it. */
+  const queue = { steering: [] as string[], followUp: [] as string[] }
+  const ids = new Map<string, number>()
+  let run = 0
+  let actorRef: { send: (e: ThreadEvent) => void } | undefined
+  const threadActions = Object.fromEntries(
+    THREAD_ACTIONS.map((name) => [
+      name,
+      ({ context }: { context: { run: number } }, params: unknown) => {
+        run = context.run
+        log.push({ who: 'thread', action: name, run: context.run, params })
+        if (name === 'queuePrompt') {
+          const { prompt } = params as { prompt: PromptRequest }
+          queue[prompt.deliverAs === 'steer' ? 'steering' : 'followUp'].push(prompt.text)
+        }
+        if (opts.reentrant?.action === name) {
+          const { event } = opts.reentrant
+          opts.reentrant = undefined
+          actorRef!.send(event)
+        }
+        if (name === 'clearQueue' && opts.clear) {
+          const how = opts.clear()
+          const { steering, followUp } = queue
+          queue.steering = []
+          queue.followUp = []
+          actorRef!.send(
+            how === 'cleared'
+              ? { type: 'QUEUE_CLEARED', steering, followUp }
+              : { type: 'QUEUE_CLEAR_FAILED', message: 'the runtime threw' },
+          )
+        }
+      },
+    ]),
+  )
+  const dialogActions = Object.fromEntries(
+    DIALOG_ACTIONS.map((name) => [
+      name,
+      ({ context }: { context: DialogInput & { outcome?: string } }) =>
+        log.push({ who: context.id, action: name, run, outcome: context.outcome }),
+    ]),
+  )
+  const machine = threadMachine.provide({
+    actions: threadActions as never,
+    actors: { dialog: dialogMachine.provide({ actions: dialogActions as never }) },
+  })
+  const actor = createActor(machine, {
+    input: { threadId: 't1', hasUI: opts.hasUI },
+    inspect: (ev) => {
+      if (ev.type === '@xstate.microstep')
+        for (const t of (ev as unknown as { _transitions: AnyTransitionDefinition[] })._transitions) taken.add(transitionKey(t))
+    },
+  })
+  actorRef = actor
+  for (const type of ['prompt.admitted', 'prompt.refused', 'abort.answered', 'abort.refused'] as const)
+    actor.on(type, (e) => {
+      emitted.push(e)
+      log.push({ who: 'emit', action: e.type, run, params: e })
+    })
+  actor.start()
+  const sent: ThreadEvent[] = []
+  /** Sends an event; a PROMPT gets a unique message id (`m-steer#3`) so replies are checked per prompt. */
+  const send = (event: ThreadEvent) => {
+    let e = event
+    if (e.type === 'PROMPT') {
+      const n = (ids.get(e.messageId) ?? 0) + 1
+      ids.set(e.messageId, n)
+      e = { ...e, messageId: `${e.messageId}#${n}` }
+    }
+    sent.push(e)
+    log.push({ who: 'send', action: e.type, run: actor.getSnapshot().context.run, params: e })
+    actor.send(e)
+  }
+  return { actor, send, log, emitted, taken, sent, queue }
+}
+type Harness = ReturnType<typeof liveThread>
+
+const thread = (h: Harness, action: string) => h.log.filter((e) => e.who === 'thread' && e.action === action)
+const lastIndex = (h: Harness, pred: (e: Entry) => boolean) => h.log.findLastIndex(pred)
+const isDialog = (e: Entry) => e.who !== 'thread' && e.who !== 'emit' && e.who !== 'send'
+
+// ---------------------------------------------------------------------------------------------
+// What must hold: after every step, and in each state.
+
+function assertInvariants(h: Harness) {
+  // the runtime is told to abort at most once per run, each time right after its queue was cleared
+  const tells = thread(h, 'tellRuntimeAbort').map((e) => e.run)
+  expect(new Set(tells).size).toBe(tells.length)
+  for (const run of tells) {
+    const clear = h.log.findIndex((e) => e.action === 'clearQueue' && e.run === run)
+    const tell = h.log.findIndex((e) => e.action === 'tellRuntimeAbort' && e.run === run)
+    expect(clear).toBeGreaterThanOrEqual(0)
+    expect(clear).toBeLessThan(tell)
+  }
+  // every dialog: settled at most once, and its settle precedes its resolution
+  const dialogs = new Set(h.log.filter(isDialog).map((e) => e.who))
+  for (const id of dialogs) {
+    const mine = h.log.filter((e) => e.who === id).map((e) => e.action)
+    expect(mine.filter((a) => a === 'recordSettle').length).toBeLessThanOrEqual(1)
+    expect(mine.filter((a) => a === 'resolveExtension').length).toBe(mine.filter((a) => a === 'recordSettle').length)
+    if (mine.includes('recordSettle')) expect(mine.indexOf('recordSettle')).toBeLessThan(mine.indexOf('resolveExtension'))
+  }
+  // every prompt is answered at most once
+  const replies = h.emitted.filter((e) => e.type === 'prompt.admitted' || e.type === 'prompt.refused') as { messageId: string }[]
+  expect(new Set(replies.map((r) => r.messageId)).size).toBe(replies.length)
+}
+
+/** Dialogs shown and not yet settled, per the log. */
+function openDialogs(h: Harness, upTo = h.log.length): string[] {
+  const slice = h.log.slice(0, upTo)
+  const shown = slice.filter((e) => e.action === 'showRequest').map((e) => e.who)
+  return shown.filter((id) => !slice.some((e) => e.who === id && e.action === 'recordSettle'))
+}
+
+function assertState(expected: Snap['value'], h: Harness) {
+  assertInvariants(h)
+  const snap = h.actor.getSnapshot()
+  expect(snap.value).toEqual(expected)
+  const status = thread(h, 'publishStatus').at(-1)?.params
+  const armed = thread(h, 'armIdleTimer').length - thread(h, 'disarmIdleTimer').length
+  const state = typeof expected === 'string' ? expected : `aborting.${(expected as { aborting: string }).aborting}`
+  switch (state) {
+    case 'cold':
+      // not live: no timer, no open question, and (after going cold) the runtime was released
+      expect(armed).toBe(0)
+      expect(snap.context.dialogs).toEqual([])
+      if (status !== undefined) expect(status).toEqual({ live: false, busy: false, run: snap.context.run })
+      break
+    case 'idle':
+      expect(status).toEqual({ live: true, busy: false, run: snap.context.run })
+      expect(armed).toBe(1)
+      break
+    case 'running': {
+      expect(status).toEqual({ live: true, busy: true, run: snap.context.run })
+      expect(armed).toBe(0)
+      expect((thread(h, 'startRun').at(-1)?.params as { run: number }).run).toBe(snap.context.run)
+      break
+    }
+    case 'aborting.clearing': {
+      // the queue is being cleared; the runtime has not been told yet
+      const clears = thread(h, 'clearQueue').filter((e) => e.run === snap.context.run)
+      expect(clears.length).toBe(1)
+      expect(thread(h, 'tellRuntimeAbort').filter((e) => e.run === snap.context.run)).toEqual([])
+      expect(status).toMatchObject({ live: true, busy: true })
+      break
+    }
+    case 'aborting.stopping': {
+      // clearQueue, then tellRuntimeAbort, then every dialog open at the stop settles `aborted`, each once
+      const run = snap.context.run
+      const clear = h.log.findIndex((e) => e.action === 'clearQueue' && e.run === run)
+      const tell = h.log.findIndex((e) => e.action === 'tellRuntimeAbort' && e.run === run)
+      expect(thread(h, 'clearQueue').filter((e) => e.run === run).length).toBe(1)
+      expect(thread(h, 'tellRuntimeAbort').filter((e) => e.run === run).length).toBe(1)
+      expect(clear).toBeLessThan(tell)
+      for (const id of openDialogs(h, tell)) {
+        const settles = h.log.flatMap((e, i) => (e.who === id && e.action === 'recordSettle' ? [{ i, e }] : []))
+        expect(settles.length).toBe(1)
+        expect(settles[0].i).toBeGreaterThan(tell)
+        expect(settles[0].e.outcome).toBe('aborted')
+      }
+      // questions asked since are refused: never shown, resolved with their cancel value
+      expect(snap.context.dialogs).toEqual([])
+      expect(openDialogs(h)).toEqual([])
+      // the stop was answered
+      expect(h.log.slice(clear).some((e) => e.action === 'abort.answered')).toBe(true)
+      break
+    }
+    case 'retiring':
+    case 'disposing':
+      // transient while a dialog settles; a synchronous dialog never leaves the thread here
+      throw new Error(`the thread rested in ${state}`)
+    case 'disposed': {
+      expect(snap.status).toBe('done')
+      expect(thread(h, 'disposeRuntime').length).toBeGreaterThanOrEqual(1)
+      expect(status).toEqual({ live: false, busy: false, run: snap.context.run })
+      // every question ever shown has settled, exactly once
+      expect(openDialogs(h)).toEqual([])
+      // the last thing the thread does is say it is gone
+      expect(h.log.filter((e) => e.who !== 'send').at(-1)).toMatchObject({ who: 'thread', action: 'publishStatus' })
+      break
+    }
+    default:
+      throw new Error(`no assertion for state ${state}`)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The walk: the thread machine with its dialog children simulated by the pure dialog machine.
+
+const hidden = new WeakMap<object, Map<string, DialogSnap>>()
+
+/** One thread step plus the done events of the dialogs it settles, as a live actor processes them. */
+function step(snap: Snap, event: ThreadEvent): [Snap, unknown[]] {
+  const dialogs = new Map(hidden.get(snap) ?? [])
+  let [next, actions] = transition(threadMachine, snap, event)
+  const all: unknown[] = [...actions]
+  const queue: ThreadEvent[] = []
+  const visit = (list: unknown[]) => {
+    for (const a of list as { type: string; params?: Record<string, unknown> }[]) {
+      if (a.type === 'xstate.spawnChild' && a.params?.src === 'dialog') {
+        const [child] = initialTransition(dialogMachine, a.params.input as DialogInput)
+        dialogs.set(a.params.id as string, child)
+        if (child.status === 'done') queue.push(doneEvent(a.params.id as string))
+      }
+      if (a.type === 'xstate.sendTo') {
+        const to = a.params?.to as string | { id: string }
+        const id = typeof to === 'string' ? to : to?.id
+        const child = dialogs.get(id)
+        if (child && child.status !== 'done') {
+          const [after] = transition(dialogMachine, child, a.params!.event as never)
+          dialogs.set(id, after)
+          if (after.status === 'done') queue.push(doneEvent(id))
+        }
+      }
+    }
+  }
+  visit(actions)
+  while (queue.length && next.status !== 'done') {
+    ;[next, actions] = transition(threadMachine, next, queue.shift()!)
+    all.push(...actions)
+    visit(actions)
+  }
+  hidden.set(next, dialogs)
+  return [next, all]
+}
+
+const doneEvent = (id: string) => ({ type: `xstate.done.actor.${id}`, actorId: id, output: {} }) as unknown as ThreadEvent
+
+const model = Object.create(threadMachine) as typeof threadMachine
+;(model as { transition: unknown }).transition = (snap: Snap, event: ThreadEvent) => step(snap, event)[0]
+
+const P = (deliverAs: 'steer' | 'followUp', admission: 'enqueue' | 'reject' = 'enqueue'): ThreadEvent => ({
+  type: 'PROMPT',
+  messageId: `m-${deliverAs}-${admission}`,
+  text: `${deliverAs} text`,
+  admission,
+  deliverAs,
+})
+
+const DIALOG_NAMES = ['d1', 'd2']
+
+function eventsFor(snap: Snap): ThreadEvent[] {
+  const c = snap.context
+  const events: ThreadEvent[] = [{ type: 'LIVE' }]
+  if (!(snap.matches('aborting') && c.pending.length >= 1)) events.push(P('steer'), P('followUp'))
+  events.push(
+    P('followUp', 'reject'),
+    { type: 'ABORT' },
+    { type: 'ABORT', run: c.run },
+    { type: 'ABORT', run: c.run + 1 },
+    { type: 'QUEUE_CLEARED', steering: ['s1', 's2'], followUp: ['f1'] },
+    { type: 'QUEUE_CLEAR_FAILED', message: 'the runtime threw' },
+    { type: 'SETTLED', aborted: false, unclaimed: [] },
+    { type: 'SETTLED', aborted: true, unclaimed: [{ messageId: 'u1', text: 'unclaimed' }] },
+    { type: 'IDLE_TIMEOUT' },
+    { type: 'DISPOSE', reason: 'deleted', dialogOutcome: 'cancelled' },
+    { type: 'DISPOSE', reason: 'shutdown', dialogOutcome: 'aborted' },
+    { type: 'DIALOG.CANCEL', dialogId: 'unknown' },
+  )
+  const free = DIALOG_NAMES.find((n) => !c.dialogs.includes(n))
+  if (free) events.push({ type: 'ASK', dialogId: free, spec, origin })
+  const [first] = c.dialogs
+  if (first)
+    events.push(
+      { type: 'DIALOG.ANSWER', dialogId: first, answer: { value: 'yes' } },
+      { type: 'DIALOG.ANSWER', dialogId: first, answer: { value: 'not offered' } },
+      { type: 'DIALOG.CANCEL', dialogId: first },
+      { type: 'DIALOG.TIMEOUT', dialogId: first },
+      { type: 'DIALOG.SIGNAL', dialogId: first },
+    )
+  return events
+}
+
+const serializeState = (s: Snap) =>
+  JSON.stringify({ v: s.value, r: Math.min(s.context.run, 2), d: s.context.dialogs.length, p: s.context.pending.length })
+
+type Path = ReturnType<typeof getShortestPaths<typeof threadMachine>>[number]
+
+const describeEvent = (e: ThreadEvent): string => {
+  switch (e.type) {
+    case 'PROMPT':
+      return `PROMPT(${e.deliverAs}${e.admission === 'reject' ? ', reject when busy' : ''})`
+    case 'ABORT':
+      return e.run === undefined ? 'ABORT' : `ABORT(run ${e.run})`
+    case 'SETTLED':
+      return e.aborted ? 'SETTLED(aborted, 1 unclaimed)' : 'SETTLED'
+    case 'ASK':
+      return `ASK ${e.dialogId}`
+    case 'DIALOG.ANSWER':
+      return `DIALOG.ANSWER ${e.dialogId} ${(e.answer as { value: string }).value === 'yes' ? 'valid' : 'refused'}`
+    case 'DIALOG.CANCEL':
+    case 'DIALOG.TIMEOUT':
+    case 'DIALOG.SIGNAL':
+      return `${e.type} ${e.dialogId}`
+    case 'DISPOSE':
+      return `DISPOSE(${e.dialogOutcome})`
+    default:
+      return e.type
+  }
+}
+
+const PROMISE: Record<string, string> = {
+  cold: 'not live, no timer, no open question',
+  idle: 'live and not busy, the idle timer armed once',
+  running: 'busy with the run it started, no idle timer',
+  'aborting.clearing': 'the queue is being cleared and the runtime not yet told',
+  'aborting.stopping': 'queue cleared, then the runtime told once, then every open dialog settled aborted',
+  disposed: 'runtime released, every question settled once, status last',
+}
+const stateName = (v: Snap['value']) => (typeof v === 'string' ? v : `aborting.${(v as { aborting: string }).aborting}`)
+
+function pathTitle(path: Path): string {
+  const events = path.steps.slice(1).map((s) => describeEvent(s.event))
+  const state = stateName(path.state.value)
+  return `${events.length ? events.join(' → ') : '(no event)'} ⇒ ${state}: ${PROMISE[state]}`
+}
+
+function replay(path: Path) {
+  const h = liveThread()
+  assertState(path.steps[0].state.value, h)
+  for (const s of path.steps.slice(1)) {
+    const wasDone = h.actor.getSnapshot().status === 'done'
+    const before = h.log.filter((e) => e.who !== 'send').length
+    h.send(s.event)
+    if (wasDone) expect(h.log.filter((e) => e.who !== 'send').length).toBe(before)
+    assertState(s.state.value, h)
+  }
+  return h.taken
+}
+
+function takenBy(events: ThreadEvent[]) {
+  const h = liveThread()
+  for (const e of events) h.send(e)
+  return h.taken
+}
+
+const shortest = getShortestPaths(model, { input: { threadId: 't1' }, events: eventsFor, serializeState })
+
+/** Stops: from a run with one question open, every simple path of a stop until the run settles. */
+const running = ['LIVE', 'PROMPT', 'ASK'].reduce<Snap>(
+  (s, type) =>
+    step(s, type === 'LIVE' ? { type: 'LIVE' } : type === 'PROMPT' ? P('steer') : { type: 'ASK', dialogId: 'd1', spec, origin })[0],
+  initialTransition(threadMachine, { threadId: 't1' })[0],
+)
+const prefix: ThreadEvent[] = [{ type: 'LIVE' }, P('steer'), { type: 'ASK', dialogId: 'd1', spec, origin }]
+const STOP_EVENTS = new Set(['ABORT', 'QUEUE_CLEARED', 'QUEUE_CLEAR_FAILED', 'SETTLED', 'ASK'])
+const stops = getSimplePaths(model, {
+  fromState: running,
+  events: (s: Snap) =>
+    eventsFor(s).filter((e) => STOP_EVENTS.has(e.type) || (e.type === 'PROMPT' && e.deliverAs === 'followUp' && s.matches('aborting'))),
+  serializeState,
+  toState: (s: Snap) => s.matches('idle') || (s.matches('running') && s.context.run > 1),
+}).map((p) => ({
+  ...p,
+  steps: [
+    { event: { type: 'xstate.init' } as unknown as ThreadEvent, state: initialTransition(threadMachine, { threadId: 't1' })[0] },
+    ...prefix.map((event) => ({ event, state: running })),
+    ...p.steps.slice(1),
+  ],
+}))
+// the prefix's intermediate states are checked by value only where they are reached
+for (const p of stops) {
+  const s0 = initialTransition(threadMachine, { threadId: 't1' })[0]
+  const s1 = step(s0, prefix[0])[0]
+  const s2 = step(s1, prefix[1])[0]
+  p.steps[1] = { event: prefix[0], state: s1 }
+  p.steps[2] = { event: prefix[1], state: s2 }
+  p.steps[3] = { event: prefix[2], state: running }
+}
+
+/** One path for each transition the state paths miss: a shortest path extended by one event. */
+const covered = new Set<string>()
+for (const p of [...shortest, ...stops]) for (const k of takenBy(p.steps.slice(1).map((s) => s.event))) covered.add(k)
+const covering: Path[] = []
+for (const p of [...shortest].sort((a, b) => a.steps.length - b.steps.length)) {
+  if (p.state.status === 'done') continue
+  for (const event of eventsFor(p.state)) {
+    const fresh = [...takenBy([...p.steps.slice(1).map((s) => s.event), event])].filter((k) => !covered.has(k))
+    if (fresh.length === 0) continue
+    for (const k of fresh) covered.add(k)
+    const [state] = step(p.state, event)
+    covering.push({ state, steps: [...p.steps, { event, state }], weight: p.weight + 1 })
+  }
+}
+
+describe('thread machine: every shortest path, replayed on a live actor', () => {
+  for (const path of shortest) it(pathTitle(path), () => void replay(path))
+})
+
+describe('thread machine: every simple path of a stop with a question open, replayed on a live actor', () => {
+  for (const path of stops) it(`a run with d1 open: ${pathTitle(path).replace(/^LIVE → PROMPT\(steer\) → ASK d1 → /, '')}`, () => void replay(path))
+})
+
+describe('thread machine: a path for every transition the state paths miss, replayed on a live actor', () => {
+  for (const path of covering) it(pathTitle(path), () => void replay(path))
+})
+
+/**
+ * `retiring` and `disposing` are left as soon as the last dialog settles, and a dialog settles at
+ * once; a question reaches them only when it is asked re-entrantly, while the thread is leaving idle.
+ */
+const ask2: ThreadEvent = { type: 'ASK', dialogId: 'd2', spec, origin }
+const REENTRANT: { title: string; events: ThreadEvent[]; final: Snap['value'] }[] = [
+  {
+    title: 'a question asked while the thread is going cold is refused: never shown, resolved with its cancel value, and the thread still goes cold',
+    events: [{ type: 'LIVE' }, { type: 'ASK', dialogId: 'd1', spec, origin }, { type: 'IDLE_TIMEOUT' }],
+    final: 'cold',
+  },
+  {
+    title: 'a question asked while the thread is being disposed is refused: never shown, resolved with its cancel value, and the thread is still disposed',
+    events: [{ type: 'LIVE' }, { type: 'ASK', dialogId: 'd1', spec, origin }, { type: 'DISPOSE', reason: 'deleted', dialogOutcome: 'cancelled' }],
+    final: 'disposed',
+  },
+]
+function replayReentrant({ events, final }: (typeof REENTRANT)[number]) {
+  const h = liveThread({ reentrant: { action: 'disarmIdleTimer', event: ask2 } })
+  for (const e of events) h.send(e)
+  assertState(final, h)
+  expect(h.log.filter((e) => e.who === 'd2').map((e) => e.action)).toEqual(['resolveWithdrawn'])
+  expect(h.log.filter((e) => e.who === 'd1' && e.action === 'recordSettle').map((e) => e.outcome)).toEqual(['cancelled'])
+  return h.taken
+}
+
+describe('thread machine: requests that arrive re-entrantly while the thread leaves idle', () => {
+  for (const r of REENTRANT) it(r.title, () => void replayReentrant(r))
+})
+
+describe('thread machine: coverage of the model-based paths', () => {
+  it('the traversed paths reach every state and take every transition the thread machine defines', () => {
+    const taken = new Set<string>()
+    for (const p of [...shortest, ...stops, ...covering]) for (const k of replay(p)) taken.add(k)
+    for (const r of REENTRANT) for (const k of replayReentrant(r)) taken.add(k)
+    const reached = new Set([...taken].filter((k) => k.startsWith('thread')).map((k) => k.split('|')[0]))
+    for (const p of [...shortest, ...stops, ...covering])
+      for (const s of p.steps) for (const n of s.state._nodes) reached.add(n.id)
+    const states = [threadMachine.root, ...Object.values(threadMachine.root.states)].flatMap((n) => [
+      n.id,
+      ...Object.values(n.states).map((c) => c.id),
+    ])
+    const missingStates = [...new Set(states)].filter((id) => !reached.has(id))
+    const missingTransitions = transitionsOf(threadMachine)
+      .map((t) => t.key)
+      .filter((k) => !taken.has(k))
+    expect({ missingStates, missingTransitions }).toEqual({ missingStates: [], missingTransitions: [] })
+  })
+})
