@@ -1,6 +1,47 @@
+import { execSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { playwright } from '@vitest/browser-playwright'
 import { defineConfig } from 'vitest/config'
 
-// Node tests only for now; the browser project (Debian's Chromium) joins with the web client.
+/**
+ * Debian's Chromium (never a downloaded browser). CHROMIUM_PATH overrides `command -v chromium`.
+ * Where it is absent, the browser and e2e projects are replaced by one test that fails saying how
+ * to install it, so the node project still runs and the failure is not mysterious.
+ */
+function findChromium(): string | undefined {
+  const fromEnv = process.env.CHROMIUM_PATH
+  if (fromEnv) return existsSync(fromEnv) ? fromEnv : undefined
+  try {
+    return execSync('command -v chromium || command -v chromium-browser', { shell: '/bin/sh', stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim() || undefined
+  } catch {
+    return undefined
+  }
+}
+
+const chromium = findChromium()
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+]
+const MISSING = 'Chromium not found. Install Debian\'s Chromium: apt-get update && apt-get install -y chromium (or set CHROMIUM_PATH). Never run `npx playwright install`.'
+if (!chromium) console.error(`\n[threadhost] ${MISSING}\n[threadhost] The browser and e2e projects will fail until it is installed.\n`)
+
+const missingProject = (name: string) => ({
+  test: {
+    name,
+    include: ['test/ui/chromium-missing.check.ts'],
+    environment: 'node' as const,
+    env: { THREADHOST_CHROMIUM_MISSING: MISSING },
+  },
+})
+
 export default defineConfig({
   test: {
     projects: [
@@ -14,6 +55,48 @@ export default defineConfig({
           hookTimeout: 20_000,
         },
       },
+      chromium
+        ? {
+            optimizeDeps: {
+              include: [
+                'lit',
+                'lit/decorators.js',
+                'lit/directives/repeat.js',
+                'lit/directives/unsafe-html.js',
+                'marked',
+                'dompurify',
+                'xstate',
+                '@xstate/store',
+              ],
+            },
+            test: {
+              name: 'browser',
+              include: ['test/ui/**/*.browser.test.ts'],
+              testTimeout: 20_000,
+              browser: {
+                enabled: true,
+                headless: true,
+                screenshotFailures: false,
+                instances: [{ browser: 'chromium' as const }],
+                provider: playwright({ launchOptions: { executablePath: chromium, args: CHROMIUM_ARGS } }),
+              },
+            },
+          }
+        : missingProject('browser'),
+      chromium
+        ? {
+            test: {
+              name: 'e2e',
+              include: ['test/e2e/**/*.e2e.test.ts'],
+              environment: 'node' as const,
+              globalSetup: ['test/e2e/global-setup.ts'],
+              env: { CHROMIUM_PATH: chromium },
+              testTimeout: 60_000,
+              hookTimeout: 60_000,
+              fileParallelism: false,
+            },
+          }
+        : missingProject('e2e'),
     ],
   },
 })

@@ -17,14 +17,29 @@ export class ApiError extends Error {
   }
 }
 
-/** Where the API lives; '' means the page's own origin. Tests may point it elsewhere. */
-export const apiConfig = { base: '' }
+/**
+ * Where the API lives ('' = the page's own origin) and the bearer token, if the server wants one
+ * (`--token`): open the page once as `/?token=<secret>`; it is kept in localStorage.
+ */
+export const apiConfig: { base: string; token: string } = { base: '', token: initialToken() }
+
+function initialToken(): string {
+  try {
+    const fromUrl = new URLSearchParams(globalThis.location?.search ?? '').get('token')
+    if (fromUrl) globalThis.localStorage?.setItem('threadhost.token', fromUrl)
+    return fromUrl ?? globalThis.localStorage?.getItem('threadhost.token') ?? ''
+  } catch {
+    return ''
+  }
+}
 
 async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const init: RequestInit = { method, headers: { accept: 'application/json' } }
+  const headers: Record<string, string> = { accept: 'application/json' }
+  if (apiConfig.token) headers.authorization = `Bearer ${apiConfig.token}`
+  const init: RequestInit = { method, headers }
   if (body !== undefined) {
     init.body = JSON.stringify(body)
-    init.headers = { ...init.headers, 'content-type': 'application/json' }
+    headers['content-type'] = 'application/json'
   }
   const res = await fetch(apiConfig.base + path, init)
   if (res.status === 204) return undefined as T
@@ -34,6 +49,9 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
     json = text ? JSON.parse(text) : undefined
   } catch {
     json = { error: text }
+  }
+  if (res.status === 401) {
+    throw new ApiError(401, { error: 'this server needs a token: open the page as /?token=<secret>' })
   }
   if (!res.ok) throw new ApiError(res.status, (json as ApiError['body']) ?? {})
   return json as T
@@ -51,9 +69,16 @@ export const api = {
   deleteThread: (id: string) => request<void>('DELETE', thread(id)),
   prompt: (id: string, message: string, deliverAs?: DeliverAs) =>
     request<PromptReceipt>('POST', `${thread(id)}/prompt`, deliverAs ? { message, deliverAs } : { message }),
-  abort: (id: string) => request<AbortReceipt>('POST', `${thread(id)}/abort`),
+  // An empty JSON object: the server's body parser refuses a bodiless POST (see the report).
+  abort: (id: string) => request<AbortReceipt>('POST', `${thread(id)}/abort`, {}),
   answerDialog: (id: string, body: DialogAnswerBody) => request<void>('POST', `${thread(id)}/dialog`, body),
-  followUrl: (id: string, after = 0) =>
-    `${apiConfig.base}${thread(id)}/follow${after > 0 ? `?after=${after}` : ''}`,
+  followUrl: (id: string, after = 0) => {
+    // EventSource cannot send headers: the token rides in the query.
+    const q = new URLSearchParams()
+    if (after > 0) q.set('after', String(after))
+    if (apiConfig.token) q.set('token', apiConfig.token)
+    const qs = q.toString()
+    return `${apiConfig.base}${thread(id)}/follow${qs ? `?${qs}` : ''}`
+  },
 }
 export type Api = typeof api

@@ -1,0 +1,129 @@
+/**
+ * e2e harness: a real threadhost server (`npx tsx src/server/main.ts --port 0 --data-dir <tmp>`)
+ * and Debian's Chromium driven by playwright. Two pages follow the same thread, like two tabs.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { chromium, type Browser, type Locator, type Page } from 'playwright'
+
+export const SERVER_ENTRY = 'src/server/main.ts'
+export const serverExists = existsSync(SERVER_ENTRY)
+if (!serverExists) console.warn(`[e2e] ${SERVER_ENTRY} does not exist yet: the e2e scenarios are skipped.`)
+
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+]
+
+export interface Server {
+  url: string
+  stop(): Promise<void>
+}
+
+export async function startServer(): Promise<Server> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'threadhost-e2e-'))
+  const child: ChildProcess = spawn('npx', ['tsx', SERVER_ENTRY, '--port', '0', '--data-dir', dataDir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true, // its own process group: npx → tsx → node all stop together
+    env: { ...process.env, NO_COLOR: '1' },
+  })
+  let output = ''
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the server did not start in 30 s:\n${output}`)), 30_000)
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString()
+      const m = /threadhost listening on (http:\/\/\S+)/.exec(output)
+      if (m) {
+        clearTimeout(timer)
+        resolve(m[1].replace(/\/$/, ''))
+      }
+    }
+    child.stdout!.on('data', onData)
+    child.stderr!.on('data', onData)
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`the server exited (${code}) before listening:\n${output}`))
+    })
+  })
+  return {
+    url,
+    async stop() {
+      if (child.exitCode === null && child.pid) {
+        const exited = new Promise((r) => child.once('exit', r))
+        try {
+          process.kill(-child.pid, 'SIGTERM')
+        } catch {}
+        const t = setTimeout(() => {
+          try {
+            process.kill(-child.pid!, 'SIGKILL')
+          } catch {}
+        }, 5000)
+        await exited
+        clearTimeout(t)
+      }
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+export async function launch(): Promise<Browser> {
+  const executablePath = process.env.CHROMIUM_PATH
+  if (!executablePath) throw new Error('CHROMIUM_PATH is not set: apt-get install -y chromium')
+  return chromium.launch({ executablePath, args: CHROMIUM_ARGS, headless: true })
+}
+
+export async function api<T = unknown>(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await fetch(base + path, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  const text = await res.text()
+  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T }
+}
+
+export async function newThread(base: string, title?: string): Promise<string> {
+  const res = await api<{ threadId: string }>(base, 'POST', '/api/threads', title ? { title } : {})
+  if (res.status !== 201) throw new Error(`POST /api/threads → ${res.status}`)
+  return res.body.threadId
+}
+
+/** Open the thread in a page and wait until its follow is live. */
+export async function openThread(page: Page, base: string, threadId: string): Promise<void> {
+  await page.goto(`${base}/#/threads/${encodeURIComponent(threadId)}`)
+  await page.getByRole('status', { name: 'Connection: Live' }).waitFor({ timeout: 15_000 })
+}
+
+export async function send(page: Page, text: string): Promise<void> {
+  const box = page.getByRole('textbox', { name: 'Message' })
+  await box.fill(text)
+  await box.press('Enter')
+}
+
+export const card = (page: Page, title: string): Locator => page.getByRole('dialog', { name: title })
+
+export async function gone(locator: Locator, timeout = 15_000): Promise<void> {
+  await locator.waitFor({ state: 'detached', timeout })
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  const file = join('docs', 'screenshots', `${name}.png`)
+  mkdirSync(dirname(file), { recursive: true })
+  await page.screenshot({ path: file })
+}
+
+/** The open dialog ids as the page's pane holds them (reads through the shadow roots). */
+export async function openDialogIds(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const pane = document.querySelector('app-shell')?.shadowRoot?.querySelector('thread-pane')
+    const cards = pane?.shadowRoot?.querySelectorAll('dialog-card') ?? []
+    return [...cards].map((c) => (c as unknown as { dialog: { id: string } }).dialog.id)
+  })
+}

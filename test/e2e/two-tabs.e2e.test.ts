@@ -1,0 +1,157 @@
+/**
+ * End to end: a real server, the built client and Debian's Chromium; two pages follow one thread
+ * like two tabs. Runs once src/server/main.ts exists (skipped before, with a warning).
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
+import type { Browser, BrowserContext, Page } from 'playwright'
+import {
+  api,
+  card,
+  gone,
+  launch,
+  newThread,
+  openDialogIds,
+  openThread,
+  send,
+  serverExists,
+  startServer,
+  type Server,
+} from './harness.js'
+
+const CONFIRM = 'call ui_dialog {"method":"confirm","title":"Deploy?","message":"to prod"}'
+const SELECT = 'call ui_dialog {"method":"select","title":"Region?","options":["eu-west","us-east"]}'
+
+describe.skipIf(!serverExists)('two tabs on one thread', () => {
+  let server: Server
+  let browser: Browser
+  let context: BrowserContext
+  let a: Page
+  let b: Page
+  let threadId: string
+
+  beforeAll(async () => {
+    server = await startServer()
+    browser = await launch()
+  })
+  afterAll(async () => {
+    await browser?.close()
+    await server?.stop()
+  })
+
+  async function twoTabs(title: string) {
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    a = await context.newPage()
+    b = await context.newPage()
+    threadId = await newThread(server.url, title)
+    await openThread(a, server.url, threadId)
+    await openThread(b, server.url, threadId)
+  }
+  afterEach(async () => {
+    await context?.close()
+  })
+
+  test('a confirm appears in both tabs; one answers; the other card leaves "answered in another tab"', async () => {
+    await twoTabs('Deploy')
+    await send(a, CONFIRM)
+    await card(a, 'Deploy?').waitFor()
+    await card(b, 'Deploy?').waitFor()
+    await card(a, 'Deploy?').getByRole('button', { name: 'Yes', exact: true }).click()
+    await gone(card(b, 'Deploy?'))
+    await gone(card(a, 'Deploy?'))
+    await b.getByText('answered in another tab').waitFor()
+    expect(await a.getByText('answered in another tab').count()).toBe(0)
+    // The run goes on and ends in both tabs.
+    await a.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached', timeout: 15_000 })
+  })
+
+  test('a select answer outside the options is refused (422): the card stays open and shows the refusal', async () => {
+    await twoTabs('Regions')
+    await send(a, SELECT)
+    const region = card(a, 'Region?')
+    await region.waitFor()
+    const [id] = await openDialogIds(a)
+    expect(id).toBeTruthy()
+
+    // A script posts a value the extension never offered.
+    const raw = await a.evaluate(
+      async ([thread, dialogId]) => {
+        const res = await fetch(`/api/threads/${thread}/dialog`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ id: dialogId, value: 'mars' }),
+        })
+        return { status: res.status, body: await res.json() }
+      },
+      [threadId, id] as const,
+    )
+    expect(raw.status).toBe(422)
+    expect(JSON.stringify(raw.body)).toContain('not one of the offered options')
+    await region.waitFor()
+
+    // The same through the card, its option list tampered with by a script: the refusal shows on it.
+    await a.evaluate(() => {
+      const pane = document.querySelector('app-shell')!.shadowRoot!.querySelector('thread-pane')!
+      const c = pane.shadowRoot!.querySelector('dialog-card') as unknown as { dialog: { dialog: { options: string[] } } }
+      c.dialog = { ...c.dialog, dialog: { ...c.dialog.dialog, options: [...c.dialog.dialog.options, 'mars'] } }
+    })
+    await region.getByRole('button', { name: 'mars' }).click()
+    await region.getByRole('alert').filter({ hasText: 'not one of the offered options' }).waitFor()
+    expect(await region.isVisible()).toBe(true)
+    expect(await card(b, 'Region?').isVisible()).toBe(true)
+
+    await region.getByRole('button', { name: 'eu-west' }).click()
+    await gone(region)
+    await gone(card(b, 'Region?'))
+  })
+
+  test('Stop with two queued prompts puts both texts back into the draft, in order', async () => {
+    await twoTabs('Slow run')
+    await send(a, 'slow 200')
+    await a.getByRole('button', { name: 'Stop' }).waitFor()
+    await send(a, 'first queued')
+    await send(a, 'second queued')
+    const queue = a.getByRole('list', { name: 'Queued prompts' })
+    await queue.getByText('second queued').waitFor()
+    // The other tab sees the queue too.
+    await b.getByRole('list', { name: 'Queued prompts' }).getByText('second queued').waitFor()
+
+    await a.getByRole('button', { name: 'Stop' }).click()
+    const box = a.getByRole('textbox', { name: 'Message' })
+    await expect.poll(() => box.inputValue(), { timeout: 10_000 }).toBe('first queued\n\nsecond queued')
+    await a.getByRole('log').getByRole('note').filter({ hasText: 'Stopped' }).waitFor()
+    // The bubbles of prompts the runtime never claimed left the transcript.
+    await expect.poll(() => a.getByRole('log').getByText('first queued').count()).toBe(0)
+    await expect.poll(() => b.getByRole('list', { name: 'Queued prompts' }).count()).toBe(0)
+  })
+
+  test('a reload under an open question shows the card again', async () => {
+    await twoTabs('Reload')
+    await send(a, CONFIRM)
+    await card(b, 'Deploy?').waitFor()
+    await b.reload()
+    await b.getByRole('status', { name: 'Connection: Live' }).waitFor({ timeout: 15_000 })
+    await card(b, 'Deploy?').waitFor()
+    await card(b, 'Deploy?').getByRole('button', { name: 'No', exact: true }).click()
+    await gone(card(a, 'Deploy?'))
+    await a.getByText('answered in another tab').waitFor()
+  })
+
+  test('the list shows the thread, its busy state and the open-question badge; rename and delete work', async () => {
+    await twoTabs('Listed')
+    await send(a, CONFIRM)
+    await card(a, 'Deploy?').waitFor()
+    const nav = a.getByRole('navigation', { name: 'Threads' })
+    await nav.getByLabel('1 open question').waitFor({ timeout: 10_000 })
+    await a.getByRole('button', { name: 'Rename' }).click()
+    await a.getByRole('textbox', { name: 'Thread title' }).fill('Renamed thread')
+    await a.getByRole('textbox', { name: 'Thread title' }).press('Enter')
+    await nav.getByRole('link', { name: /Renamed thread/ }).waitFor()
+    await b.getByRole('navigation', { name: 'Threads' }).getByRole('link', { name: /Renamed thread/ }).waitFor({ timeout: 10_000 })
+    await card(a, 'Deploy?').getByRole('button', { name: 'Cancel' }).click()
+    await a.getByText('Deploy? — cancelled').waitFor()
+    await a.getByRole('button', { name: 'Delete', exact: true }).click()
+    await a.getByRole('alertdialog').getByRole('button', { name: 'Delete thread' }).click()
+    await nav.getByRole('link', { name: /Renamed thread/ }).waitFor({ state: 'detached' })
+    expect((await api(server.url, 'GET', `/api/threads/${threadId}`)).status).toBe(404)
+  })
+})
