@@ -20,7 +20,7 @@ import {
   type SnapshotFrom,
 } from 'xstate'
 import { getShortestPaths, getSimplePaths } from 'xstate/graph'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { dialogMachine, type DialogInput } from '../../src/machines/dialog.machine.js'
 import { threadMachine, type PromptRequest, type ThreadEmitted, type ThreadEvent } from '../../src/machines/thread.machine.js'
 import { transitionKey, transitionsOf } from '../../src/machines/diagram.js'
@@ -512,5 +512,198 @@ describe('thread machine: coverage of the model-based paths', () => {
       .map((t) => t.key)
       .filter((k) => !taken.has(k))
     expect({ missingStates, missingTransitions }).toEqual({ missingStates: [], missingTransitions: [] })
+  })
+})
+
+// ---------------------------------------------------------------------------------------------
+// Properties over random sequences, against a live actor with a fake runtime queue.
+
+type Move =
+  | { kind: 'event'; event: ThreadEvent }
+  | { kind: 'ask' }
+  | { kind: 'dialog'; type: 'DIALOG.ANSWER' | 'DIALOG.CANCEL' | 'DIALOG.TIMEOUT' | 'DIALOG.SIGNAL'; valid: boolean }
+
+const moveArb: fc.Arbitrary<Move> = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom(P('steer'), P('followUp'), P('steer', 'reject')).map((event) => ({ kind: 'event' as const, event })) },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom<ThreadEvent>(
+      { type: 'LIVE' },
+      { type: 'ABORT' },
+      { type: 'SETTLED', aborted: false, unclaimed: [] },
+      { type: 'SETTLED', aborted: true, unclaimed: [] },
+    ).map((event) => ({ kind: 'event' as const, event })),
+  },
+  { weight: 1, arbitrary: fc.constantFrom<ThreadEvent>({ type: 'IDLE_TIMEOUT' }, { type: 'ABORT', run: 1 }).map((event) => ({ kind: 'event' as const, event })) },
+  { weight: 2, arbitrary: fc.constant({ kind: 'ask' as const }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('dialog' as const),
+      type: fc.constantFrom('DIALOG.ANSWER' as const, 'DIALOG.CANCEL' as const, 'DIALOG.TIMEOUT' as const, 'DIALOG.SIGNAL' as const),
+      valid: fc.boolean(),
+    }),
+  },
+)
+const disposeArb = fc.option(fc.constantFrom<'cancelled' | 'aborted'>('cancelled', 'aborted'), { nil: undefined })
+
+/** Plays the moves; a SETTLED while busy hands back what the fake runtime still queued as `unclaimed` when aborted. */
+function play(moves: Move[], clears: boolean[], dispose?: 'cancelled' | 'aborted') {
+  let c = 0
+  const h = liveThread({ clear: () => (clears[c++ % Math.max(1, clears.length)] ?? true ? 'cleared' : 'failed') })
+  let asks = 0
+  for (const m of moves) {
+    if (h.actor.getSnapshot().status === 'done') break
+    const ctx = h.actor.getSnapshot().context
+    if (m.kind === 'ask') h.send({ type: 'ASK', dialogId: `q${++asks}`, spec, origin })
+    else if (m.kind === 'dialog') {
+      const id = ctx.dialogs[0] ?? 'q-none'
+      if (m.type === 'DIALOG.ANSWER') h.send({ type: m.type, dialogId: id, answer: { value: m.valid ? 'yes' : 'nope' } })
+      else h.send({ type: m.type, dialogId: id })
+    } else if (m.event.type === 'SETTLED' && m.event.aborted) {
+      const unclaimed = [...h.queue.steering, ...h.queue.followUp].map((text, i) => ({ messageId: `u${i}`, text }))
+      h.queue.steering = []
+      h.queue.followUp = []
+      h.send({ ...m.event, unclaimed })
+    } else {
+      if (m.event.type === 'SETTLED') {
+        h.queue.steering = []
+        h.queue.followUp = []
+      }
+      h.send(m.event)
+    }
+    assertInvariants(h)
+  }
+  if (dispose && h.actor.getSnapshot().status !== 'done') h.send({ type: 'DISPOSE', reason: 'deleted', dialogOutcome: dispose })
+  assertInvariants(h)
+  return h
+}
+
+const movesArb = fc.array(moveArb, { maxLength: 30 })
+const clearsArb = fc.array(fc.boolean(), { minLength: 1, maxLength: 4 })
+
+describe('thread machine: properties over random sequences', () => {
+  test.prop([movesArb, clearsArb, disposeArb], { numRuns: 200 })(
+    'the runtime is told to abort at most once per run, always after its queue was cleared',
+    (moves, clears, dispose) => void play(moves, clears, dispose),
+  )
+
+  test.prop([movesArb, clearsArb], { numRuns: 150 })(
+    'a stop hands back the waiting prompts steering first, then follow-ups, each in the order queued; a failed clear restores nothing and says so',
+    (moves, clears) => {
+      const h = play(moves, clears)
+      h.log.forEach((e, i) => {
+        if (e.action !== 'clearQueue') return
+        const queued = h.log.slice(0, i).filter((x) => x.action === 'queuePrompt' || x.action === 'clearQueue' || x.action === 'startRun' || (x.who === 'send' && x.action === 'SETTLED'))
+        // what queuePrompt put in since the last clear or settle
+        const since = queued.slice(queued.findLastIndex((x) => x.action !== 'queuePrompt') + 1)
+        const texts = (d: string) => since.map((x) => (x.params as { prompt: PromptRequest }).prompt).filter((p) => p.deliverAs === d).map((p) => p.text)
+        const answer = h.log.slice(i).find((x) => x.action === 'abort.answered')!.params as { restored: string[] }
+        const failed = h.log.slice(i).find((x) => x.action === 'recordError' || x.action === 'abort.answered')!.action === 'recordError'
+        expect(answer.restored).toEqual(failed ? [] : [...texts('steer'), ...texts('followUp')])
+      })
+    },
+  )
+
+  test.prop([movesArb, clearsArb], { numRuns: 150 })(
+    'a prompt while idle starts run N+1 at once; a prompt while a stop is pending starts only after the stopped run settles',
+    (moves, clears) => {
+      const h = play(moves, clears)
+      h.log.forEach((e, i) => {
+        if (e.who !== 'send' || e.action !== 'PROMPT') return
+        const { messageId, admission } = e.params as PromptRequest
+        const state = h.log.slice(0, i)
+        const admitted = h.emitted.find((x) => x.type === 'prompt.admitted' && x.messageId === messageId) as
+          | Extract<ThreadEmitted, { type: 'prompt.admitted' }>
+          | undefined
+        const startedAt = h.log.findIndex((x) => x.action === 'startRun' && (x.params as { prompt: PromptRequest }).prompt.messageId === messageId)
+        // the state the prompt met: the last status and whether a stop was pending
+        const lastStatus = state.filter((x) => x.action === 'publishStatus').at(-1)?.params as { live: boolean; busy: boolean } | undefined
+        const stopPending = (() => {
+          const c = state.findLastIndex((x) => x.action === 'clearQueue')
+          const s = state.findLastIndex((x) => x.action === 'recordSettled' || (x.action === 'publishStatus' && !(x.params as { busy: boolean }).busy))
+          return c > s
+        })()
+        if (lastStatus?.live && !lastStatus.busy) {
+          expect(admitted).toMatchObject({ run: e.run + 1, queued: false })
+          expect(startedAt).toBe(i + 1 + h.log.slice(i + 1).findIndex((x) => x.action === 'startRun'))
+        } else if (stopPending && admission === 'enqueue') {
+          const settle = h.log.findIndex((x, j) => j > i && x.who === 'send' && x.action === 'SETTLED')
+          if (startedAt >= 0) expect(startedAt).toBeGreaterThan(settle)
+          if (settle < 0) expect(admitted).toBeUndefined()
+        }
+      })
+    },
+  )
+
+  test.prop([movesArb, clearsArb], { numRuns: 150 })(
+    'every prompt gets exactly one reply, admitted or refused, once the stop it waited on has settled',
+    (moves, clears) => {
+      const h = play(moves, clears)
+      const pending = new Set(h.actor.getSnapshot().context.pending.map((p) => p.messageId))
+      for (const e of h.sent.filter((x) => x.type === 'PROMPT')) {
+        const id = (e as PromptRequest).messageId
+        const replies = h.emitted.filter((x) => (x.type === 'prompt.admitted' || x.type === 'prompt.refused') && x.messageId === id)
+        expect(replies.length).toBe(pending.has(id) ? 0 : 1)
+      }
+    },
+  )
+
+  test.prop([movesArb, clearsArb, fc.constantFrom<'cancelled' | 'aborted'>('cancelled', 'aborted'), movesArb], { numRuns: 150 })(
+    'nothing happens after the thread is disposed: every question settles once under the dispose outcome, and no provided action fires afterwards',
+    (moves, clears, outcome, after) => {
+      const h = play(moves, clears, outcome)
+      expect(h.actor.getSnapshot().status).toBe('done')
+      expect(openDialogs(h)).toEqual([])
+      const dispose = h.log.findIndex((e) => e.who === 'send' && e.action === 'DISPOSE')
+      for (const e of h.log.slice(dispose)) if (e.action === 'recordSettle') expect(e.outcome).toBe(outcome)
+      const before = h.log.filter((e) => e.who !== 'send').length
+      // xstate warns about events sent to a stopped actor; that is exactly what is sent here
+      const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
+      try {
+        for (const m of after) if (m.kind === 'event') h.actor.send(m.event)
+        h.actor.send({ type: 'ASK', dialogId: 'late', spec, origin })
+      } finally {
+        warn.mockRestore()
+      }
+      expect(h.log.filter((e) => e.who !== 'send').length).toBe(before)
+    },
+  )
+
+  test.prop([movesArb, clearsArb, disposeArb], { numRuns: 150 })(
+    'each dialog finishes exactly once and its settle precedes its resolution, however answers, cancels, timeouts, stops and disposal interleave',
+    (moves, clears, dispose) => {
+      const h = play(moves, clears, dispose)
+      const ids = new Set(h.log.filter(isDialog).map((e) => e.who))
+      for (const id of ids) {
+        const mine = h.log.filter((e) => e.who === id).map((e) => e.action)
+        const finishes = mine.filter((a) => a === 'recordSettle' || a === 'resolveWithdrawn').length
+        const alive = h.actor.getSnapshot().context.dialogs.includes(id) && h.actor.getSnapshot().status !== 'done'
+        expect(finishes).toBe(alive ? 0 : 1)
+        if (mine.includes('recordSettle')) expect(mine.indexOf('recordSettle')).toBeLessThan(mine.indexOf('resolveExtension'))
+      }
+    },
+  )
+})
+
+describe('thread machine: replies a caller waits on', () => {
+  it('a prompt waiting on a stop is refused (reason disposed) when the thread is disposed before the stopped run settles', () => {
+    const h = liveThread({ clear: () => 'cleared' })
+    h.send({ type: 'LIVE' })
+    h.send(P('steer'))
+    h.send({ type: 'ABORT' })
+    h.send(P('followUp'))
+    h.send({ type: 'DISPOSE', reason: 'deleted', dialogOutcome: 'cancelled' })
+    const waiting = (h.sent.at(-2) as PromptRequest).messageId
+    expect(thread(h, 'rejectPrompt').map((e) => e.params)).toEqual([{ messageId: waiting, reason: 'deleted' }])
+    expect(h.emitted.filter((e) => 'messageId' in e && e.messageId === waiting)).toEqual([
+      { type: 'prompt.refused', messageId: waiting, reason: 'disposed' },
+    ])
+  })
+
+  it('a thread started with no UI gives its ask-queue no UI, so every ask_user_question is unavailable', () => {
+    const h = liveThread({ hasUI: false })
+    const askQueue = h.actor.getSnapshot().children.askQueue as unknown as { getSnapshot(): { context: { hasUI: boolean } } }
+    expect(askQueue.getSnapshot().context.hasUI).toBe(false)
   })
 })
