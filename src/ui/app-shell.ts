@@ -7,6 +7,14 @@ import { controls, tokens } from './styles.js'
 import './thread-list.js'
 import './thread-pane.js'
 
+interface LiveStatus {
+  threadId: string
+  live: boolean
+  busy: boolean
+  run: number
+  openDialogs: number
+}
+
 export function threadIdFromHash(hash: string): string {
   const m = /^#\/threads\/([^/?#]+)/.exec(hash)
   if (!m) return ''
@@ -89,6 +97,7 @@ export class AppShell extends LitElement {
     this.addEventListener('thread-changed', this.#onChanged)
     this.addEventListener('thread-deleted', this.#onDeleted)
     this.addEventListener('new-thread', this.#onNew)
+    this.addEventListener('thread-status', this.#onStatus as EventListener)
   }
 
   override disconnectedCallback(): void {
@@ -100,7 +109,7 @@ export class AppShell extends LitElement {
   async refresh(): Promise<void> {
     try {
       const threads = await this.api.listThreads()
-      this.threads = [...threads].sort((a, b) => b.updatedAt - a.updatedAt)
+      this.threads = this.#overlay([...threads].sort((a, b) => b.updatedAt - a.updatedAt))
       this.listError = ''
     } catch (err) {
       this.listError = `Cannot reach the server (${(err as Error).message})`
@@ -138,6 +147,22 @@ export class AppShell extends LitElement {
 
   #onHash = () => {
     this.threadId = threadIdFromHash(location.hash)
+  }
+
+  /** The followed thread's status comes from its follow, live; the poll covers the others. */
+  #live: LiveStatus | undefined
+
+  #overlay(threads: ThreadSummary[]): ThreadSummary[] {
+    const s = this.#live
+    if (!s || s.threadId !== this.threadId) return threads
+    return threads.map((t) =>
+      t.threadId === s.threadId ? { ...t, live: s.live, busy: s.busy, run: s.run, openDialogs: s.openDialogs } : t,
+    )
+  }
+
+  #onStatus = (e: CustomEvent<LiveStatus>) => {
+    this.#live = e.detail
+    this.threads = this.#overlay(this.threads)
   }
 
   #onChanged = () => {

@@ -143,6 +143,14 @@ export class ComposerBox extends LitElement {
       .hint {
         margin-left: auto;
       }
+      .row > span {
+        white-space: nowrap;
+      }
+      @media (max-width: 600px) {
+        .hint {
+          display: none;
+        }
+      }
     `,
   ]
 

@@ -209,7 +209,6 @@ export class DialogCard extends LitElement {
       </header>
       ${this.#body()}
       ${this.refusal ? html`<div class="refusal" role="alert">${this.refusal}</div>` : nothing}
-      ${d.method === 'select' || d.method === 'confirm' ? this.#cancelRow() : nothing}
     </section>`
   }
 
@@ -223,11 +222,9 @@ export class DialogCard extends LitElement {
     >`
   }
 
-  #cancelRow() {
-    return html`<div class="actions">
-      <span class="spacer"></span>
-      <button class="ghost" ?disabled=${this.sending} @click=${this.#cancel}>Cancel</button>
-    </div>`
+  #cancelButton() {
+    return html`<span class="spacer"></span>
+      <button class="ghost" ?disabled=${this.sending} @click=${this.#cancel}>Cancel</button>`
   }
 
   #body() {
@@ -238,12 +235,16 @@ export class DialogCard extends LitElement {
           <div class="actions">
             <button class="primary" ?disabled=${this.sending} @click=${() => this.#send({ confirmed: true })}>Yes</button>
             <button ?disabled=${this.sending} @click=${() => this.#send({ confirmed: false })}>No</button>
+            ${this.#cancelButton()}
           </div>`
       case 'select':
-        return html`<div class="options" role="group" aria-label="Options">
-          ${d.options.map(
-            (o) => html`<button ?disabled=${this.sending} @click=${() => this.#send({ value: o })}>${o}</button>`,
-          )}
+        return html`<div class="actions">
+          <div class="options" role="group" aria-label="Options">
+            ${d.options.map(
+              (o) => html`<button ?disabled=${this.sending} @click=${() => this.#send({ value: o })}>${o}</button>`,
+            )}
+          </div>
+          ${this.#cancelButton()}
         </div>`
       case 'input':
         return html`<form @submit=${this.#submitText}>

@@ -122,7 +122,7 @@ export class ThreadList extends LitElement {
         padding: 0.05rem 0.35rem;
         border-radius: 999px;
         background: var(--th-warn);
-        color: #fff;
+        color: var(--th-bg);
       }
       .empty,
       .error {

@@ -222,7 +222,21 @@ export class ThreadPane extends LitElement {
     if (el) this.#stick = el.scrollHeight - el.scrollTop - el.clientHeight < 80
   }
 
+  #lastStatus = ''
+
+  /** Tell the page what the follow knows first, so the list is live for the followed thread. */
+  #announceStatus() {
+    const v = this.ctx?.view
+    if (!v || !this.ctx?.synced) return
+    const detail = { threadId: this.threadId, ...v.status, openDialogs: v.openDialogs.length }
+    const key = JSON.stringify(detail)
+    if (key === this.#lastStatus) return
+    this.#lastStatus = key
+    this.dispatchEvent(new CustomEvent('thread-status', { bubbles: true, composed: true, detail }))
+  }
+
   protected override updated(): void {
+    this.#announceStatus()
     if (this.#stick && this.scroller) this.scroller.scrollTop = this.scroller.scrollHeight
     // Notes fade out on their own.
     for (const n of this.ctx?.notes ?? []) {
@@ -266,7 +280,9 @@ export class ThreadPane extends LitElement {
       ${this.headerError ? html`<div class="header-error" role="alert">${this.headerError}</div>` : nothing}
       <div class="scroll" @scroll=${() => this.#rememberScroll()}>
         <div class="column">
-          <transcript-view .entries=${view.transcript} .pending=${ctx.pending} ?busy=${view.status.busy}></transcript-view>
+          <transcript-view .entries=${view.transcript} .pending=${ctx.pending} ?busy=${view.status.busy}
+            ?waiting=${view.openDialogs.length > 0}
+          ></transcript-view>
           <div class="dialogs">
             ${repeat(
               view.openDialogs,

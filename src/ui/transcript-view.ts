@@ -51,6 +51,8 @@ export class TranscriptView extends LitElement {
   @property({ attribute: false }) entries: TranscriptEntry[] = []
   @property({ attribute: false }) pending: PendingPrompt[] = []
   @property({ type: Boolean }) busy = false
+  /** A question is open: the run waits for a human, not for the model. */
+  @property({ type: Boolean }) waiting = false
 
   static override styles = [
     tokens,
@@ -306,7 +308,9 @@ export class TranscriptView extends LitElement {
           </div>`,
       )}
       ${this.busy && !lastIsStreaming && this.pending.length === 0
-        ? html`<div class="thinking" aria-label="Working">Working<span class="cursor"></span></div>`
+        ? this.waiting
+          ? html`<div class="thinking">Waiting for your answer…</div>`
+          : html`<div class="thinking">Working<span class="cursor" aria-hidden="true"></span></div>`
         : nothing}
     </div>`
   }

@@ -5,7 +5,7 @@ import '../../src/ui/app-shell.js'
 import type { AppShell } from '../../src/ui/app-shell.js'
 import { threadIdFromHash } from '../../src/ui/app-shell.js'
 import { followConfig } from '../../src/ui/follow-client.js'
-import { FakeEventSource, fakeApi, fakeEventSource, summary, until } from './helpers.js'
+import { FakeEventSource, confirmDialog, fakeApi, fakeEventSource, snapshotOf, summary, until } from './helpers.js'
 
 followConfig.eventSource = fakeEventSource
 
@@ -54,5 +54,20 @@ describe('app shell', () => {
     expect(api.createThread).toHaveBeenCalledOnce()
     await until(() => location.hash === '#/threads/fresh')
     await expect.element(page.getByRole('textbox', { name: 'Message' })).toBeVisible()
+  })
+
+  test('the followed thread is live in the list: its follow, not the poll, shows busy and open questions', async () => {
+    await page.viewport(1280, 800) // wide: the list and the pane side by side
+    location.hash = '#/threads/alpha'
+    FakeEventSource.instances = []
+    mount(fakeApi({ listThreads: vi.fn(async () => [summary('alpha', { title: 'Alpha', busy: false, openDialogs: 0 })]) }))
+    const link = page.getByRole('navigation', { name: 'Threads' }).getByRole('link', { name: /Alpha/ })
+    await expect.element(link).toHaveTextContent('live')
+    await until(() => FakeEventSource.instances.length > 0)
+    const es = FakeEventSource.last()
+    es.open()
+    es.snapshot(snapshotOf('alpha', { seq: 2, status: { live: true, busy: true, run: 1 }, openDialogs: [confirmDialog()] }))
+    await expect.element(link).toHaveTextContent('working')
+    await expect.element(link.getByLabelText('1 open question')).toBeVisible()
   })
 })
