@@ -1,0 +1,146 @@
+/**
+ * The machine inspector's routes, as a buildApp plugin (so they sit behind the same token check and
+ * error handler as the rest of /api, and vanish with `--inspector off`):
+ *
+ *   GET /api/debug/actors              the live actors as a tree, each with its machine and state
+ *   GET /api/debug/machines/:machineId the machine's definition, for drawing it
+ *   GET /api/debug/events              SSE of inspection records; resumable; `?thread=` filters
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { AnyActorRef, AnyStateMachine, StateValue } from 'xstate'
+import { Inspection, type InspectionRecord } from '../host/inspection.js'
+import { encodeFrame } from '../host/frame.js'
+import type { ThreadRegistry } from '../host/thread-registry.js'
+import { askQueueMachine } from '../machines/ask-queue.machine.js'
+import { transitionsOf } from '../machines/diagram.js'
+import { dialogMachine } from '../machines/dialog.machine.js'
+import { threadMachine } from '../machines/thread.machine.js'
+import { defaultFollowOptions, resumePoint, type FollowOptions } from './follow.js'
+
+export const MACHINES: Record<string, AnyStateMachine> = {
+  thread: threadMachine,
+  dialog: dialogMachine,
+  askQueue: askQueueMachine,
+}
+
+export interface ActorNode {
+  actorId: string
+  id: string
+  threadId: string
+  machineId: string
+  systemId?: string
+  value: StateValue | null
+  status: string
+  children: ActorNode[]
+}
+
+export interface DebugRoutesOptions {
+  registry: ThreadRegistry
+  /** Made here when not given; tests pass their own to look inside. */
+  inspection?: Inspection
+  stream?: Partial<FollowOptions>
+}
+
+export function debugRoutes(options: DebugRoutesOptions) {
+  return async (app: FastifyInstance): Promise<void> => {
+    const { registry } = options
+    const inspection = options.inspection ?? new Inspection(registry)
+    const stream = { ...defaultFollowOptions, ...options.stream }
+    app.addHook('onClose', async () => inspection.dispose())
+
+    app.get('/api/debug/actors', async () => ({
+      threads: registry.liveThreads().map((t) => actorTree(t.actor as AnyActorRef, t.threadId, undefined)),
+    }))
+
+    app.get<{ Params: { machineId: string } }>('/api/debug/machines/:machineId', async (request, reply) => {
+      const machine = Object.hasOwn(MACHINES, request.params.machineId) ? MACHINES[request.params.machineId] : undefined
+      if (!machine) return reply.code(404).send({ error: `no machine ${request.params.machineId}`, machines: Object.keys(MACHINES) })
+      // toJSON() leaves out eventless (`always`) transitions; transitionsOf lists them all, with the
+      // keys the snapshot records use for "the transition just taken".
+      return { machineId: request.params.machineId, definition: machine.toJSON(), transitions: transitionsOf(machine) }
+    })
+
+    app.get<{ Querystring: { after?: string; thread?: string } }>('/api/debug/events', async (request, reply) => {
+      streamRecords(request, reply, inspection, stream)
+    })
+  }
+}
+
+function actorTree(ref: AnyActorRef, threadId: string, parentPath: string | undefined): ActorNode {
+  const snapshot = ref.getSnapshot() as { value?: StateValue; status: string; children?: Record<string, AnyActorRef | undefined> }
+  const actorId = parentPath === undefined ? ref.id : `${parentPath}/${ref.id}`
+  const machineId = (ref as { logic?: { id?: unknown } }).logic?.id
+  const systemId = (ref as { systemId?: string }).systemId
+  return {
+    actorId,
+    id: ref.id,
+    threadId,
+    machineId: typeof machineId === 'string' ? machineId : 'unknown',
+    ...(systemId ? { systemId } : {}),
+    value: snapshot.value ?? null,
+    status: snapshot.status,
+    children: Object.values(snapshot.children ?? {})
+      .filter((c): c is AnyActorRef => c !== undefined)
+      .map((c) => actorTree(c, threadId, actorId)),
+  }
+}
+
+/** Like the follow: hijacked SSE, `retry:`, heartbeat, resume by Last-Event-ID or `?after=`, slow clients dropped. */
+function streamRecords(
+  request: FastifyRequest<{ Querystring: { after?: string; thread?: string } }>,
+  reply: FastifyReply,
+  inspection: Inspection,
+  options: FollowOptions,
+): void {
+  const threadId = request.query.thread || undefined
+  reply.hijack()
+  const raw = reply.raw
+  raw.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  })
+  raw.write(`retry: ${options.retryMs}\n\n`)
+  raw.socket?.setNoDelay(true)
+
+  let closed = false
+  // The first client's connect attaches the observers, which record each actor as it is right
+  // away; those records wait here so they follow the replay instead of preceding it.
+  let held: InspectionRecord[] | undefined = []
+  const frame = (r: InspectionRecord) => encodeFrame(r.id, 'record', r)
+  const send = (r: InspectionRecord) => {
+    if (closed || (threadId !== undefined && r.threadId !== threadId)) return
+    if (held) return void held.push(r)
+    if (raw.writableLength > options.highWaterMark) {
+      request.log.warn('inspector client fell behind; closing it so it resumes')
+      stop()
+      raw.destroy()
+      return
+    }
+    raw.write(frame(r))
+  }
+  // A resume point past the head means the host restarted: the client gets everything retained.
+  let after = resumePoint(request)
+  if (after !== undefined && after > inspection.head) after = undefined
+  const session = inspection.connect(send, after, threadId)
+  for (const r of session.replay) raw.write(frame(r))
+  const live = held
+  held = undefined
+  for (const r of live) send(r)
+  // Tells the client where the replay ended, so it can show "live from here".
+  raw.write(encodeFrame(inspection.head, 'ready', { head: inspection.head }))
+
+  const heartbeat = setInterval(() => raw.write(': heartbeat\n\n'), options.heartbeatMs)
+  heartbeat.unref()
+  const stop = () => {
+    if (closed) return
+    closed = true
+    clearInterval(heartbeat)
+    session.close()
+  }
+  request.raw.on('close', () => {
+    stop()
+    raw.end()
+  })
+}
