@@ -141,8 +141,11 @@ const settleDialogs = (type: 'ABORT' | 'CANCEL') =>
 
 const forward = (type: 'ANSWER' | 'CANCEL' | 'TIMEOUT' | 'ABORT') => ({
   guard: 'knownDialog' as const,
-  actions: enqueueActions(({ event, enqueue }) => {
+  actions: enqueueActions(({ event, enqueue, self }) => {
     if (!('dialogId' in event)) return
+    // Two ways may end one dialog in the same instant (the stop and the extension's own signal);
+    // the first already finished it, and its done event is still on its way.
+    if (self?.getSnapshot?.().children[event.dialogId]?.getSnapshot().status === 'done') return
     enqueue.sendTo(event.dialogId, type === 'ANSWER' && event.type === 'DIALOG.ANSWER' ? { type, answer: event.answer } : { type })
   }),
 })

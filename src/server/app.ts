@@ -62,8 +62,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
   })
 
-  app.post('/api/threads', { schema: { body: Type.Optional(CreateThreadBody) } }, async (request, reply) => {
-    const outcome = await registry.create(request.body ?? {})
+  app.post('/api/threads', { schema: { body: CreateThreadBody }, preValidation: emptyBodyIsObject }, async (request, reply) => {
+    const outcome = await registry.create(request.body)
     if (outcome.kind === 'taken') return reply.code(409).send({ error: `thread ${request.body?.id} already exists` })
     return reply.code(201).send({ threadId: outcome.threadId })
   })
@@ -109,9 +109,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
   })
 
-  app.post('/api/threads/:id/abort', { schema: { params: ThreadParams, body: Type.Optional(AbortBody) } }, async (request, reply) => {
+  app.post(
+    '/api/threads/:id/abort',
+    { schema: { params: ThreadParams, body: AbortBody }, preValidation: emptyBodyIsObject },
+    async (request, reply) => {
     const { id } = request.params
-    const outcome = registry.abort(id, request.body?.run)
+    const outcome = registry.abort(id, request.body.run)
     switch (outcome.kind) {
       case 'stopped':
         request.log.info({ threadId: id, restored: outcome.restored.length }, 'abort: queue restored to the caller')
@@ -121,9 +124,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       case 'idle':
         return reply.code(409).send({ error: `nothing is running on thread ${id}`, reason: 'idle' })
       case 'stale-run':
-        return reply.code(409).send({ error: `run ${request.body?.run} is not the current run of thread ${id}`, reason: 'stale-run' })
+        return reply.code(409).send({ error: `run ${request.body.run} is not the current run of thread ${id}`, reason: 'stale-run' })
     }
-  })
+  },
+  )
 
   app.post('/api/threads/:id/dialog', { schema: { params: ThreadParams, body: DialogAnswerBody } }, async (request, reply) => {
     const { id } = request.params
@@ -166,6 +170,11 @@ async function serveClient(app: FastifyInstance, clientDir: string | undefined):
           'or use the API described in <a href="https://github.com/">docs/api.md</a> in the repository.</p>',
       ),
   )
+}
+
+/** Create and abort take an optional body: none at all means `{}`. */
+async function emptyBodyIsObject(request: { body: unknown }): Promise<void> {
+  request.body ??= {}
 }
 
 function authorised(header: string | undefined, queryToken: string | undefined, token: string): boolean {

@@ -44,25 +44,31 @@ export function streamFeed(
   raw.socket?.setNoDelay(true)
 
   let closed = false
-  const close = () => {
+  let checking = false
+  const stop = (end: () => void) => {
     if (closed) return
     closed = true
     unfollow()
     clearInterval(heartbeat)
-    raw.end()
+    end()
+  }
+  const close = () => stop(() => raw.end())
+  // Node corks a response for the rest of the tick, so a burst of frames sits in the buffer even
+  // for a fast tab. Judge the backlog only after the socket has had its chance to flush.
+  const checkBacklog = () => {
+    checking = false
+    if (raw.writableLength <= options.highWaterMark) return
+    request.log.warn({ threadId: feed.view.threadId, buffered: raw.writableLength }, 'follower fell behind; closing it so it resumes')
+    stop(() => raw.destroy())
   }
   const follower: Follower = {
     send: (frame) => {
       if (closed) return
-      if (raw.writableLength > options.highWaterMark) {
-        request.log.warn({ threadId: feed.view.threadId }, 'follower fell behind; closing it so it resumes')
-        closed = true
-        unfollow()
-        clearInterval(heartbeat)
-        raw.destroy()
-        return
-      }
       raw.write(frame)
+      if (!checking && raw.writableLength > options.highWaterMark) {
+        checking = true
+        setImmediate(checkBacklog)
+      }
     },
     close,
   }

@@ -1,0 +1,55 @@
+/**
+ * The host and the HTTP server as scoped resources. Effect holds the lifecycle only: when the scope
+ * closes (SIGINT/SIGTERM) new requests get 503 and every run stops — its queued prompts reported,
+ * open dialogs settled `aborted`, followers closed, the index flushed — before the listener closes.
+ */
+import { Effect } from 'effect'
+import { ThreadRegistry } from '../host/thread-registry.js'
+import { createPiRuntimeFactory } from '../runtime/index.js'
+import { buildApp } from './app.js'
+import { debugRoutes } from './debug-routes.js'
+import type { Config } from './config.js'
+import { log } from './log.js'
+
+const runtimeLog = {
+  info: (m: string) => log('info', m),
+  warn: (m: string) => log('warn', m),
+  error: (m: string) => log('error', m),
+}
+
+export const serve = (config: Config) =>
+  Effect.gen(function* () {
+    const registry = yield* Effect.acquireRelease(
+      Effect.promise(() =>
+        ThreadRegistry.open({
+          dataDir: config.dataDir,
+          runtimes: createPiRuntimeFactory({ dataDir: config.dataDir, demoDelayMs: config.demoDelayMs, log: runtimeLog }),
+          defaultModel: config.model,
+          idleMs: config.idleMs,
+          log,
+        }),
+      ),
+      (registry) => Effect.promise(() => registry.shutdown()),
+    )
+    const app = yield* Effect.acquireRelease(
+      Effect.promise(() =>
+        buildApp({
+          registry,
+          token: config.token,
+          clientDir: config.clientDir,
+          plugins: config.inspector ? [debugRoutes({ registry })] : [],
+        }),
+      ),
+      (app) => Effect.promise(() => app.close()),
+    )
+    const address = yield* Effect.promise(() => app.listen({ port: config.port, host: config.host }))
+    // Runs first on the way out: drain the threads while the listener still answers 503.
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(async () => {
+        log('info', 'shutting down: stopping runs and closing followers')
+        await registry.shutdown()
+      }),
+    )
+    console.log(`threadhost listening on ${address.replace('[::1]', 'localhost')}`)
+    return yield* Effect.never
+  }).pipe(Effect.scoped)

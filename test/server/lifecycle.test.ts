@@ -1,0 +1,94 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { parseConfig } from '../../src/server/config.js'
+import { api, is, SseClient, startHarness, type Harness } from './harness.js'
+
+const cleanups: (() => Promise<void> | void)[] = []
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c()
+})
+
+function startProcess(args: string[]): { child: ChildProcess; url: Promise<string>; output: () => string; exit: Promise<number | null> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  const url = new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString()
+      const match = /threadhost listening on (http:\/\/\S+)/.exec(output)
+      if (match) resolve(match[1])
+    }
+    child.stdout!.on('data', onData)
+    child.stderr!.on('data', onData)
+    child.on('exit', () => reject(new Error(`exited before listening:\n${output}`)))
+  })
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  cleanups.push(() => void child.kill('SIGKILL'))
+  return { child, url, output: () => output, exit }
+}
+
+describe('lifecycle', () => {
+  it('threads and their transcripts survive a restart; following a cold thread shows the persisted transcript without building a runtime', async () => {
+    let h: Harness = await startHarness()
+    const dataDir = h.dataDir
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }))
+    await api(h.url, 'POST', '/api/threads', { id: 'kept', title: 'Kept thread' })
+    const tab = await SseClient.open(`${h.url}/api/threads/kept/follow`)
+    await api(h.url, 'POST', '/api/threads/kept/prompt', { message: 'remember me' })
+    await tab.waitFor(is('status', { busy: false, run: 1 }))
+    tab.close()
+    await h.close({ keepData: true })
+
+    h = await startHarness({ dataDir })
+    cleanups.push(() => h.close())
+    expect((await api(h.url, 'GET', '/api/threads/kept')).body).toMatchObject({ title: 'Kept thread', live: false, busy: false, run: 1 })
+    const cold = await SseClient.open(`${h.url}/api/threads/kept/follow`)
+    const snapshot = (await cold.waitFor(is('snapshot'))).data
+    cold.close()
+    expect(snapshot.status).toEqual({ live: false, busy: false, run: 1 })
+    expect(snapshot.transcript).toMatchObject([
+      { kind: 'user', text: 'remember me' },
+      { kind: 'assistant', text: 'You said: remember me' },
+    ])
+    expect(h.registry.liveThreads()).toEqual([])
+    // A cold thread is not live: abort and answers peek and find nothing.
+    expect((await api(h.url, 'POST', '/api/threads/kept/abort')).status).toBe(404)
+    expect((await api(h.url, 'POST', '/api/threads/kept/dialog', { id: 'x', confirmed: true })).status).toBe(404)
+    // The next prompt continues the numbering.
+    expect((await api(h.url, 'POST', '/api/threads/kept/prompt', { message: 'again' })).body).toMatchObject({ run: 2 })
+  })
+
+  it('SIGTERM with an open follow: queued prompts are reported rejected, open questions settle aborted, followers see live false, and the process exits 0', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'threadhost-sigterm-'))
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }))
+    const server = startProcess(['--port', '0', '--data-dir', dataDir, '--demo-delay-ms', '10'])
+    const url = await server.url
+    await api(url, 'POST', '/api/threads', { id: 'bye' })
+    const tab = await SseClient.open(`${url}/api/threads/bye/follow`)
+    await api(url, 'POST', '/api/threads/bye/prompt', { message: 'call ui_dialog {"method":"confirm","title":"Sure?","message":"?"}' })
+    await tab.waitFor(is('extension-ui-request'))
+    const queued = await api(url, 'POST', '/api/threads/bye/prompt', { message: 'never runs' })
+    expect(queued.body).toMatchObject({ queued: true })
+
+    server.child.kill('SIGTERM')
+    expect(await server.exit).toBe(0)
+    await tab.waitFor(is('status', { live: false }))
+    expect(tab.frames.find((f) => f.event === 'prompt-rejected')?.data).toMatchObject({ messageId: queued.body.messageId, reason: 'shutdown' })
+    expect(tab.frames.find((f) => f.event === 'dialog-settled')?.data).toMatchObject({ outcome: 'aborted' })
+    for (let i = 0; i < 50 && !tab.ended; i++) await new Promise((r) => setTimeout(r, 20))
+    expect(tab.ended).toBe(true)
+  })
+
+  it('binding a non-loopback host without a token is refused with a clear message', async () => {
+    expect(() => parseConfig(['--host', '0.0.0.0'], {})).toThrow(/without a token/)
+    expect(parseConfig(['--host', '0.0.0.0', '--token', 't'], {})).toMatchObject({ host: '0.0.0.0', token: 't' })
+    expect(parseConfig([], { PORT: '5000' })).toMatchObject({ port: 5000, host: '127.0.0.1', model: 'demo', idleMs: 600_000, inspector: true })
+    expect(() => parseConfig(['--port', 'abc'], {})).toThrow(/--port takes an integer/)
+    const server = startProcess(['--host', '0.0.0.0'])
+    server.url.catch(() => {}) // it never listens, by design
+    expect(await server.exit).toBe(2)
+    expect(server.output()).toMatch(/refusing to bind 0\.0\.0\.0 without a token/)
+  })
+})
