@@ -1,0 +1,98 @@
+/**
+ * The feed: numbering, fan-out of one encoded frame to every follower, and resume — exactly the
+ * missed frames, or a fresh snapshot when the follower is too far behind (or ahead, after a restart).
+ */
+import { fc, test } from '@fast-check/vitest'
+import { describe, expect, it } from 'vitest'
+import { Feed } from '../../src/host/feed.js'
+import { initialView } from '../../src/host/projection.js'
+import type { Observation, ObservationInput } from '../../src/schemas/index.js'
+
+const note = (message: string): ObservationInput => ({ type: 'notify', message, level: 'info' })
+const seqOf = (frame: Buffer) => Number(/^id: (\d+)\n/.exec(frame.toString('utf8'))![1])
+
+describe('feed: numbering and fan-out', () => {
+  it('numbers observations 1, 2, 3 … from the view it starts at', () => {
+    const feed = new Feed(initialView('t1', [], 7))
+    expect([feed.append(note('a')).seq, feed.append(note('b')).seq]).toEqual([8, 9])
+    expect(feed.seq).toBe(9)
+  })
+  it('hands every follower the same encoded bytes, after the in-process observers, and stops after unfollow', () => {
+    const feed = new Feed(initialView('t1'))
+    const order: string[] = []
+    const got: Buffer[][] = [[], []]
+    feed.observe((o) => order.push(`observer ${o.seq}`))
+    const stop = feed.follow({
+      send: (f, o) => {
+        got[0].push(f)
+        order.push(`follower ${o.seq}`)
+      },
+      close: () => {},
+    })
+    feed.follow({ send: (f) => void got[1].push(f), close: () => {} })
+    feed.append(note('a'))
+    stop()
+    feed.append(note('b'))
+    expect(order).toEqual(['observer 1', 'follower 1', 'observer 2'])
+    expect(got[0][0]).toBe(got[1][0])
+    expect(got[1].map(seqOf)).toEqual([1, 2])
+    expect(feed.followerCount).toBe(1)
+  })
+  it('closing the feed ends every follow once and forgets the followers', () => {
+    const feed = new Feed(initialView('t1'))
+    const closed: string[] = []
+    feed.follow({ send: () => {}, close: () => void closed.push('a') })
+    feed.follow({ send: () => {}, close: () => void closed.push('b') })
+    feed.close()
+    feed.close()
+    expect(closed).toEqual(['a', 'b'])
+    expect(feed.followerCount).toBe(0)
+  })
+  it('reset replaces the view without numbering anything', () => {
+    const feed = new Feed(initialView('t1'))
+    feed.append(note('a'))
+    feed.reset(initialView('t1', [{ kind: 'notify', message: 'reloaded', level: 'info' }], 1, false))
+    expect(feed.seq).toBe(1)
+    expect(feed.append(note('b')).seq).toBe(2)
+  })
+})
+
+describe('feed: resume', () => {
+  test.prop([fc.nat(25), fc.integer({ min: 1, max: 8 }), fc.integer({ min: -2, max: 30 })], { numRuns: 300 })(
+    'resume returns exactly the missed frames while the ring still holds them, else a snapshot (too old, or ahead of the feed)',
+    (appended, ringSize, after) => {
+      const feed = new Feed(initialView('t1'), ringSize)
+      const all: Observation[] = []
+      for (let i = 0; i < appended; i++) all.push(feed.append(note(`m${i}`)))
+      const oldest = Math.max(1, appended - ringSize + 1)
+      const r = feed.resume(after)
+      if (after > appended || after + 1 < oldest) {
+        expect(r).toEqual({ kind: 'snapshot', snapshot: feed.snapshot() })
+      } else {
+        expect(r.kind).toBe('frames')
+        if (r.kind === 'frames') expect(r.frames.map(seqOf)).toEqual(all.filter((o) => o.seq > after).map((o) => o.seq))
+      }
+    },
+  )
+  it('a follower that names no seq gets a snapshot', () => {
+    const feed = new Feed(initialView('t1'))
+    feed.append(note('a'))
+    expect(feed.resume(undefined)).toEqual({ kind: 'snapshot', snapshot: feed.snapshot() })
+  })
+  it('a follower that has seen everything gets no frames', () => {
+    const feed = new Feed(initialView('t1'))
+    feed.append(note('a'))
+    expect(feed.resume(1)).toEqual({ kind: 'frames', frames: [] })
+  })
+  it('a follower ahead of the feed (after a restart) gets a snapshot', () => {
+    const feed = new Feed(initialView('t1'))
+    expect(feed.resume(5).kind).toBe('snapshot')
+  })
+  it('a follower older than the ring gets a snapshot, one just inside it gets the frames', () => {
+    const feed = new Feed(initialView('t1'), 3)
+    for (let i = 0; i < 6; i++) feed.append(note(`m${i}`))
+    expect(feed.resume(2).kind).toBe('snapshot')
+    const r = feed.resume(3)
+    expect(r.kind === 'frames' && r.frames.map(seqOf)).toEqual([4, 5, 6])
+  })
+})

@@ -1,0 +1,139 @@
+/**
+ * The projection is one pure fold, so "the snapshot equals the fold of the frames" must hold for
+ * any observation sequence: the feed's view at seq N equals `projectAll(initialView, frames 1..N)`,
+ * and equals the fold of the frames as a follower receives them (encoded, sent, JSON-parsed).
+ */
+import { fc, test } from '@fast-check/vitest'
+import { describe, expect, it } from 'vitest'
+import { Feed } from '../../src/host/feed.js'
+import { initialView, project, projectAll } from '../../src/host/projection.js'
+import type { Observation, ObservationInput } from '../../src/schemas/index.js'
+
+const id = fc.constantFrom('a', 'b', 'c')
+const str = fc.string({ maxLength: 6 })
+const json = fc.jsonValue({ maxDepth: 2 })
+const spec = fc.constantFrom(
+  { method: 'confirm' as const, title: 'Sure?', message: 'm' },
+  { method: 'select' as const, title: 'Where?', options: ['x', 'y'] },
+)
+
+/** Every observation type, with ids from small pools so deltas, updates and settles find their entries. */
+const observationInput: fc.Arbitrary<ObservationInput> = fc.oneof(
+  fc.record({ type: fc.constant('status' as const), live: fc.boolean(), busy: fc.boolean(), run: fc.nat(5) }),
+  fc.record({ type: fc.constant('user-message' as const), messageId: id, text: str, run: fc.nat(5) }),
+  fc.record({ type: fc.constant('assistant-start' as const), messageId: id }),
+  fc.record({ type: fc.constant('assistant-delta' as const), messageId: id, text: str }),
+  fc.record({ type: fc.constant('assistant-end' as const), messageId: id, text: str, stopReason: fc.constantFrom('stop', 'aborted') }),
+  fc.record({ type: fc.constant('tool-start' as const), toolCallId: id, name: str, args: json }),
+  fc.record({ type: fc.constant('tool-update' as const), toolCallId: id, partial: json }),
+  fc.record({ type: fc.constant('tool-end' as const), toolCallId: id, result: json, isError: fc.boolean() }),
+  fc.record({ type: fc.constant('queue' as const), steering: fc.array(str, { maxLength: 3 }), followUp: fc.array(str, { maxLength: 3 }) }),
+  fc.record({ type: fc.constant('prompt-rejected' as const), messageId: id, reason: str }),
+  fc.record(
+    {
+      type: fc.constant('extension-ui-request' as const),
+      id,
+      blocking: fc.constant(true as const),
+      dialog: spec,
+      origin: fc.constant({ kind: 'extension' as const }),
+      expiresAt: fc.nat(),
+    },
+    { requiredKeys: ['type', 'id', 'blocking', 'dialog', 'origin'] },
+  ),
+  fc.record({ type: fc.constant('dialog-settled' as const), id, outcome: fc.constantFrom('answered' as const, 'cancelled' as const, 'timeout' as const, 'aborted' as const) }),
+  fc.record({ type: fc.constant('notify' as const), message: str, level: fc.constantFrom('info' as const, 'warning' as const, 'error' as const) }),
+  fc.record({ type: fc.constant('settled' as const), run: fc.nat(5), aborted: fc.boolean() }),
+  fc.record({ type: fc.constant('error' as const), message: str }),
+) as fc.Arbitrary<ObservationInput>
+
+/** What a follower does with a frame: read its `data:` line back into an observation. */
+function decodeFrame(frame: Buffer): Observation {
+  const data = frame
+    .toString('utf8')
+    .split('\n')
+    .find((l) => l.startsWith('data: '))!
+  return JSON.parse(data.slice('data: '.length)) as Observation
+}
+
+describe('projection: the snapshot is the fold of the frames', () => {
+  test.prop([fc.array(observationInput, { maxLength: 40 })], { numRuns: 200 })(
+    'for any observation sequence the snapshot at seq N equals projectAll(initialView, frames 1..N), and equals the fold of the decoded frames',
+    (inputs) => {
+      const initial = initialView('t1')
+      const feed = new Feed(initial)
+      const frames: Buffer[] = []
+      feed.follow({ send: (frame) => void frames.push(frame), close: () => {} })
+      const observations: Observation[] = []
+      inputs.forEach((input, i) => {
+        observations.push(feed.append(input))
+        const n = i + 1
+        const snapshot = feed.snapshot()
+        expect(snapshot.seq).toBe(n)
+        expect(snapshot).toEqual(projectAll(initial, observations))
+        const decoded = frames.map(decodeFrame)
+        expect(decoded.map((o) => o.seq)).toEqual(observations.map((o) => o.seq))
+        // the snapshot sent as JSON and the fold of the JSON frames are the same view
+        expect(JSON.parse(JSON.stringify(snapshot))).toEqual(projectAll(initial, decoded))
+      })
+    },
+  )
+
+  test.prop([fc.array(observationInput, { maxLength: 30 }), fc.nat(30)], { numRuns: 150 })(
+    'a follower that joins at seq K and folds the following frames into that snapshot reaches the same view',
+    (inputs, k) => {
+      const feed = new Feed(initialView('t1'))
+      const cut = Math.min(k, inputs.length)
+      inputs.slice(0, cut).forEach((i) => feed.append(i))
+      const joined = JSON.parse(JSON.stringify(feed.snapshot()))
+      const frames: Buffer[] = []
+      feed.follow({ send: (f) => void frames.push(f), close: () => {} })
+      inputs.slice(cut).forEach((i) => feed.append(i))
+      expect(projectAll(joined, frames.map(decodeFrame))).toEqual(JSON.parse(JSON.stringify(feed.snapshot())))
+    },
+  )
+
+  test.prop([fc.array(observationInput, { maxLength: 30 })], { numRuns: 100 })(
+    'project never mutates the view it is given',
+    (inputs) => {
+      let view = initialView('t1')
+      inputs.forEach((input, i) => {
+        const frozen = JSON.stringify(view)
+        const next = project(view, { ...input, seq: i + 1 } as Observation)
+        expect(JSON.stringify(view)).toBe(frozen)
+        view = next
+      })
+    },
+  )
+})
+
+describe('projection: what each observation does to the view', () => {
+  const o = (input: ObservationInput, seq = 1) => ({ ...input, seq }) as Observation
+  it('a streamed assistant message is the concatenation of its deltas, then the end replaces it whole', () => {
+    const v = projectAll(initialView('t1'), [
+      o({ type: 'assistant-start', messageId: 'a' }, 1),
+      o({ type: 'assistant-delta', messageId: 'a', text: 'Hel' }, 2),
+      o({ type: 'assistant-delta', messageId: 'a', text: 'lo' }, 3),
+    ])
+    expect(v.transcript).toEqual([{ kind: 'assistant', messageId: 'a', text: 'Hello', streaming: true }])
+    const end = project(v, o({ type: 'assistant-end', messageId: 'a', text: 'Hello.', stopReason: 'stop' }, 4))
+    expect(end.transcript).toEqual([{ kind: 'assistant', messageId: 'a', text: 'Hello.', streaming: false, stopReason: 'stop' }])
+  })
+  it('an open dialog is listed once, oldest first, and leaves the list when its settle names it', () => {
+    const dialog = { method: 'confirm' as const, title: 'ok?', message: 'm' }
+    const req = (id: string, seq: number) => o({ type: 'extension-ui-request', id, blocking: true, dialog, origin: { kind: 'extension' } }, seq)
+    const v = projectAll(initialView('t1'), [req('d1', 1), req('d2', 2), o({ type: 'dialog-settled', id: 'd1', outcome: 'aborted' }, 3)])
+    expect(v.openDialogs.map((d) => d.id)).toEqual(['d2'])
+  })
+  it('an aborted settle leaves a stopped entry in the transcript; a natural one leaves nothing', () => {
+    const v = projectAll(initialView('t1'), [o({ type: 'settled', run: 1, aborted: false }, 1), o({ type: 'settled', run: 2, aborted: true }, 2)])
+    expect(v.transcript).toEqual([{ kind: 'stopped', run: 2 }])
+  })
+  it('a tool end drops the partial result and records done or error', () => {
+    const v = projectAll(initialView('t1'), [
+      o({ type: 'tool-start', toolCallId: 'c', name: 'bash', args: { cmd: 'ls' } }, 1),
+      o({ type: 'tool-update', toolCallId: 'c', partial: 'half' }, 2),
+      o({ type: 'tool-end', toolCallId: 'c', result: 'all', isError: true }, 3),
+    ])
+    expect(v.transcript).toEqual([{ kind: 'tool', toolCallId: 'c', name: 'bash', args: { cmd: 'ls' }, state: 'error', result: 'all' }])
+  })
+})
