@@ -36,6 +36,8 @@ export interface ThreadContext {
   dialogs: string[]
   /** Prompts that arrived while a stop was pending; they start once the stopped run settles. */
   pending: PromptRequest[]
+  /** Whether a human can be asked at all; without one every ask_user_question is `unavailable`. */
+  hasUI: boolean
   /** Why the thread is being disposed, and how its open dialogs settle. */
   closing?: { reason: string; dialogOutcome: 'cancelled' | 'aborted' }
 }
@@ -194,9 +196,9 @@ const settled = [
 
 export const threadMachine = threadSetup.createMachine({
   id: 'thread',
-  context: ({ input }) => ({ threadId: input.threadId, run: input.run ?? 0, dialogs: [], pending: [] }),
+  context: ({ input }) => ({ threadId: input.threadId, run: input.run ?? 0, dialogs: [], pending: [], hasUI: input.hasUI ?? true }),
   entry: threadSetup.enqueueActions(({ context, enqueue }) =>
-    enqueue.spawnChild('askQueue', { id: 'askQueue', systemId: `askQueue:${context.threadId}`, input: { hasUI: true } }),
+    enqueue.spawnChild('askQueue', { id: 'askQueue', systemId: `askQueue:${context.threadId}`, input: { hasUI: context.hasUI } }),
   ),
   initial: 'cold',
   on: {
@@ -324,7 +326,10 @@ export const threadMachine = threadSetup.createMachine({
       entry: [
         enqueueActions(({ context, enqueue }) => {
           const { reason, dialogOutcome } = context.closing ?? { reason: 'disposed', dialogOutcome: 'cancelled' }
-          for (const p of context.pending) enqueue({ type: 'rejectPrompt', params: { messageId: p.messageId, reason } })
+          for (const p of context.pending) {
+            enqueue({ type: 'rejectPrompt', params: { messageId: p.messageId, reason } })
+            enqueue.emit({ type: 'prompt.refused', messageId: p.messageId, reason: 'disposed' })
+          }
           enqueue.assign({ pending: [] })
           enqueue({ type: 'disposeRuntime', params: { reason } })
           for (const id of context.dialogs) enqueue.sendTo(id, { type: dialogOutcome === 'aborted' ? 'ABORT' : 'CANCEL' })
