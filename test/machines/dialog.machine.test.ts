@@ -188,7 +188,7 @@ describe('dialog machine: properties over random event sequences', () => {
   const events = fc.array(fc.constantFrom(...EVENTS), { maxLength: 12 })
   const inputs = fc.constantFrom(...VARIANTS.map((v) => v.input))
 
-  test.prop([inputs, events], { numRuns: 300 })(
+  test.prop([inputs, events], { numRuns: 200 })(
     'a dialog finishes exactly once, its settle precedes its resolution, and the first valid ending wins',
     (input, sequence) => {
       const dialog = liveDialog(input)
@@ -212,7 +212,7 @@ describe('dialog machine: properties over random event sequences', () => {
     },
   )
 
-  test.prop([inputs, events, events], { numRuns: 200 })(
+  test.prop([inputs, events, events], { numRuns: 150 })(
     'no provided action fires after the dialog is final',
     (input, head, tail) => {
       const dialog = liveDialog(input)
