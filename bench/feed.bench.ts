@@ -1,0 +1,45 @@
+/**
+ * Benchmarks for the hot path: appending an observation and fanning it out, and what a thread's
+ * feed costs in memory. Run with `npm run bench`; numbers go to docs/benchmarks.md by hand.
+ * Not a test: nothing here asserts a time.
+ */
+import { Feed } from '../src/host/feed.js'
+import { initialView } from '../src/host/projection.js'
+import type { ObservationInput } from '../src/schemas/index.js'
+
+const delta = (i: number): ObservationInput => ({ type: 'assistant-delta', messageId: 'm1', text: `word${i % 10} ` })
+
+function appendRate(followers: number, frames = 50_000): { perSecond: number; bytesPerFollower: number } {
+  const feed = new Feed(initialView('bench'))
+  feed.append({ type: 'assistant-start', messageId: 'm1' })
+  const written = new Array<number>(followers).fill(0)
+  for (let f = 0; f < followers; f++) feed.follow({ send: (frame) => void (written[f] += frame.length), close() {} })
+  const started = process.hrtime.bigint()
+  for (let i = 0; i < frames; i++) feed.append(delta(i))
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9
+  return { perSecond: Math.round(frames / seconds), bytesPerFollower: written[0] ?? 0 }
+}
+
+function memoryPerThread(threads = 200, framesEach = 2000): number {
+  globalThis.gc?.()
+  const before = process.memoryUsage().heapUsed
+  const feeds: Feed[] = []
+  for (let t = 0; t < threads; t++) {
+    const feed = new Feed(initialView(`t${t}`))
+    feed.append({ type: 'assistant-start', messageId: 'm1' })
+    for (let i = 0; i < framesEach; i++) feed.append(delta(i))
+    feed.append({ type: 'assistant-end', messageId: 'm1', text: 'done', stopReason: 'stop' })
+    feeds.push(feed)
+  }
+  globalThis.gc?.()
+  const after = process.memoryUsage().heapUsed
+  return Math.round((after - before) / feeds.length)
+}
+
+// Warm up the JIT before measuring.
+appendRate(10, 20_000)
+for (const followers of [0, 1, 10, 100]) {
+  const { perSecond, bytesPerFollower } = appendRate(followers)
+  console.log(`append + fan-out to ${String(followers).padStart(3)} followers: ${perSecond.toLocaleString('en')} frames/s (${bytesPerFollower} bytes to each)`)
+}
+console.log(`memory per thread (a 2000-frame run, ring full): ${(memoryPerThread() / 1024).toFixed(0)} KiB${globalThis.gc ? '' : ' (run with --expose-gc for a steadier number)'}`)
