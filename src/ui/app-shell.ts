@@ -32,6 +32,8 @@ export class AppShell extends LitElement {
 
   @state() private threads: ThreadSummary[] = []
   @state() private threadId = threadIdFromHash(location.hash)
+  /** `#/inspect…` shows the machine inspector (src/ui/inspector), loaded on first visit. */
+  @state() private inspecting = location.hash.startsWith('#/inspect')
   @state() private loading = true
   @state() private listError = ''
   #timer: ReturnType<typeof setInterval> | undefined
@@ -46,6 +48,9 @@ export class AppShell extends LitElement {
         height: 100vh;
         height: 100dvh;
         background: var(--th-bg);
+      }
+      :host([inspecting]) {
+        grid-template-columns: 1fr;
       }
       thread-list {
         border-right: 1px solid var(--th-border);
@@ -120,11 +125,16 @@ export class AppShell extends LitElement {
 
   protected override updated(): void {
     this.toggleAttribute('has-thread', !!this.threadId)
+    this.toggleAttribute('inspecting', this.inspecting)
     const summary = this.threads.find((t) => t.threadId === this.threadId)
     document.title = this.threadId ? `${summary?.title || this.threadId} · threadhost` : 'threadhost'
   }
 
   override render() {
+    if (this.inspecting) {
+      void import('./inspector/inspector-page.js')
+      return html`<inspector-page></inspector-page>`
+    }
     const summary = this.threads.find((t) => t.threadId === this.threadId)
     return html`
       <thread-list
@@ -147,6 +157,7 @@ export class AppShell extends LitElement {
 
   #onHash = () => {
     this.threadId = threadIdFromHash(location.hash)
+    this.inspecting = location.hash.startsWith('#/inspect')
   }
 
   /** The followed thread's status comes from its follow, live; the poll covers the others. */

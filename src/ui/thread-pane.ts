@@ -71,6 +71,12 @@ export class ThreadPane extends LitElement {
       header .grow {
         flex: 1;
       }
+      header a.inspect {
+        color: var(--th-fg-soft);
+        font-size: 0.875rem;
+        padding: 0.4rem 0.5rem;
+        border-radius: 8px;
+      }
       header form {
         display: flex;
         gap: 0.4rem;
@@ -267,7 +273,8 @@ export class ThreadPane extends LitElement {
         <connection-badge .state=${this.connection}></connection-badge>
         ${this.renaming
           ? nothing
-          : html`<button class="ghost" @click=${() => (this.renaming = true)}>Rename</button>
+          : html`<a class="inspect" href="#/inspect?thread=${encodeURIComponent(this.threadId)}" title="See this thread's machines live">Inspect</a>
+              <button class="ghost" @click=${() => (this.renaming = true)}>Rename</button>
               <button class="ghost danger" @click=${() => (this.confirmingDelete = true)}>Delete</button>`}
       </header>
       ${this.confirmingDelete
