@@ -262,7 +262,8 @@ export class InspectorPage extends LitElement {
 
   override render() {
     void this.revision
-    const records = this.selected ? this.#history.records(this.selected) : []
+    // A fresh array each render: the history appends in place, and lit compares by identity.
+    const records = this.selected ? [...this.#history.records(this.selected)] : []
     const shown = this.chosen ? this.#history.stateAfter(this.selected, this.chosen) : this.#history.latest(this.selected)
     const live = findNode(this.threads, this.selected)
     const value = shown?.value ?? live?.value ?? null
