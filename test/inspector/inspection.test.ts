@@ -21,7 +21,8 @@ describe('inspection records', () => {
     expect(prompt).toMatchObject({ kind: 'event', threadId: 't1', ts: 1234, event: { type: 'PROMPT', text: 'hello' } })
     expect(prompt).not.toHaveProperty('origin')
     const after = thread[thread.indexOf(prompt) + 1]
-    expect(after).toEqual({
+    // Partial on the context only: other fields of the thread's context may come and go.
+    expect(after).toMatchObject({
       id: prompt.id + 1,
       ts: 1234,
       threadId: 't1',
