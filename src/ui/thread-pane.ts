@@ -77,6 +77,12 @@ export class ThreadPane extends LitElement {
         padding: 0.4rem 0.5rem;
         border-radius: 8px;
       }
+      /* The inspector is a wide-screen tool; on a phone the title needs the room. */
+      @media (max-width: 720px) {
+        header a.inspect {
+          display: none;
+        }
+      }
       header form {
         display: flex;
         gap: 0.4rem;
