@@ -91,8 +91,8 @@ export default defineConfig({
               environment: 'node' as const,
               globalSetup: ['test/e2e/global-setup.ts'],
               env: { CHROMIUM_PATH: chromium },
-              testTimeout: 60_000,
-              hookTimeout: 60_000,
+              testTimeout: 120_000,
+              hookTimeout: 90_000,
               fileParallelism: false,
             },
           }

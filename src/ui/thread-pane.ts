@@ -60,6 +60,8 @@ export class ThreadPane extends LitElement {
         box-sizing: border-box;
       }
       header h2 {
+        flex: 1 1 auto;
+        min-width: 4rem;
         margin: 0;
         font-size: 1rem;
         font-weight: 600;
@@ -275,7 +277,7 @@ export class ThreadPane extends LitElement {
     return html`
       <header>
         <a class="back" href="#/" aria-label="All threads">‹</a>
-        ${this.renaming ? this.#renameForm() : html`<h2 title=${this.threadTitle}>${this.threadTitle}</h2><span class="grow"></span>`}
+        ${this.renaming ? this.#renameForm() : html`<h2 title=${this.threadTitle}>${this.threadTitle}</h2>`}
         <connection-badge .state=${this.connection}></connection-badge>
         ${this.renaming
           ? nothing

@@ -1,5 +1,5 @@
 /** The page: thread list (live/busy, open-question badge, New thread) and hash routing. */
-import { afterEach, describe, expect, test, vi } from 'vitest'
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
 import { page } from 'vitest/browser'
 import '../../src/ui/app-shell.js'
 import type { AppShell } from '../../src/ui/app-shell.js'
@@ -15,6 +15,10 @@ function mount(api = fakeApi()) {
   document.body.append(el)
   return { el, api }
 }
+
+beforeEach(async () => {
+  await page.viewport(1280, 800) // wide: the list and the pane side by side
+})
 
 afterEach(() => {
   document.body.innerHTML = ''
@@ -57,7 +61,6 @@ describe('app shell', () => {
   })
 
   test('the followed thread is live in the list: its follow, not the poll, shows busy and open questions', async () => {
-    await page.viewport(1280, 800) // wide: the list and the pane side by side
     location.hash = '#/threads/alpha'
     FakeEventSource.instances = []
     mount(fakeApi({ listThreads: vi.fn(async () => [summary('alpha', { title: 'Alpha', busy: false, openDialogs: 0 })]) }))

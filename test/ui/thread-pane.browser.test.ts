@@ -86,6 +86,24 @@ describe('thread pane', () => {
     await expect.element(page.getByRole('status').filter({ hasText: 'Deploy?' })).toHaveTextContent('answered in another tab')
   })
 
+  test('a reconnect snapshot keeps the same card element, so a half-typed answer survives', async () => {
+    const { es, el } = mount()
+    await until(() => FakeEventSource.instances.length === 1)
+    es().open()
+    const input = { id: 'i1', dialog: { method: 'input' as const, title: 'Name?' }, origin: { kind: 'tool' as const } }
+    es().snapshot(snapshotOf('t1', { seq: 3, openDialogs: [input] }))
+    const box = page.getByRole('dialog', { name: 'Name?' }).getByRole('textbox')
+    await box.fill('half typed')
+    const before = el.shadowRoot!.querySelector('dialog-card')
+    es().fail()
+    await until(() => FakeEventSource.instances.length === 2, 3000)
+    es().open()
+    es().snapshot(snapshotOf('t1', { seq: 9, openDialogs: [structuredClone(input)] }))
+    await expect.element(page.getByRole('status', { name: 'Connection: Live' })).toBeVisible()
+    expect(el.shadowRoot!.querySelector('dialog-card')).toBe(before)
+    await expect.element(box).toHaveValue('half typed')
+  })
+
   test('answering here: one POST, and the note does not say another tab', async () => {
     const { es, api } = mount()
     await until(() => FakeEventSource.instances.length === 1)
