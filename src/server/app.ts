@@ -2,7 +2,6 @@
  * The HTTP layer: validate, send the host an event, read its answer, reply. No behaviour lives
  * here; the codes below are the public contract documented in docs/api.md.
  */
-import { timingSafeEqual } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import fastifyStatic from '@fastify/static'
@@ -20,6 +19,7 @@ import {
 } from '../schemas/index.js'
 import type { ThreadRegistry } from '../host/thread-registry.js'
 import { defaultFollowOptions, streamFeed, type FollowOptions } from './follow.js'
+import { apiGuard } from './guard.js'
 
 export interface AppOptions {
   registry: ThreadRegistry
@@ -54,13 +54,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return reply.code(status).send({ error: status >= 500 ? 'internal error' : error.message })
   })
 
-  app.addHook('onRequest', async (request, reply) => {
-    if (!request.url.startsWith('/api/')) return
-    if (registry.closing) return reply.code(503).header('retry-after', '5').send({ error: 'threadhost is shutting down' })
-    if (options.token && !authorised(request.headers.authorization, (request.query as { token?: string })?.token, options.token)) {
-      return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'a bearer token is required' })
-    }
-  })
+  app.addHook('onRequest', apiGuard({ token: options.token, closing: () => registry.closing }))
+
+  // Clients that always send `content-type: application/json` may send no body to create and abort.
+  const json = app.getDefaultJsonParser('error', 'error')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+    body === '' ? done(null, undefined) : json(request, body as string, done),
+  )
 
   app.post('/api/threads', { schema: { body: CreateThreadBody }, preValidation: emptyBodyIsObject }, async (request, reply) => {
     const outcome = await registry.create(request.body)
@@ -175,12 +175,4 @@ async function serveClient(app: FastifyInstance, clientDir: string | undefined):
 /** Create and abort take an optional body: none at all means `{}`. */
 async function emptyBodyIsObject(request: { body: unknown }): Promise<void> {
   request.body ??= {}
-}
-
-function authorised(header: string | undefined, queryToken: string | undefined, token: string): boolean {
-  const given = header?.startsWith('Bearer ') ? header.slice(7) : queryToken
-  if (!given) return false
-  const a = Buffer.from(given)
-  const b = Buffer.from(token)
-  return a.length === b.length && timingSafeEqual(a, b)
 }

@@ -180,13 +180,14 @@ describe('switches', () => {
     }
   })
 
-  it('with a token: 401 without it, 200 with the bearer header or ?token= (for EventSource)', async () => {
+  it('with a token: 401 without it, 200 with the bearer header, and ?token= only on the event stream (for EventSource)', async () => {
     h = await startHarness({ token: 's3cret' })
     expect((await api(h.url, 'GET', '/api/debug/actors')).status).toBe(401)
     expect((await api(h.url, 'GET', '/api/debug/machines/thread')).status).toBe(401)
     expect((await open('/api/debug/events')).status).toBe(401)
     expect((await api(h.url, 'GET', '/api/debug/actors', undefined, { authorization: 'Bearer s3cret' })).status).toBe(200)
-    expect((await api(h.url, 'GET', '/api/debug/machines/thread?token=s3cret')).status).toBe(200)
+    expect((await api(h.url, 'GET', '/api/debug/machines/thread?token=s3cret')).status).toBe(401)
+    expect((await api(h.url, 'GET', '/api/debug/machines/thread', undefined, { authorization: 'bearer s3cret' })).status).toBe(200)
     const stream = await open('/api/debug/events?token=s3cret')
     expect(stream.status).toBe(200)
     await stream.waitFor(is('ready'))

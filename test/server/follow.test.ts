@@ -273,5 +273,31 @@ describe('threads', () => {
     await api(h.url, 'POST', '/api/threads', { id: 'tok' }, { authorization: 'Bearer s3cret' })
     expect((await follow('tok', {}, '?token=s3cret')).status).toBe(200)
     expect((await follow('tok')).status).toBe(401)
+    // The check is made on the route the router matched, so an encoded path is no way around it.
+    expect((await api(h.url, 'POST', '/%61pi/threads/tok/prompt', { message: 'sneak' })).status).toBe(401)
+    expect((await api(h.url, 'GET', '/api/threads?token=s3cret')).status).toBe(401)
+  })
+
+  it('without a token only this host may call the API: a foreign Origin or Host is refused with 403', async () => {
+    expect((await api(h.url, 'POST', '/api/threads', { id: 'o1' }, { origin: h.url })).status).toBe(201)
+    expect((await api(h.url, 'POST', '/api/threads/o1/prompt', { message: 'x' }, { origin: 'https://evil.example' })).status).toBe(403)
+    const rebound = await new Promise<number>((resolve, reject) => {
+      const { port } = new URL(h.url)
+      import('node:http').then(({ request }) =>
+        request({ port, host: '127.0.0.1', path: '/api/threads', headers: { host: `evil.example:${port}` } }, (res) => resolve(res.statusCode!))
+          .on('error', reject)
+          .end(),
+      )
+    })
+    expect(rebound).toBe(403)
+    expect((await api(h.url, 'GET', '/api/threads')).status).toBe(200)
+  })
+
+  it('create and abort take no body even when the client sends content-type: application/json', async () => {
+    const empty = { 'content-type': 'application/json' }
+    const res = await fetch(`${h.url}/api/threads`, { method: 'POST', headers: empty })
+    expect(res.status).toBe(201)
+    const { threadId } = (await res.json()) as { threadId: string }
+    expect((await fetch(`${h.url}/api/threads/${threadId}/abort`, { method: 'POST', headers: empty })).status).toBe(404)
   })
 })

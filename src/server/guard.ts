@@ -1,0 +1,56 @@
+/**
+ * Who may call the API. Checked on the matched route, never on the raw URL: the router decodes
+ * `/%61pi/…` to `/api/…`, and a prefix test on the raw URL would wave it through.
+ *
+ * - While shutting down, every API route answers 503.
+ * - With a token: `Authorization: Bearer <token>`; `?token=` only on the SSE streams, because
+ *   EventSource cannot send headers.
+ * - Without a token (loopback only): the Host must be a loopback name and a browser's Origin must be
+ *   that same host, so a page elsewhere — or one whose domain rebinds to 127.0.0.1 — cannot drive an
+ *   agent that has a shell.
+ */
+import { timingSafeEqual } from 'node:crypto'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+
+const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d+)?$/i
+const STREAM_ROUTE = /\/(follow|events)$/
+
+export function apiGuard(options: { token?: string; closing: () => boolean }) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const route = request.routeOptions.url
+    if (!route?.startsWith('/api/')) return
+    if (options.closing()) return reply.code(503).header('retry-after', '5').send({ error: 'threadhost is shutting down' })
+    if (options.token) {
+      const queryToken = request.method === 'GET' && STREAM_ROUTE.test(route) ? (request.query as { token?: string })?.token : undefined
+      if (!matches(bearer(request.headers.authorization) ?? queryToken, options.token)) {
+        return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'a bearer token is required' })
+      }
+      return
+    }
+    const host = request.headers.host ?? ''
+    const origin = request.headers.origin
+    if (!LOOPBACK_HOST.test(host) || (origin !== undefined && !sameHost(origin, host))) {
+      return reply.code(403).send({ error: 'requests must come from this host; start threadhost with --token to serve other origins' })
+    }
+  }
+}
+
+function bearer(header: string | undefined): string | undefined {
+  const match = header && /^bearer\s+(.+)$/i.exec(header.trim())
+  return match ? match[1] : undefined
+}
+
+function matches(given: string | undefined, token: string): boolean {
+  if (!given) return false
+  const a = Buffer.from(given)
+  const b = Buffer.from(token)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+function sameHost(origin: string, host: string): boolean {
+  try {
+    return new URL(origin).host.toLowerCase() === host.toLowerCase()
+  } catch {
+    return false
+  }
+}
