@@ -27,11 +27,13 @@ export class Feed {
   readonly #followers = new Set<Follower>()
   readonly #observers = new Set<(o: Observation) => void>()
 
-  constructor(
-    initial: ThreadView,
-    readonly ringSize = 2000,
-  ) {
+  readonly ringSize: number
+  readonly #onUnfollowed?: () => void
+
+  constructor(initial: ThreadView, options: { ringSize?: number; onUnfollowed?: () => void } = {}) {
     this.#view = initial
+    this.ringSize = options.ringSize ?? 2000
+    this.#onUnfollowed = options.onUnfollowed
   }
 
   get seq(): number {
@@ -57,11 +59,6 @@ export class Feed {
     return observation
   }
 
-  /** Replaces the view without numbering anything: used when a cold thread's transcript is reloaded. */
-  reset(view: ThreadView): void {
-    this.#view = view
-  }
-
   snapshot(): Snapshot {
     return this.#view
   }
@@ -78,7 +75,9 @@ export class Feed {
 
   follow(follower: Follower): () => void {
     this.#followers.add(follower)
-    return () => this.#followers.delete(follower)
+    return () => {
+      if (this.#followers.delete(follower) && this.#followers.size === 0) this.#onUnfollowed?.()
+    }
   }
 
   close(): void {

@@ -50,8 +50,12 @@ interface WaitingAsk {
   question: Parameters<UiBridge['askUser']>[0]
   options: Parameters<UiBridge['askUser']>[1]
   resolve: (result: AskUserResult) => void
+  unhook: () => void
   answer?: AskUserResult
 }
+
+/** Dialog timeouts beyond what a timer can hold (about 24.8 days) mean "no timeout". */
+const MAX_TIMER_MS = 2 ** 31 - 1
 
 export class LiveThread {
   readonly actor: ThreadActor
@@ -133,7 +137,7 @@ export class LiveThread {
     const off = this.actor.on('*', (e) => {
       const emitted = e as ThreadEmitted
       if (emitted.type === 'abort.answered') outcome = { kind: 'stopped', restored: emitted.restored }
-      if (emitted.type === 'abort.refused') outcome = { kind: emitted.reason === 'stale-run' ? 'stale-run' : emitted.reason === 'idle' ? 'idle' : 'not-live' }
+      if (emitted.type === 'abort.refused') outcome = { kind: emitted.reason }
     })
     // The machine answers within this send: QUEUE_CLEARED is sent back synchronously by clearQueue.
     this.actor.send({ type: 'ABORT', run })
@@ -238,7 +242,7 @@ export class LiveThread {
 
   #onEmitted(e: ThreadEmitted): void {
     if (e.type === 'prompt.admitted') this.#settleWaiter(e.messageId, { kind: 'admitted', messageId: e.messageId, run: e.run, queued: e.queued })
-    if (e.type === 'prompt.refused') this.#settleWaiter(e.messageId, e.reason === 'busy' ? { kind: 'busy' } : e.reason === 'not-live' ? { kind: 'not-live' } : { kind: 'rejected', reason: e.reason })
+    if (e.type === 'prompt.refused') this.#settleWaiter(e.messageId, e.reason === 'disposed' ? { kind: 'rejected', reason: e.reason } : { kind: e.reason })
   }
 
   #settleWaiter(messageId: string, outcome: PromptOutcome): void {
@@ -267,7 +271,8 @@ export class LiveThread {
     const dialogId = randomUUID()
     return new Promise((resolve) => {
       this.#parked.set(dialogId, { request, resolve })
-      const expiresAt = request.timeoutMs !== undefined && request.timeoutMs > 0 ? Date.now() + request.timeoutMs : undefined
+      const { timeoutMs } = request
+      const expiresAt = timeoutMs !== undefined && timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS ? Date.now() + timeoutMs : undefined
       this.actor.send({
         type: 'ASK',
         dialogId,
@@ -316,8 +321,9 @@ export class LiveThread {
     if (!queue || this.actor.getSnapshot().status !== 'active') return Promise.resolve({ status: 'unavailable' })
     const askId = randomUUID()
     return new Promise((resolve) => {
-      this.#asks.set(askId, { question, options, resolve })
-      options.signal?.addEventListener('abort', () => this.#askQueue()?.send({ type: 'SIGNAL', askId }), { once: true })
+      const onAbort = () => this.#askQueue()?.send({ type: 'SIGNAL', askId })
+      options.signal?.addEventListener('abort', onAbort, { once: true })
+      this.#asks.set(askId, { question, options, resolve, unhook: () => options.signal?.removeEventListener('abort', onAbort) })
       queue.send({ type: 'ASK', askId })
     })
   }
@@ -330,6 +336,8 @@ export class LiveThread {
       origin: { kind: 'tool', name: 'ask_user_question', ...(ask.options.toolCallId ? { toolCallId: ask.options.toolCallId } : {}) },
       signal: ask.options.signal,
     })
+    // Disposed while the card was open: the ask was already resolved and its queue is gone.
+    if (!this.#asks.has(askId)) return
     const answer = resolution.answer && 'answers' in resolution.answer ? resolution.answer.answers[0] : undefined
     if (resolution.outcome === 'answered' && answer && !answer.skipped) {
       ask.answer = { status: 'answered', ...pick(answer) }
@@ -345,7 +353,13 @@ export class LiveThread {
     const ask = this.#asks.get(askId)
     this.#asks.delete(askId)
     if (!ask) return
+    ask.unhook()
     ask.resolve(status === 'answered' && ask.answer ? ask.answer : { status })
+  }
+
+  /** The thread is going away with its ask-queue: every waiting ask_user_question call hears `cancelled`. */
+  #cancelAsks(): void {
+    for (const askId of [...this.#asks.keys()]) this.#resolveAsk(askId, 'cancelled')
   }
 
   // ——— release ———
@@ -354,6 +368,7 @@ export class LiveThread {
     const runtime = this.#runtime
     this.#runtime = undefined
     clearTimeout(this.#idleTimer)
+    this.#cancelAsks()
     if (!runtime) return
     try {
       // Queued prompts never ride into a later run and are never dropped silently.
@@ -369,7 +384,8 @@ export class LiveThread {
     this.#unsubscribe = undefined
     try {
       const stopped = runtime.abort()
-      // A dialog asked during the stop must not hold the abort; the machine refuses it anyway.
+      // Open dialogs settle and asks are cancelled, so a tool's wait ends and the abort resolves;
+      // a tool that ignores its signal must still not hold the release for ever.
       await Promise.race([stopped, delay(5000)])
       await runtime.dispose()
     } catch (error) {

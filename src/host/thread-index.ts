@@ -55,6 +55,11 @@ export class ThreadIndex {
     return this.#flush()
   }
 
+  /** Changes a record in memory only; the next put, delete or flush writes it. */
+  update(record: ThreadRecord): void {
+    this.#records.set(record.threadId, record)
+  }
+
   delete(threadId: string): Promise<void> {
     this.#records.delete(threadId)
     return this.#flush()

@@ -38,6 +38,15 @@ interface Entry {
   feedLoading?: Promise<Feed>
   live?: LiveThread
   building?: Promise<LiveThread>
+  /** Set from the first moment of a delete until its files are gone; the id is not reusable meanwhile. */
+  deleting?: Promise<void>
+}
+
+/** Why a runtime that was being built will not be used. */
+class ThreadGone extends Error {
+  constructor(readonly reason: 'deleted' | 'closing') {
+    super(reason === 'deleted' ? 'the thread was deleted' : 'threadhost is shutting down')
+  }
 }
 
 export class ThreadRegistry {
@@ -81,33 +90,45 @@ export class ThreadRegistry {
 
   list(): ThreadSummary[] {
     return [...this.#entries.values()]
+      .filter((e) => !e.deleting)
       .map((e) => this.#summary(e))
       .sort((a, b) => b.updatedAt - a.updatedAt)
   }
 
   get(threadId: string): ThreadSummary | undefined {
     const entry = this.#entries.get(threadId)
-    return entry && this.#summary(entry)
+    return entry && !entry.deleting ? this.#summary(entry) : undefined
   }
 
   async rename(threadId: string, title: string): Promise<ThreadSummary | undefined> {
     const entry = this.#entries.get(threadId)
-    if (!entry) return undefined
+    if (!entry || entry.deleting) return undefined
     entry.record = { ...entry.record, title, updatedAt: Date.now() }
     await this.#index.put(entry.record)
     return this.#summary(entry)
   }
 
-  /** A live thread is disposed first: its run stops and its open dialogs settle `cancelled`. */
+  /**
+   * A live thread is disposed first: its run stops and its open dialogs settle `cancelled`. The
+   * entry stays (hidden, its id not reusable) until its files are gone, so a new thread with the
+   * same id can never lose its own files to the old one's removal.
+   */
   async delete(threadId: string): Promise<boolean> {
     const entry = this.#entries.get(threadId)
-    if (!entry) return false
-    this.#entries.delete(threadId)
-    const live = entry.live ?? (await entry.building?.catch(() => undefined))
-    await live?.dispose('deleted', 'cancelled')
-    entry.feed?.close()
-    await this.#index.delete(threadId)
-    await this.#options.runtimes.remove(threadId)
+    if (!entry || entry.deleting) return false
+    entry.deleting = (async () => {
+      const live = await this.#currentLive(entry)
+      await live?.dispose('deleted', 'cancelled')
+      const feed = entry.feed ?? (await entry.feedLoading?.catch(() => undefined))
+      feed?.close()
+      await this.#index.delete(threadId)
+      await this.#options.runtimes.remove(threadId)
+    })()
+    try {
+      await entry.deleting
+    } finally {
+      if (this.#entries.get(threadId) === entry) this.#entries.delete(threadId)
+    }
     return true
   }
 
@@ -117,11 +138,13 @@ export class ThreadRegistry {
     request: { message: string; admission: 'enqueue' | 'reject'; deliverAs: 'steer' | 'followUp' },
   ): Promise<PromptOutcome | { kind: 'closing' } | { kind: 'build-failed'; reason: string }> {
     if (this.#closing) return { kind: 'closing' }
+    if (this.#entries.get(threadId)?.deleting) return { kind: 'rejected', reason: 'deleted' }
     if (!this.#entries.has(threadId)) await this.#remember(threadId, {})
     let live: LiveThread
     try {
       live = await this.#ensureLive(threadId)
     } catch (error) {
+      if (error instanceof ThreadGone) return error.reason === 'closing' ? { kind: 'closing' } : { kind: 'rejected', reason: 'deleted' }
       return { kind: 'build-failed', reason: error instanceof Error ? error.message : String(error) }
     }
     const outcome = await live.prompt({ text: request.message, admission: request.admission, deliverAs: request.deliverAs })
@@ -148,13 +171,13 @@ export class ThreadRegistry {
     const refusal = validateDialogAnswer(request.spec, payload)
     if (refusal !== undefined) return { kind: 'refused', refusal }
     live.answer(body.id, payload as DialogAnswer)
-    return live.openDialog(body.id) ? { kind: 'refused', refusal: 'the answer was not taken' } : { kind: 'answered' }
+    return { kind: 'answered' }
   }
 
   /** The thread's feed, loading a cold thread's persisted transcript without building a runtime. */
   async feed(threadId: string): Promise<Feed | undefined> {
     const entry = this.#entries.get(threadId)
-    if (!entry) return undefined
+    if (!entry || entry.deleting) return undefined
     return this.#feedOf(entry)
   }
 
@@ -169,13 +192,12 @@ export class ThreadRegistry {
     const entries = [...this.#entries.values()]
     await Promise.all(
       entries.map(async (entry) => {
-        const live = entry.live ?? (await entry.building?.catch(() => undefined))
+        const live = await this.#currentLive(entry)
         await live?.dispose('shutdown', 'aborted')
         entry.feed?.close()
+        if (entry.feed) this.#index.update({ ...entry.record, run: live?.run ?? entry.record.run, seq: entry.feed.seq })
       }),
     )
-    for (const entry of entries) if (entry.feed) entry.record = { ...entry.record, seq: entry.feed.seq }
-    await Promise.all(entries.map((e) => this.#index.put(e.record)))
     await this.#index.flush()
   }
 
@@ -199,26 +221,40 @@ export class ThreadRegistry {
   async #touch(threadId: string): Promise<void> {
     const entry = this.#entries.get(threadId)
     if (!entry) return
-    entry.record = { ...entry.record, updatedAt: Date.now(), run: entry.live?.run ?? entry.record.run }
+    entry.record = { ...entry.record, updatedAt: Date.now(), run: entry.live?.run ?? entry.record.run, seq: entry.feed?.seq ?? entry.record.seq }
     await this.#index.put(entry.record)
   }
 
   #feedOf(entry: Entry): Promise<Feed> {
     if (entry.feed) return Promise.resolve(entry.feed)
-    entry.feedLoading ??= this.#options.runtimes.readTranscript(entry.record.threadId).then(
-      (transcript) => {
-        entry.feed ??= new Feed(
-          { ...initialView(entry.record.threadId, transcript, entry.record.seq, false), status: { live: false, busy: false, run: entry.record.run } },
-          this.#options.ringSize,
-        )
-        return entry.feed
-      },
-      () => {
-        entry.feed ??= new Feed(initialView(entry.record.threadId, [], entry.record.seq), this.#options.ringSize)
-        return entry.feed
-      },
-    )
+    const make = (transcript: Awaited<ReturnType<RuntimeFactory['readTranscript']>>) => {
+      const view = initialView(entry.record.threadId, transcript, entry.record.seq)
+      entry.feed ??= new Feed({ ...view, status: { live: false, busy: false, run: entry.record.run } }, {
+        ringSize: this.#options.ringSize,
+        onUnfollowed: () => this.#releaseFeed(entry),
+      })
+      return entry.feed
+    }
+    entry.feedLoading ??= this.#options.runtimes.readTranscript(entry.record.threadId).then(make, () => make([]))
     return entry.feedLoading
+  }
+
+  /**
+   * A cold thread nobody follows keeps no feed: its transcript is on disk and its seq in the index,
+   * so memory stays with the threads people are actually using.
+   */
+  #releaseFeed(entry: Entry): void {
+    const feed = entry.feed
+    if (!feed || feed.followerCount > 0 || entry.building || entry.live?.live) return
+    entry.record = { ...entry.record, seq: feed.seq }
+    entry.feed = undefined
+    entry.feedLoading = undefined
+  }
+
+  /** The thread's current live thread, waiting for one that is being built. */
+  async #currentLive(entry: Entry): Promise<LiveThread | undefined> {
+    if (entry.building) return entry.building.catch(() => entry.live)
+    return entry.live
   }
 
   #ensureLive(threadId: string): Promise<LiveThread> {
@@ -246,10 +282,9 @@ export class ThreadRegistry {
     for (const listener of this.#liveListeners) listener(live, 'started')
     try {
       const runtime = await this.#options.runtimes.create({ threadId: entry.record.threadId, model: entry.record.model, ui: live.ui })
-      if (!this.#entries.has(entry.record.threadId) || this.#closing) {
+      if (this.#entries.get(entry.record.threadId) !== entry || entry.deleting || this.#closing) {
         await runtime.dispose()
-        live.actor.stop()
-        throw new Error('the thread was deleted or the host is shutting down')
+        throw new ThreadGone(this.#closing ? 'closing' : 'deleted')
       }
       entry.live = live
       live.attach(runtime)
@@ -264,9 +299,13 @@ export class ThreadRegistry {
   #retired(entry: Entry, thread: LiveThread): void {
     if (entry.live === thread) {
       entry.record = { ...entry.record, run: thread.run, seq: entry.feed?.seq ?? entry.record.seq }
-      void this.#index.put(entry.record).catch((error) => this.#options.log?.('error', `index write failed: ${String(error)}`))
+      if (!entry.deleting && !this.#closing) {
+        void this.#index.put(entry.record).catch((error) => this.#options.log?.('error', `index write failed: ${String(error)}`))
+      }
       void thread.released.then(() => {
-        if (entry.live === thread) entry.live = undefined
+        if (entry.live !== thread) return
+        entry.live = undefined
+        this.#releaseFeed(entry)
       })
     }
     thread.actor.stop()

@@ -39,7 +39,7 @@ export interface ThreadContext {
   /** Whether a human can be asked at all; without one every ask_user_question is `unavailable`. */
   hasUI: boolean
   /** Why the thread is being disposed, and how its open dialogs settle. */
-  closing?: { reason: string; dialogOutcome: 'cancelled' | 'aborted' }
+  closing?: { reason: string; dialogOutcome: 'cancelled' | 'aborted'; interrupted: boolean }
 }
 
 export type ThreadEvent =
@@ -155,13 +155,17 @@ const forward = (type: 'ANSWER' | 'CANCEL' | 'TIMEOUT' | 'ABORT') => ({
 const refuse = (reason: 'busy' | 'not-live') =>
   threadSetup.emit(({ event }) => ({ type: 'prompt.refused', messageId: event.type === 'PROMPT' ? event.messageId : '', reason }) as const)
 
-const dispose = {
-  target: '#thread.disposing',
-  actions: threadSetup.assign({
-    closing: ({ event }) =>
-      event.type === 'DISPOSE' ? { reason: event.reason, dialogOutcome: event.dialogOutcome } : undefined,
-  }),
-} as const
+/** Delete or shutdown. A run it interrupts still ends on the feed with `settled {aborted: true}`. */
+const disposeWith = (interrupted: boolean) =>
+  ({
+    target: '#thread.disposing',
+    actions: threadSetup.assign({
+      closing: ({ event }) =>
+        event.type === 'DISPOSE' ? { reason: event.reason, dialogOutcome: event.dialogOutcome, interrupted } : undefined,
+    }),
+  }) as const
+const dispose = disposeWith(false)
+const disposeRun = disposeWith(true)
 
 const recordSettled = {
   type: 'recordSettled',
@@ -260,7 +264,7 @@ export const threadMachine = threadSetup.createMachine({
         ABORT: [{ guard: 'staleRun', actions: emit({ type: 'abort.refused', reason: 'stale-run' }) }, { target: 'aborting' }],
         ASK: { actions: spawnDialog(false) },
         SETTLED: settled,
-        DISPOSE: dispose
+        DISPOSE: disposeRun
       },
     },
     aborting: {
@@ -273,7 +277,7 @@ export const threadMachine = threadSetup.createMachine({
         // Refused until the stopped run settles: a question asked now would outlive the stop.
         ASK: { actions: spawnDialog(true) },
         SETTLED: settled,
-        DISPOSE: dispose
+        DISPOSE: disposeRun
       },
       states: {
         clearing: {
@@ -336,7 +340,13 @@ export const threadMachine = threadSetup.createMachine({
         }),
       ],
       on: { ASK: { actions: spawnDialog(true) } },
-      always: { guard: 'noOpenDialogs', target: 'disposed' },
+      always: {
+        guard: 'noOpenDialogs',
+        target: 'disposed',
+        actions: enqueueActions(({ context, enqueue }) => {
+          if (context.closing?.interrupted) enqueue({ type: 'recordSettled', params: { run: context.run, aborted: true } })
+        }),
+      },
     },
     disposed: {
       type: 'final',

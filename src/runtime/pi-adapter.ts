@@ -158,7 +158,15 @@ export class PiRuntime implements AgentRuntime {
 
   clearQueue(): ClearedQueue {
     const cleared = this.session.clearQueue()
-    return { steering: takeQueued(this.steering, cleared.steering), followUp: takeQueued(this.followUps, cleared.followUp) }
+    const taken = { steering: takeQueued(this.steering, cleared.steering), followUp: takeQueued(this.followUps, cleared.followUp) }
+    this.forgetQueued()
+    return taken
+  }
+
+  /** pi's queue is empty now; whatever the mirrors still hold is stale and must not lend its id to a later prompt. */
+  private forgetQueued(): void {
+    this.steering.length = 0
+    this.followUps.length = 0
   }
 
   abort(): Promise<void> {
@@ -268,7 +276,10 @@ export class PiRuntime implements AgentRuntime {
 
   /** Whatever is still queued when the run is over never ran; it leaves pi's queue with the settle. */
   private takeUnclaimed(): QueuedPrompt[] {
-    if (this.session.pendingMessageCount === 0 && !this.session.agent.hasQueuedMessages()) return []
+    if (this.session.pendingMessageCount === 0 && !this.session.agent.hasQueuedMessages()) {
+      this.forgetQueued()
+      return []
+    }
     const cleared = this.clearQueue()
     return [...cleared.steering, ...cleared.followUp]
   }

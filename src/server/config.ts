@@ -25,7 +25,7 @@ export const usage = `threadhost — host pi agent threads that many tabs follow
   --idle-ms N         dispose a thread's runtime after N ms without a run (default 600000)
   --demo-delay-ms N   the demo model's delay between streamed words (default 20)
   --token T           bearer token required on every /api route (or $THREADHOST_TOKEN)
-  --inspector on|off  the machine inspector (default on)
+  --inspector on|off  the machine inspector (default on when bound to loopback)
 `
 
 export class ConfigError extends Error {}
@@ -57,7 +57,8 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
         'Pass --token <secret> (or set THREADHOST_TOKEN), or bind 127.0.0.1.',
     )
   }
-  const inspector = values.inspector ?? 'on'
+  // The inspector shows every thread's machines and events: on by default only on loopback.
+  const inspector = values.inspector ?? (LOOPBACK.test(host) ? 'on' : 'off')
   if (inspector !== 'on' && inspector !== 'off') throw new ConfigError(`--inspector takes on or off, not ${inspector}`)
   return {
     port: integer('--port', values.port ?? env.PORT ?? '4317', 0, 65535),

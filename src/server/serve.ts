@@ -17,6 +17,16 @@ const runtimeLog = {
   error: (m: string) => log('error', m),
 }
 
+/** Stop every thread, but never let a runtime that will not stop keep the process from exiting. */
+const drain = (registry: ThreadRegistry) =>
+  Effect.sync(() => registry.closing || log('info', 'shutting down: stopping runs and closing followers')).pipe(
+    Effect.andThen(Effect.promise(() => registry.shutdown())),
+    Effect.timeout(SHUTDOWN_LIMIT),
+    Effect.catch(() => Effect.sync(() => log('warn', `threads did not stop within ${SHUTDOWN_LIMIT}; exiting anyway`))),
+  )
+
+const SHUTDOWN_LIMIT = '15 seconds'
+
 export const serve = (config: Config) =>
   Effect.gen(function* () {
     const registry = yield* Effect.acquireRelease(
@@ -29,7 +39,7 @@ export const serve = (config: Config) =>
           log,
         }),
       ),
-      (registry) => Effect.promise(() => registry.shutdown()),
+      (registry) => drain(registry),
     )
     const app = yield* Effect.acquireRelease(
       Effect.promise(() =>
@@ -44,12 +54,7 @@ export const serve = (config: Config) =>
     )
     const address = yield* Effect.promise(() => app.listen({ port: config.port, host: config.host }))
     // Runs first on the way out: drain the threads while the listener still answers 503.
-    yield* Effect.addFinalizer(() =>
-      Effect.promise(async () => {
-        log('info', 'shutting down: stopping runs and closing followers')
-        await registry.shutdown()
-      }),
-    )
+    yield* Effect.addFinalizer(() => drain(registry))
     console.log(`threadhost listening on ${address.replace('[::1]', 'localhost')}`)
     return yield* Effect.never
   }).pipe(Effect.scoped)

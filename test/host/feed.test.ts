@@ -48,12 +48,16 @@ describe('feed: numbering and fan-out', () => {
     expect(closed).toEqual(['a', 'b'])
     expect(feed.followerCount).toBe(0)
   })
-  it('reset replaces the view without numbering anything', () => {
-    const feed = new Feed(initialView('t1'))
-    feed.append(note('a'))
-    feed.reset(initialView('t1', [{ kind: 'notify', message: 'reloaded', level: 'info' }], 1, false))
-    expect(feed.seq).toBe(1)
-    expect(feed.append(note('b')).seq).toBe(2)
+  it('tells its owner when the last follower leaves, so a cold thread can let go of it', () => {
+    let idle = 0
+    const feed = new Feed(initialView('t1'), { onUnfollowed: () => idle++ })
+    const a = feed.follow({ send: () => {}, close: () => {} })
+    const b = feed.follow({ send: () => {}, close: () => {} })
+    a()
+    expect(idle).toBe(0)
+    b()
+    b()
+    expect(idle).toBe(1)
   })
 })
 
@@ -61,7 +65,7 @@ describe('feed: resume', () => {
   test.prop([fc.nat(25), fc.integer({ min: 1, max: 8 }), fc.integer({ min: -2, max: 30 })], { numRuns: 300 })(
     'resume returns exactly the missed frames while the ring still holds them, else a snapshot (too old, or ahead of the feed)',
     (appended, ringSize, after) => {
-      const feed = new Feed(initialView('t1'), ringSize)
+      const feed = new Feed(initialView('t1'), { ringSize })
       const all: Observation[] = []
       for (let i = 0; i < appended; i++) all.push(feed.append(note(`m${i}`)))
       const oldest = Math.max(1, appended - ringSize + 1)
@@ -89,7 +93,7 @@ describe('feed: resume', () => {
     expect(feed.resume(5).kind).toBe('snapshot')
   })
   it('a follower older than the ring gets a snapshot, one just inside it gets the frames', () => {
-    const feed = new Feed(initialView('t1'), 3)
+    const feed = new Feed(initialView('t1'), { ringSize: 3 })
     for (let i = 0; i < 6; i++) feed.append(note(`m${i}`))
     expect(feed.resume(2).kind).toBe('snapshot')
     const r = feed.resume(3)

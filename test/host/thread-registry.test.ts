@@ -212,6 +212,52 @@ describe('thread registry', () => {
     expect(runtimes.built).toEqual(['t2', 't2'])
   })
 
+  it('a deleted id cannot be reused until its files are gone, and the new thread keeps its own', async () => {
+    await prompt('t1', 'hello')
+    const fake = runtimes.get('t1')
+    fake.holdAbort = true
+    const deleting = registry.delete('t1')
+    expect(await prompt('t1', 'too soon')).toEqual({ kind: 'rejected', reason: 'deleted' })
+    expect(await registry.create({ id: 't1' })).toEqual({ kind: 'taken' })
+    expect(registry.get('t1')).toBeUndefined()
+    fake.settle()
+    expect(await deleting).toBe(true)
+    expect(await registry.create({ id: 't1', title: 'Second life' })).toEqual({ kind: 'created', threadId: 't1' })
+    await registry.shutdown()
+    registry = await ThreadRegistry.open({ dataDir: dir, runtimes, defaultModel: 'demo', idleMs: 60_000 })
+    expect(registry.get('t1')).toMatchObject({ title: 'Second life' })
+  })
+
+  it('ask_user_question calls waiting when a thread is deleted hear cancelled instead of hanging', async () => {
+    await prompt('t1', 'hello')
+    const fake = runtimes.get('t1')
+    const question = { id: 'q1', prompt: 'Pick', mode: 'single' as const, options: [{ value: 'a', label: 'a' }], allowOther: false }
+    const shown = fake.ui.askUser(question, {})
+    const waiting = fake.ui.askUser(question, {})
+    await registry.delete('t1')
+    expect(await shown).toEqual({ status: 'cancelled' })
+    expect(await waiting).toEqual({ status: 'cancelled' })
+  })
+
+  it('a run interrupted by delete or shutdown still ends on the feed: settled aborted, then status not live', async () => {
+    await prompt('t1', 'hello')
+    const seen = await observe('t1')
+    await registry.shutdown()
+    expect(seen.map((o) => o.type).slice(-2)).toEqual(['settled', 'status'])
+    expect(seen.at(-2)).toMatchObject({ run: 1, aborted: true })
+  })
+
+  it('a cold thread nobody follows keeps no feed in memory; following it again reads it back', async () => {
+    await registry.create({ id: 'cold' })
+    const first = await registry.feed('cold')
+    const unfollow = first!.follow({ send: () => {}, close: () => {} })
+    expect(await registry.feed('cold')).toBe(first)
+    unfollow()
+    const second = await registry.feed('cold')
+    expect(second).not.toBe(first)
+    expect(second!.seq).toBe(first!.seq)
+  })
+
   it('threads survive a restart: the index keeps titles and run counters', async () => {
     await registry.create({ id: 'keep', title: 'Kept' })
     await prompt('keep', 'hello')
