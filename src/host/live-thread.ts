@@ -232,7 +232,8 @@ export class LiveThread {
         }),
         askQueue: askQueueMachine.provide({
           actions: {
-            show: ({ self }, { askId }) => void this.#showAsk(askId, (event) => self.send(event)),
+            // Opening the card sends ASK to the thread; do it after this action, not inside it.
+            show: ({ self }, { askId }) => queueMicrotask(() => void this.#showAsk(askId, (event) => self.send(event))),
             resolve: (_, { askId, status }) => this.#resolveAsk(askId, status),
           },
         }),
