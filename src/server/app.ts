@@ -18,7 +18,8 @@ import {
   ThreadParams,
 } from '../schemas/index.js'
 import type { ThreadRegistry } from '../host/thread-registry.js'
-import { defaultFollowOptions, streamFeed, type FollowOptions } from './follow.js'
+import { defaultStreamOptions, type StreamOptions } from './event-stream.js'
+import { streamFeed } from './follow.js'
 import { apiGuard } from './guard.js'
 
 export interface AppOptions {
@@ -27,7 +28,7 @@ export interface AppOptions {
   token?: string
   /** The built web client; when missing, `/` says how to build it. */
   clientDir?: string
-  follow?: Partial<FollowOptions>
+  follow?: Partial<StreamOptions>
   logger?: FastifyServerOptions['logger']
   /** Extra routes (the inspector) registered under the same auth and error handling. */
   plugins?: ((app: FastifyInstance) => Promise<void> | void)[]
@@ -37,7 +38,7 @@ const FollowQuery = Type.Object({ after: Type.Optional(Type.String()), token: Ty
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { registry } = options
-  const follow = { ...defaultFollowOptions, ...options.follow }
+  const follow = { ...defaultStreamOptions, ...options.follow }
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: 1 << 20,

@@ -15,7 +15,7 @@ import { askQueueMachine } from '../machines/ask-queue.machine.js'
 import { transitionsOf } from '../machines/diagram.js'
 import { dialogMachine } from '../machines/dialog.machine.js'
 import { threadMachine } from '../machines/thread.machine.js'
-import { defaultFollowOptions, resumePoint, type FollowOptions } from './follow.js'
+import { defaultStreamOptions, openEventStream, resumePoint, type StreamOptions } from './event-stream.js'
 
 export const MACHINES: Record<string, AnyStateMachine> = {
   thread: threadMachine,
@@ -38,14 +38,14 @@ export interface DebugRoutesOptions {
   registry: ThreadRegistry
   /** Made here when not given; tests pass their own to look inside. */
   inspection?: Inspection
-  stream?: Partial<FollowOptions>
+  stream?: Partial<StreamOptions>
 }
 
 export function debugRoutes(options: DebugRoutesOptions) {
   return async (app: FastifyInstance): Promise<void> => {
     const { registry } = options
     const inspection = options.inspection ?? new Inspection(registry)
-    const stream = { ...defaultFollowOptions, ...options.stream }
+    const stream = { ...defaultStreamOptions, ...options.stream }
     app.addHook('onClose', async () => inspection.dispose())
 
     app.get('/api/debug/actors', async () => ({
@@ -85,62 +85,34 @@ function actorTree(ref: AnyActorRef, threadId: string, parentPath: string | unde
   }
 }
 
-/** Like the follow: hijacked SSE, `retry:`, heartbeat, resume by Last-Event-ID or `?after=`, slow clients dropped. */
+/** The inspection records as SSE: the same stream rules as the follow, resumable by record id. */
 function streamRecords(
   request: FastifyRequest<{ Querystring: { after?: string; thread?: string } }>,
   reply: FastifyReply,
   inspection: Inspection,
-  options: FollowOptions,
+  options: StreamOptions,
 ): void {
   const threadId = request.query.thread || undefined
-  reply.hijack()
-  const raw = reply.raw
-  raw.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-  })
-  raw.write(`retry: ${options.retryMs}\n\n`)
-  raw.socket?.setNoDelay(true)
-
-  let closed = false
+  let close = () => {}
+  const stream = openEventStream(request, reply, options, () => close())
   // The first client's connect attaches the observers, which record each actor as it is right
   // away; those records wait here so they follow the replay instead of preceding it.
   let held: InspectionRecord[] | undefined = []
   const frame = (r: InspectionRecord) => encodeFrame(r.id, 'record', r)
   const send = (r: InspectionRecord) => {
-    if (closed || (threadId !== undefined && r.threadId !== threadId)) return
-    if (held) return void held.push(r)
-    if (raw.writableLength > options.highWaterMark) {
-      request.log.warn('inspector client fell behind; closing it so it resumes')
-      stop()
-      raw.destroy()
-      return
-    }
-    raw.write(frame(r))
+    if (threadId !== undefined && r.threadId !== threadId) return
+    if (held) held.push(r)
+    else stream.send(frame(r))
   }
   // A resume point past the head means the host restarted: the client gets everything retained.
   let after = resumePoint(request)
   if (after !== undefined && after > inspection.head) after = undefined
   const session = inspection.connect(send, after, threadId)
-  for (const r of session.replay) raw.write(frame(r))
+  close = () => session.close()
+  for (const r of session.replay) stream.send(frame(r))
   const live = held
   held = undefined
   for (const r of live) send(r)
   // Tells the client where the replay ended, so it can show "live from here".
-  raw.write(encodeFrame(inspection.head, 'ready', { head: inspection.head }))
-
-  const heartbeat = setInterval(() => raw.write(': heartbeat\n\n'), options.heartbeatMs)
-  heartbeat.unref()
-  const stop = () => {
-    if (closed) return
-    closed = true
-    clearInterval(heartbeat)
-    session.close()
-  }
-  request.raw.on('close', () => {
-    stop()
-    raw.end()
-  })
+  stream.send(encodeFrame(inspection.head, 'ready', { head: inspection.head }))
 }
