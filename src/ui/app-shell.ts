@@ -34,6 +34,7 @@ export class AppShell extends LitElement {
   @state() private threadId = threadIdFromHash(location.hash)
   /** `#/inspect…` shows the machine inspector (src/ui/inspector), loaded on first visit. */
   @state() private inspecting = location.hash.startsWith('#/inspect')
+  @state() private notice = ''
   @state() private loading = true
   @state() private listError = ''
   #timer: ReturnType<typeof setInterval> | undefined
@@ -77,6 +78,12 @@ export class AppShell extends LitElement {
       .welcome p {
         margin: 0 0 0.5rem;
       }
+      .welcome .notice {
+        padding: 0.5rem 0.75rem;
+        border-radius: 8px;
+        background: var(--th-bg-soft);
+        color: var(--th-fg);
+      }
       @media (max-width: 720px) {
         :host {
           grid-template-columns: 1fr;
@@ -114,6 +121,12 @@ export class AppShell extends LitElement {
   async refresh(): Promise<void> {
     try {
       const threads = await this.api.listThreads()
+      // The thread on screen was listed before and is gone now: another tab deleted it.
+      const shown = this.threads.find((t) => t.threadId === this.threadId)
+      if (shown && !threads.some((t) => t.threadId === this.threadId)) {
+        this.notice = `“${shown.title}” was deleted in another tab.`
+        location.hash = '#/'
+      }
       this.threads = this.#overlay([...threads].sort((a, b) => b.updatedAt - a.updatedAt))
       this.listError = ''
     } catch (err) {
@@ -147,6 +160,7 @@ export class AppShell extends LitElement {
         ${this.threadId
           ? html`<thread-pane thread-id=${this.threadId} .summary=${summary} .api=${this.api}></thread-pane>`
           : html`<div class="welcome">
+              ${this.notice ? html`<p role="status" class="notice">${this.notice}</p>` : ''}
               <h1>Welcome to threadhost</h1>
               <p>Pick a thread on the left, or start a new one.</p>
               <div><button class="primary" @click=${this.#onNew}>Start a conversation</button></div>
@@ -156,6 +170,7 @@ export class AppShell extends LitElement {
   }
 
   #onHash = () => {
+    if (threadIdFromHash(location.hash)) this.notice = ''
     this.threadId = threadIdFromHash(location.hash)
     this.inspecting = location.hash.startsWith('#/inspect')
   }

@@ -51,6 +51,18 @@ describe('app shell', () => {
     await until(() => FakeEventSource.instances.some((es) => es.url === '/api/threads/beta/follow'))
   })
 
+  test('a thread deleted in another tab closes its pane and says so', async () => {
+    let threads = [summary('gone', { title: 'Doomed' }), summary('kept', { title: 'Kept' })]
+    const api = fakeApi({ listThreads: vi.fn(async () => threads) })
+    location.hash = '#/threads/gone'
+    const { el } = mount(api)
+    await expect.element(page.getByRole('heading', { name: 'Doomed' })).toBeVisible()
+    threads = [threads[1]]
+    await el.refresh()
+    await until(() => location.hash === '#/')
+    await expect.element(page.getByRole('status')).toHaveTextContent('“Doomed” was deleted in another tab.')
+  })
+
   test('New thread creates one and navigates to it', async () => {
     const api = fakeApi({ createThread: vi.fn(async () => ({ threadId: 'fresh' })) })
     mount(api)
