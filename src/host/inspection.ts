@@ -11,34 +11,9 @@
  */
 import type { AnyActorRef, InspectionEvent, StateValue, Subscription } from 'xstate'
 import { transitionKey } from '../machines/diagram.js'
+import type { ActorStatus, EventDigest, InspectionRecord, RecordBase } from '../schemas/inspection.js'
 
-export type ActorStatus = 'active' | 'done' | 'stopped' | 'error'
-
-interface RecordBase {
-  /** Numbered across the whole host: the SSE id, and the resume point. */
-  id: number
-  ts: number
-  threadId: string
-  /** The actor's path from its thread: `thread:<id>`, `thread:<id>/askQueue`, `thread:<id>/<dialogId>`. */
-  actorId: string
-}
-
-export type InspectionRecord =
-  | (RecordBase & { kind: 'actor.started'; machineId: string; parentId?: string; systemId?: string })
-  | (RecordBase & { kind: 'actor.stopped'; status: ActorStatus })
-  /** An event delivered to the actor; `origin` is the sending actor, absent when the host sent it. */
-  | (RecordBase & { kind: 'event'; event: EventDigest; origin?: string })
-  /** The actor's state right after it handled `event`; `transitions` are the keys (diagram.ts) it took. */
-  | (RecordBase & {
-      kind: 'snapshot'
-      event: string
-      value: StateValue | null
-      status: ActorStatus
-      context: unknown
-      transitions: string[]
-    })
-
-export type EventDigest = { type: string; [key: string]: unknown }
+export type { ActorStatus, EventDigest, InspectionRecord } from '../schemas/inspection.js'
 
 /** The event type of the snapshot read when an inspector attaches to an actor already running. */
 export const ATTACHED = '(attached)'

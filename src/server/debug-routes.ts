@@ -9,6 +9,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AnyActorRef, AnyStateMachine, StateValue } from 'xstate'
 import { Inspection, type InspectionRecord } from '../host/inspection.js'
+import type { ActorNode } from '../schemas/inspection.js'
 import { encodeFrame } from '../host/frame.js'
 import type { ThreadRegistry } from '../host/thread-registry.js'
 import { askQueueMachine } from '../machines/ask-queue.machine.js'
@@ -23,16 +24,7 @@ export const MACHINES: Record<string, AnyStateMachine> = {
   askQueue: askQueueMachine,
 }
 
-export interface ActorNode {
-  actorId: string
-  id: string
-  threadId: string
-  machineId: string
-  systemId?: string
-  value: StateValue | null
-  status: string
-  children: ActorNode[]
-}
+export type { ActorNode } from '../schemas/inspection.js'
 
 export interface DebugRoutesOptions {
   registry: ThreadRegistry

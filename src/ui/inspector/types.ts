@@ -2,8 +2,7 @@
  * The inspector's wire types. Type-only imports: nothing from the host or server reaches the
  * bundle, but the page cannot drift from what the routes send.
  */
-export type { InspectionRecord, ActorStatus } from '../../host/inspection.js'
-export type { ActorNode } from '../../server/debug-routes.js'
+export type { InspectionRecord, ActorStatus, ActorNode } from '../../schemas/inspection.js'
 export type { TransitionInfo } from '../../machines/diagram.js'
 import type { TransitionInfo } from '../../machines/diagram.js'
 
