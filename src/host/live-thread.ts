@@ -126,6 +126,7 @@ export class LiveThread {
   /** Resolves with the machine's answer: admitted now, admitted once a pending stop settles, or refused. */
   prompt(request: Omit<PromptRequest, 'messageId'>): Promise<PromptOutcome> {
     const messageId = randomUUID()
+    if (this.actor.getSnapshot().status !== 'active') return Promise.resolve({ kind: 'rejected', reason: 'disposed' })
     return new Promise((resolve) => {
       this.#waiters.set(messageId, resolve)
       this.actor.send({ type: 'PROMPT', messageId, ...request })
@@ -397,6 +398,9 @@ export class LiveThread {
   #retire(): void {
     if (this.#retired) return
     this.#retired = true
+    // The machine answered every prompt it took; one that reached it in the same instant as the
+    // thread went away still hears back.
+    for (const messageId of [...this.#waiters.keys()]) this.#settleWaiter(messageId, { kind: 'rejected', reason: 'disposed' })
     queueMicrotask(() => {
       this.#subscription?.unsubscribe()
       this.#options.onRetired(this)
