@@ -239,6 +239,13 @@ describe('thread registry', () => {
     expect(await waiting).toEqual({ status: 'cancelled' })
   })
 
+  it('a prompt that reaches a thread just as it is disposed is answered rejected, never left waiting', async () => {
+    await prompt('t1', 'hello')
+    const [live] = registry.liveThreads()
+    await registry.delete('t1')
+    expect(await live.prompt({ text: 'late', admission: 'enqueue', deliverAs: 'steer' })).toEqual({ kind: 'rejected', reason: 'disposed' })
+  })
+
   it('a run interrupted by delete or shutdown still ends on the feed: settled aborted, then status not live', async () => {
     await prompt('t1', 'hello')
     const seen = await observe('t1')
