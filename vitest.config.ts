@@ -1,35 +1,11 @@
-import { execSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { playwright } from '@vitest/browser-playwright'
 import { defineConfig } from 'vitest/config'
+import { CHROMIUM_ARGS, findChromium } from './test/chromium.js'
 
-/**
- * Debian's Chromium (never a downloaded browser). CHROMIUM_PATH overrides `command -v chromium`.
- * Where it is absent, the browser and e2e projects are replaced by one test that fails saying how
- * to install it, so the node project still runs and the failure is not mysterious.
- */
-function findChromium(): string | undefined {
-  const fromEnv = process.env.CHROMIUM_PATH
-  if (fromEnv) return existsSync(fromEnv) ? fromEnv : undefined
-  try {
-    return execSync('command -v chromium || command -v chromium-browser', { shell: '/bin/sh', stdio: ['ignore', 'pipe', 'ignore'] })
-      .toString()
-      .trim() || undefined
-  } catch {
-    return undefined
-  }
-}
+// Where Chromium is absent, the browser and e2e projects are replaced by one test that fails saying
+// how to install it, so the node project still runs and the failure is not mysterious.
 
 const chromium = findChromium()
-export const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-]
 const MISSING = 'Chromium not found. Install Debian\'s Chromium: apt-get update && apt-get install -y chromium (or set CHROMIUM_PATH). Never run `npx playwright install`.'
 if (!chromium) console.error(`\n[threadhost] ${MISSING}\n[threadhost] The browser and e2e projects will fail until it is installed.\n`)
 

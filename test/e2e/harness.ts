@@ -3,24 +3,16 @@
  * and Debian's Chromium driven by playwright. Two pages follow the same thread, like two tabs.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { chromium, type Browser, type Locator, type Page } from 'playwright'
 
 export const SERVER_ENTRY = 'src/server/main.ts'
-export const serverExists = existsSync(SERVER_ENTRY)
-if (!serverExists) console.warn(`[e2e] ${SERVER_ENTRY} does not exist yet: the e2e scenarios are skipped.`)
 
-export const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-]
+import { CHROMIUM_ARGS } from '../chromium.js'
+
+export { CHROMIUM_ARGS }
 
 export interface Server {
   url: string

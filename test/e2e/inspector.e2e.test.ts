@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { Browser, Page } from 'playwright'
-import { api, launch, newThread, serverExists, startServer, type Server } from './harness.js'
+import { api, launch, newThread, startServer, type Server } from './harness.js'
 
 const CONFIRM = 'call ui_dialog {"method":"confirm","title":"Deploy?","message":"to prod"}'
 
@@ -17,7 +17,7 @@ interface ActorNode {
   children: ActorNode[]
 }
 
-describe.skipIf(!serverExists)('machine inspector', () => {
+describe('machine inspector', () => {
   let server: Server
   let browser: Browser
   let page: Page

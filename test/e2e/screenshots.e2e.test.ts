@@ -1,9 +1,9 @@
 /** Screenshots of the main screens, light and dark, into docs/screenshots/ (from a real server). */
 import { afterAll, beforeAll, describe, test } from 'vitest'
 import type { Browser } from 'playwright'
-import { card, launch, newThread, openThread, screenshot, send, serverExists, startServer, type Server } from './harness.js'
+import { card, launch, newThread, openThread, screenshot, send, startServer, type Server } from './harness.js'
 
-describe.skipIf(!serverExists)('screenshots', () => {
+describe('screenshots', () => {
   let server: Server
   let browser: Browser
   beforeAll(async () => {

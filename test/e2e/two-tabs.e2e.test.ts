@@ -13,7 +13,7 @@ import {
   openDialogIds,
   openThread,
   send,
-  serverExists,
+ 
   startServer,
   type Server,
 } from './harness.js'
@@ -21,7 +21,7 @@ import {
 const CONFIRM = 'call ui_dialog {"method":"confirm","title":"Deploy?","message":"to prod"}'
 const SELECT = 'call ui_dialog {"method":"select","title":"Region?","options":["eu-west","us-east"]}'
 
-describe.skipIf(!serverExists)('two tabs on one thread', () => {
+describe('two tabs on one thread', () => {
   let server: Server
   let browser: Browser
   let context: BrowserContext
