@@ -167,8 +167,8 @@ async function serveClient(app: FastifyInstance, clientDir: string | undefined):
       .type('text/html; charset=utf-8')
       .send(
         '<!doctype html><meta charset="utf-8"><title>threadhost</title>' +
-          '<p>threadhost is running, but its web client is not built. Run <code>npm run build</code>, ' +
-          'or use the API described in <a href="https://github.com/">docs/api.md</a> in the repository.</p>',
+          '<p>threadhost is running, but its web client is not built. Run <code>npm run build</code> (or ' +
+          '<code>npm start</code>, which builds it), or use the HTTP API described in <code>docs/api.md</code>.</p>',
       ),
   )
 }
