@@ -293,6 +293,13 @@ describe('threads', () => {
     expect((await api(h.url, 'GET', '/api/threads')).status).toBe(200)
   })
 
+  it('without a built web client, / says how to build it and where the API is described', async () => {
+    const page = await fetch(`${h.url}/`)
+    expect(page.status).toBe(200)
+    expect(page.headers.get('content-type')).toMatch(/text\/html/)
+    expect(await page.text()).toMatch(/npm run build.*docs\/api\.md/s)
+  })
+
   it('create and abort take no body even when the client sends content-type: application/json', async () => {
     const empty = { 'content-type': 'application/json' }
     const res = await fetch(`${h.url}/api/threads`, { method: 'POST', headers: empty })
