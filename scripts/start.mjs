@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // `npm start`: build the web client when it is missing or older than its sources, then run the server.
+import './require-node.mjs'
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Runs the whole suite once and ends with the plain line CI reads: `N passed, N failed`.
 // Vitest's own summary is not in that form, so its JSON report is counted here.
+import './require-node.mjs'
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
