@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { createActor, type Subscription } from 'xstate'
-import type { DialogAnswer, DialogOutcome } from '../schemas/index.js'
+import type { DialogAnswer, DialogOutcome, ThinkingLevel } from '../schemas/index.js'
 import { askQueueMachine, type AskStatus } from '../machines/ask-queue.machine.js'
 import { dialogMachine } from '../machines/dialog.machine.js'
 import { threadMachine, type PromptRequest, type ThreadActor, type ThreadEmitted } from '../machines/thread.machine.js'
@@ -121,6 +121,17 @@ export class LiveThread {
 
   get run(): number {
     return this.actor.getSnapshot().context.run
+  }
+
+  /** A run is in flight (running or stopping): the machine's state, not a flag of ours. */
+  get busy(): boolean {
+    const snapshot = this.actor.getSnapshot()
+    return snapshot.status === 'active' && snapshot.value !== 'idle' && snapshot.value !== 'cold'
+  }
+
+  /** A model or thinking level for the runs to come; the registry calls it only while idle. */
+  async configure(change: { model?: string; thinkingLevel?: ThinkingLevel }): Promise<void> {
+    await this.#runtime?.configure(change)
   }
 
   /** Resolves with the machine's answer: admitted now, admitted once a pending stop settles, or refused. */

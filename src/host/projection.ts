@@ -56,6 +56,8 @@ export function project(view: ThreadView, o: Observation): ThreadView {
       return { ...next, queue: { steering: o.steering, followUp: o.followUp } }
     case 'prompt-rejected':
       return append(next, { kind: 'rejected', messageId: o.messageId, reason: o.reason })
+    case 'prompt-handled':
+      return append(next, { kind: 'handled', messageId: o.messageId, text: o.text })
     case 'extension-ui-request': {
       const open: OpenDialog = { id: o.id, dialog: o.dialog, origin: o.origin }
       if (o.expiresAt !== undefined) open.expiresAt = o.expiresAt

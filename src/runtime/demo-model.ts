@@ -15,44 +15,59 @@
  * possible); the slow words are three letters and a space, so each chunk is exactly one word. The
  * faux provider checks the abort signal between chunks, which is what makes Stop prompt.
  *
- * The faux provider registers globally under a random `api` id, so every session gets its own
- * registration (and unregisters it on dispose); sessions never share a response queue.
+ * The demo is one pi-ai Provider (`threadhost/demo`) registered once in the process's model runtime,
+ * beside the user's own providers. Every model call builds a fresh faux core holding just this
+ * call's reply, so concurrent threads never share a response queue and the provider keeps no state.
  */
 import {
+  createFauxCore,
+  createProvider,
   fauxAssistantMessage,
   fauxText,
   fauxToolCall,
-  registerFauxProvider,
   type AssistantMessage,
-  type Context,
-  type FauxResponseFactory,
   type Message,
   type Model,
-} from '@mariozechner/pi-ai'
+  type Provider,
+  type RegisterFauxProviderOptions,
+  type TranscriptContext,
+} from '@earendil-works/pi-ai'
 
-/** The provider name the faux models carry; the session's auth gate needs a key for it. */
-export const DEMO_PROVIDER = 'faux'
+/** The provider id the demo model carries; `demo` alone names it in threadhost's API. */
+export const DEMO_PROVIDER = 'threadhost'
+export const DEMO_MODEL_ID = 'demo'
+/** How threadhost's API names the demo model. */
+export const DEMO_MODEL = 'demo'
 
-export interface DemoModel {
+export interface DemoProvider {
+  provider: Provider
   model: Model<string>
-  dispose(): void
 }
 
-export function createDemoModel(options: { delayMs: number }): DemoModel {
+export function createDemoProvider(options: { delayMs: number }): DemoProvider {
   const delayMs = Math.max(0, options.delayMs)
-  const faux = registerFauxProvider({
-    models: [{ id: 'demo', name: 'threadhost demo' }],
+  const coreOptions: RegisterFauxProviderOptions = {
+    api: 'threadhost-demo',
+    provider: DEMO_PROVIDER,
+    models: [{ id: DEMO_MODEL_ID, name: 'threadhost demo (offline)', reasoning: false, input: ['text'], contextWindow: 128_000 }],
     tokenSize: { min: 1, max: 1 },
     ...(delayMs > 0 ? { tokensPerSecond: 1000 / delayMs } : {}),
-  })
-  // The faux queue is consumed one step per model call; each step puts a fresh one back, so the
-  // demo never runs dry. Two are kept in hand in case a call starts before the previous step ran.
-  const step: FauxResponseFactory = (context) => {
-    faux.appendResponses([step])
-    return demoReply(context)
   }
-  faux.setResponses([step, step])
-  return { model: faux.getModel(), dispose: () => faux.unregister() }
+  const models = createFauxCore(coreOptions).models
+  const stream = (model: Model<string>, context: TranscriptContext, streamOptions?: Parameters<ReturnType<typeof createFauxCore>['stream']>[2]) => {
+    const core = createFauxCore(coreOptions)
+    core.setResponses([(ctx) => demoReply(ctx)])
+    return core.stream(model, context, streamOptions)
+  }
+  const provider = createProvider({
+    id: DEMO_PROVIDER,
+    name: 'threadhost demo',
+    // Keyless: the demo needs no credential, and says so to pi's auth checks.
+    auth: { apiKey: { name: 'none needed', resolve: async () => ({ auth: {} }) } },
+    models,
+    api: { stream, streamSimple: stream },
+  })
+  return { provider, model: models[0] }
 }
 
 const CALL_LINE = /^call\s+(\S+)\s+(\{.*\})\s*$/
@@ -61,7 +76,7 @@ const MAX_SLOW_WORDS = 10_000
 const WORDS = ['one', 'two', 'sky', 'sun', 'red', 'fox', 'owl', 'bee', 'oak', 'elm', 'sea', 'ice']
 
 /** The demo's answer to a conversation; exported so tests can check it without a session. */
-export function demoReply(context: Context): AssistantMessage {
+export function demoReply(context: Pick<TranscriptContext, 'messages'>): AssistantMessage {
   const messages = context.messages
   const last = messages[messages.length - 1]
   if (last?.role === 'toolResult') return toolSummary(messages)
@@ -69,7 +84,7 @@ export function demoReply(context: Context): AssistantMessage {
   const calls = parseCalls(text)
   if (calls) {
     return fauxAssistantMessage(
-      calls.map((c) => fauxToolCall(c.name, c.args)),
+      calls.map((c) => fauxToolCall(c.name, c.args as Parameters<typeof fauxToolCall>[1])),
       { stopReason: 'toolUse' },
     )
   }

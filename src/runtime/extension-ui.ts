@@ -6,7 +6,7 @@
  * passes its own signal (our `ui_dialog` tool does) can read the real outcome back with
  * `resolutionFor(signal)`; ordinary extensions just see pi's values.
  */
-import type { ExtensionUIContext, ExtensionUIDialogOptions } from '@mariozechner/pi-coding-agent'
+import type { ExtensionUIContext, ExtensionUIDialogOptions } from '@earendil-works/pi-coding-agent'
 import type { DialogOrigin, DialogSpec, NotifyLevel } from '../schemas/index.js'
 import type { DialogResolution, UiBridge } from './port.js'
 

@@ -5,9 +5,10 @@ export {
   sessionPaths,
   takeQueued,
   type PiRuntimeFactoryOptions,
-  type ResolvedModel,
 } from './pi-adapter.js'
-export { createDemoModel, demoReply, parseCalls, DEMO_PROVIDER, type DemoModel } from './demo-model.js'
+export { describeSurvey, surveyAgentDir, type AgentDirSurvey } from './agent-dir.js'
+export { PiModels, THINKING_LEVELS, type PiModelsOptions } from './pi-models.js'
+export { createDemoProvider, demoReply, parseCalls, DEMO_MODEL, DEMO_PROVIDER, type DemoProvider } from './demo-model.js'
 export { consoleLogger, createExtensionUi, resolutionFor, type RuntimeLogger } from './extension-ui.js'
 export { foldTranscript, IDS_ENTRY } from './transcript.js'
 export { ASK_USER_QUESTION, buildQuestion, describeAnswer } from './tools/ask-user-question.js'

@@ -6,9 +6,9 @@
  * Run boundaries (`settled`) are not decided here; the adapter owns them.
  */
 import { randomUUID } from 'node:crypto'
-import type { AgentSessionEvent } from '@mariozechner/pi-coding-agent'
+import type { AgentSessionEvent } from '@earendil-works/pi-coding-agent'
 import type { RuntimeEvent } from './port.js'
-import type { AgentMessage } from '@mariozechner/pi-agent-core'
+import type { AgentMessage } from '@earendil-works/pi-agent-core'
 
 /** Large tool output stays in pi's session; the feed carries a bounded, JSON-safe summary. */
 export const MAX_RESULT_TEXT = 8000

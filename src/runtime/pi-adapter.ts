@@ -1,31 +1,30 @@
 /**
- * The AgentRuntime port implemented on pi's AgentSession (pi 0.73.1), one session per thread.
+ * The AgentRuntime port implemented on pi 1.x's AgentSession, one session per thread.
  *
- * Two things pi does not give us and this file adds:
+ * What this file adds to pi:
  * - ids: pi's queues hold bare texts, so a FIFO mirror of {messageId, text} recovers the host's
  *   id when pi delivers a queued message (matched by text, oldest first — pi's own rule);
- * - the end of a run: pi 0.73.1 has no settle event, and `prompt()` may resolve before the
- *   subscriber sees `agent_end` (pi-runtime.md §2.3). `settled` is emitted only when prompt() has
- *   resolved AND every `agent_end` the agent emitted (counted on the agent itself, synchronously)
- *   has also reached the session subscriber.
+ * - one `settled` per prompt: pi's `agent_settled` when the prompt started a run (pi delivers it to
+ *   subscribers after the run's last event and before `prompt()` resolves), else `prompt()`'s own
+ *   end — a refusal, or an extension that handled the input.
  */
 import { randomUUID } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Model } from '@mariozechner/pi-ai'
 import {
-  AuthStorage,
   createAgentSession,
+  createCodemodeExtension,
+  createMcpExtension,
+  createToolSearchExtension,
   DefaultResourceLoader,
-  ModelRegistry,
   SessionManager,
   SettingsManager,
   type AgentSession,
   type AgentSessionEvent,
   type ExtensionFactory,
-} from '@mariozechner/pi-coding-agent'
-import type { TranscriptEntry } from '../schemas/index.js'
+} from '@earendil-works/pi-coding-agent'
+import type { ThinkingLevel, TranscriptEntry } from '../schemas/index.js'
 import type {
   AgentRuntime,
   ClearedQueue,
@@ -36,7 +35,7 @@ import type {
   RuntimeOptions,
   UiBridge,
 } from './port.js'
-import { createDemoModel, DEMO_PROVIDER } from './demo-model.js'
+import type { PiModels } from './pi-models.js'
 import { consoleLogger, createExtensionUi, errorText, type RuntimeLogger } from './extension-ui.js'
 import { EventMapper } from './map-events.js'
 import { foldTranscript, IDS_ENTRY, lastRun, readSessionFile, RUN_ENTRY, type IdsMarker } from './transcript.js'
@@ -44,27 +43,17 @@ import { askUserQuestionExtension } from './tools/ask-user-question.js'
 import { bashPermissionExtension } from './tools/bash-permission.js'
 import { uiDialogExtension } from './tools/ui-dialog.js'
 
-/** A model ready for a session, with what it needs to pass pi's auth gate and to clean up. */
-export interface ResolvedModel {
-  model: Model<any>
-  /** A key set on the session's in-memory auth storage (the demo's faux provider needs one). */
-  runtimeKey?: { provider: string; key: string }
-  thinkingLevel?: 'off'
-  dispose?(): void
-}
-
 export interface PiRuntimeFactoryOptions {
   dataDir: string
-  /** The demo model's pause between streamed chunks (ms). */
-  demoDelayMs?: number
-  /** Where pi's file tools and bash run. Defaults to the process's working directory. */
-  cwd?: string
+  /** The user's pi agent dir: settings, extensions, skills, prompt templates, context files, MCP. */
+  agentDir: string
+  models: PiModels
   log?: RuntimeLogger
-  /** Test seam: resolve a model name yourself (return undefined to fall back to the built-in rules). */
-  resolveModel?: (name: string) => ResolvedModel | undefined
   /** Test seam: extra extensions for every session, built per session with its bridge. */
   extraExtensions?: (ui: UiBridge) => ExtensionFactory[]
 }
+
+type QueuedInputDisposition = Awaited<ReturnType<AgentSession['steer']>>
 
 const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/
 
@@ -90,9 +79,6 @@ interface Run {
   number: number
   prompt: QueuedPrompt
   promptDelivered: boolean
-  promptDone: boolean
-  endsEmitted: number
-  endsDelivered: number
   aborted: boolean
 }
 
@@ -100,6 +86,10 @@ export class PiRuntime implements AgentRuntime {
   private readonly listeners = new Set<RuntimeListener>()
   private readonly steering: QueuedPrompt[] = []
   private readonly followUps: QueuedPrompt[] = []
+  /** Sent to pi but not yet in its queue: pi 1.x runs extensions' input handlers before it queues. */
+  private readonly sending = new Set<QueuedPrompt>()
+  /** Handed back by a clearQueue while still being sent; if pi queues one after all, it is taken out again. */
+  private readonly withdrawn = new Set<QueuedPrompt>()
   private readonly mapper: EventMapper
   private readonly unsubscribe: Array<() => void> = []
   private run: Run | undefined
@@ -109,17 +99,10 @@ export class PiRuntime implements AgentRuntime {
   constructor(
     private readonly session: AgentSession,
     private readonly log: RuntimeLogger,
-    private readonly cleanup: () => void = () => {},
+    private readonly models?: PiModels,
   ) {
     this.runNumber = lastRun(session.sessionManager.getBranch())
     this.mapper = new EventMapper({ userMessageId: (text) => this.userMessageId(text) })
-    // Counted on the agent itself: its listeners run synchronously when the event happens,
-    // unlike session subscribers, which are fed through pi's event queue later.
-    this.unsubscribe.push(
-      session.agent.subscribe((event) => {
-        if (event.type === 'agent_end' && this.run) this.run.endsEmitted++
-      }),
-    )
     this.unsubscribe.push(session.subscribe((event) => this.onSessionEvent(event)))
   }
 
@@ -128,24 +111,23 @@ export class PiRuntime implements AgentRuntime {
       this.emit({ type: 'prompt-rejected', messageId: prompt.messageId, reason: 'A run is already in progress.' })
       return
     }
-    const run: Run = {
-      number: ++this.runNumber,
-      prompt,
-      promptDelivered: false,
-      promptDone: false,
-      endsEmitted: 0,
-      endsDelivered: 0,
-      aborted: false,
-    }
+    const run: Run = { number: ++this.runNumber, prompt, promptDelivered: false, aborted: false }
     this.run = run
     this.append(RUN_ENTRY, { run: run.number })
-    this.session.prompt(prompt.text, { expandPromptTemplates: false }).then(
-      () => this.promptDone(run),
-      (error: unknown) => {
-        this.emit({ type: 'prompt-rejected', messageId: prompt.messageId, reason: errorText(error) })
-        this.promptDone(run)
-      },
-    )
+    // pi's own input path: extension commands, skills and prompt templates are handled as in its CLI.
+    this.session
+      .prompt(prompt.text, {
+        preflightResult: (disposition) => {
+          if (disposition === 'handled') this.emit({ type: 'prompt-handled', messageId: prompt.messageId, text: prompt.text })
+        },
+      })
+      .then(
+        () => this.settle(run, false),
+        (error: unknown) => {
+          this.emit({ type: 'prompt-rejected', messageId: prompt.messageId, reason: errorText(error) })
+          this.settle(run, false)
+        },
+      )
   }
 
   steer(prompt: QueuedPrompt): void {
@@ -159,6 +141,17 @@ export class PiRuntime implements AgentRuntime {
   clearQueue(): ClearedQueue {
     const cleared = this.session.clearQueue()
     const taken = { steering: takeQueued(this.steering, cleared.steering), followUp: takeQueued(this.followUps, cleared.followUp) }
+    // Accepted but still on their way into pi's queue: they are the caller's too.
+    for (const [mirror, out] of [
+      [this.steering, taken.steering],
+      [this.followUps, taken.followUp],
+    ] as const) {
+      for (const p of mirror) {
+        if (!this.sending.has(p)) continue
+        out.push(p)
+        this.withdrawn.add(p)
+      }
+    }
     this.forgetQueued()
     return taken
   }
@@ -167,6 +160,7 @@ export class PiRuntime implements AgentRuntime {
   private forgetQueued(): void {
     this.steering.length = 0
     this.followUps.length = 0
+    this.sending.clear()
   }
 
   abort(): Promise<void> {
@@ -184,6 +178,16 @@ export class PiRuntime implements AgentRuntime {
     return foldTranscript(this.session.sessionManager.getBranch())
   }
 
+  async configure(change: { model?: string; thinkingLevel?: ThinkingLevel }): Promise<void> {
+    if (change.model !== undefined) {
+      const model = this.models?.find(change.model)
+      if (!model) throw new Error(`Unknown model '${change.model}'.`)
+      // Session-only, as pi's /model without persistence: the user's global default is untouched.
+      await this.session.setModel(model)
+    }
+    if (change.thinkingLevel !== undefined) this.session.setThinkingLevel(change.thinkingLevel)
+  }
+
   async dispose(): Promise<void> {
     if (this.disposed) return
     this.disposed = true
@@ -192,7 +196,6 @@ export class PiRuntime implements AgentRuntime {
     for (const off of this.unsubscribe) off()
     this.listeners.clear()
     this.session.dispose()
-    this.cleanup()
   }
 
   /** For failures pi reports outside the event stream (extension errors). */
@@ -200,7 +203,7 @@ export class PiRuntime implements AgentRuntime {
     this.emit({ type: 'error', message })
   }
 
-  private enqueue(prompt: QueuedPrompt, mirror: QueuedPrompt[], send: (text: string) => Promise<void>): void {
+  private enqueue(prompt: QueuedPrompt, mirror: QueuedPrompt[], send: (text: string) => Promise<QueuedInputDisposition>): void {
     if (!this.run) {
       // Between runs a queued text would silently ride into the next one; refuse it instead.
       this.emit({ type: 'prompt-rejected', messageId: prompt.messageId, reason: 'No run is in progress to queue into.' })
@@ -212,11 +215,47 @@ export class PiRuntime implements AgentRuntime {
       return
     }
     mirror.push(prompt)
-    send(prompt.text).catch((error: unknown) => {
+    this.sending.add(prompt)
+    const unmirror = () => {
       const i = mirror.indexOf(prompt)
       if (i !== -1) mirror.splice(i, 1)
-      this.emit({ type: 'prompt-rejected', messageId: prompt.messageId, reason: errorText(error) })
-    })
+    }
+    send(prompt.text).then(
+      (disposition) => {
+        this.sending.delete(prompt)
+        if (this.withdrawn.delete(prompt)) {
+          if (disposition === 'queued') this.dropStray()
+          return
+        }
+        if (disposition !== 'handled') return
+        unmirror()
+        this.emit({ type: 'prompt-handled', messageId: prompt.messageId, text: prompt.text })
+      },
+      (error: unknown) => {
+        this.sending.delete(prompt)
+        unmirror()
+        if (this.withdrawn.delete(prompt)) return
+        this.emit({ type: 'prompt-rejected', messageId: prompt.messageId, reason: errorText(error) })
+      },
+    )
+  }
+
+  /**
+   * A prompt already handed back reached pi's queue after all. pi cannot drop one entry, so the
+   * queue is cleared; anything else that was in it (queued since, rarely) is refused out loud, never
+   * left to run twice or vanish.
+   */
+  private dropStray(): void {
+    this.session.clearQueue()
+    for (const p of [...this.steering, ...this.followUps]) {
+      if (this.sending.has(p)) continue
+      this.emit({ type: 'prompt-rejected', messageId: p.messageId, reason: 'Withdrawn while the queue was cleared; send it again.' })
+    }
+    for (const mirror of [this.steering, this.followUps]) {
+      const keep = mirror.filter((p) => this.sending.has(p))
+      mirror.length = 0
+      mirror.push(...keep)
+    }
   }
 
   /** pi is delivering a user message: the run's own prompt first, then queued ones by text, oldest first. */
@@ -245,10 +284,7 @@ export class PiRuntime implements AgentRuntime {
       if (mapped.type === 'assistant-end') this.mark({ messageId: mapped.messageId })
       this.emit(mapped)
     }
-    if (event.type === 'agent_end' && this.run) {
-      this.run.endsDelivered++
-      this.maybeSettle(this.run)
-    }
+    if (event.type === 'agent_settled' && this.run) this.settle(this.run, event.aborted)
   }
 
   private mark(marker: IdsMarker): void {
@@ -263,20 +299,16 @@ export class PiRuntime implements AgentRuntime {
     }
   }
 
-  private promptDone(run: Run): void {
-    run.promptDone = true
-    this.maybeSettle(run)
-  }
-
-  private maybeSettle(run: Run): void {
-    if (this.run !== run || !run.promptDone || run.endsDelivered < run.endsEmitted) return
+  /** Once per run: whichever of pi's `agent_settled` and `prompt()`'s end comes first (see the header). */
+  private settle(run: Run, aborted: boolean): void {
+    if (this.run !== run) return
     this.run = undefined
-    this.emit({ type: 'settled', aborted: run.aborted, unclaimed: this.takeUnclaimed() })
+    this.emit({ type: 'settled', aborted: run.aborted || aborted, unclaimed: this.takeUnclaimed() })
   }
 
   /** Whatever is still queued when the run is over never ran; it leaves pi's queue with the settle. */
   private takeUnclaimed(): QueuedPrompt[] {
-    if (this.session.pendingMessageCount === 0 && !this.session.agent.hasQueuedMessages()) {
+    if (this.sending.size === 0 && this.session.pendingMessageCount === 0 && !this.session.agent.hasQueuedMessages()) {
       this.forgetQueued()
       return []
     }
@@ -295,95 +327,62 @@ export class PiRuntime implements AgentRuntime {
   }
 }
 
-/** `demo`, or `<provider>/<model-id>` from pi-ai's catalogue with its key from the environment. */
-function resolveModel(
-  name: string,
-  options: PiRuntimeFactoryOptions,
-  modelRegistry: ModelRegistry,
-): ResolvedModel {
-  const custom = options.resolveModel?.(name)
-  if (custom) return custom
-  if (name === 'demo') {
-    const demo = createDemoModel({ delayMs: options.demoDelayMs ?? 20 })
-    return {
-      model: demo.model,
-      runtimeKey: { provider: DEMO_PROVIDER, key: 'demo' },
-      thinkingLevel: 'off',
-      dispose: demo.dispose,
-    }
-  }
-  const slash = name.indexOf('/')
-  const model = slash > 0 ? modelRegistry.find(name.slice(0, slash), name.slice(slash + 1)) : undefined
-  if (!model) {
-    throw new Error(`Unknown model '${name}': use 'demo' or '<provider>/<model-id>' of a model pi knows.`)
-  }
-  if (!modelRegistry.hasConfiguredAuth(model)) {
-    throw new Error(`Model '${name}' needs an API key for provider '${model.provider}' in the environment.`)
-  }
-  return { model }
-}
-
 export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): RuntimeFactory {
   const log = options.log ?? consoleLogger
-  const cwd = options.cwd ?? process.cwd()
-  const agentDir = join(options.dataDir, 'agent')
+  const { agentDir, models } = options
 
   return {
-    async create({ threadId, model: modelName, ui }: RuntimeOptions): Promise<AgentRuntime> {
-      const authStorage = AuthStorage.inMemory()
-      const modelRegistry = ModelRegistry.inMemory(authStorage)
-      const resolved = resolveModel(modelName, options, modelRegistry)
-      try {
-        if (resolved.runtimeKey) authStorage.setRuntimeApiKey(resolved.runtimeKey.provider, resolved.runtimeKey.key)
-        const settingsManager = SettingsManager.inMemory()
-        // Built per session: each tool closes over this thread's bridge.
-        const extensionFactories: ExtensionFactory[] = [
-          askUserQuestionExtension(ui, log),
-          uiDialogExtension(ui, log),
-          bashPermissionExtension(),
-          ...(options.extraExtensions?.(ui) ?? []),
-        ]
-        const resourceLoader = new DefaultResourceLoader({
-          cwd,
-          agentDir,
-          settingsManager,
-          noExtensions: true,
-          noSkills: true,
-          noPromptTemplates: true,
-          noThemes: true,
-          noContextFiles: true,
-          extensionFactories,
-        })
-        await resourceLoader.reload()
-        const paths = sessionPaths(options.dataDir, threadId)
-        mkdirSync(paths.dir, { recursive: true })
-        // open() on a missing file starts a new session that will be written to exactly this path.
-        const sessionManager = SessionManager.open(paths.file, paths.dir, cwd)
-        const { session } = await createAgentSession({
-          cwd,
-          agentDir,
-          model: resolved.model,
-          ...(resolved.thinkingLevel ? { thinkingLevel: resolved.thinkingLevel } : {}),
-          authStorage,
-          modelRegistry,
-          settingsManager,
-          resourceLoader,
-          sessionManager,
-        })
-        const runtime = new PiRuntime(session, log, () => resolved.dispose?.())
-        await session.bindExtensions({
-          uiContext: createExtensionUi(ui, log),
-          onError: (e) => {
-            const message = `extension ${e.extensionPath} failed on ${e.event}: ${e.error}`
-            log.error(message)
-            runtime.reportError(message)
-          },
-        })
-        return runtime
-      } catch (error) {
-        resolved.dispose?.()
-        throw error
-      }
+    async create({ threadId, model: modelName, thinkingLevel, cwd, ui }: RuntimeOptions): Promise<AgentRuntime> {
+      const model = models.find(modelName)
+      if (!model) throw new Error(`Unknown model '${modelName}'.`)
+      // The user's settings (global, and the project's once it is trusted), as pi reads them.
+      const settingsManager = SettingsManager.create(cwd, agentDir)
+      // Built per session: each tool closes over this thread's bridge.
+      const extensionFactories: ExtensionFactory[] = [
+        askUserQuestionExtension(ui, log),
+        uiDialogExtension(ui, log),
+        bashPermissionExtension(),
+        ...(options.extraExtensions?.(ui) ?? []),
+      ]
+      const resourceLoader = new DefaultResourceLoader({
+        cwd,
+        agentDir,
+        settingsManager,
+        // No terminal here: a package install's output goes to the log, not over the server's stdout.
+        packageCommandOutput: 'capture',
+        extensionFactories: [
+          ...extensionFactories,
+          // What pi's CLI loads as built-ins and SDK sessions must add themselves (docs/sdk.md).
+          { name: 'codemode', factory: createCodemodeExtension(), replaceable: true, hidden: true },
+          { name: 'tool_search', factory: createToolSearchExtension(), replaceable: true, hidden: true },
+          { name: 'mcp', factory: createMcpExtension(), replaceable: true, hidden: true },
+        ],
+      })
+      await resourceLoader.reload()
+      const paths = sessionPaths(options.dataDir, threadId)
+      mkdirSync(paths.dir, { recursive: true })
+      // open() on a missing file starts a new session that will be written to exactly this path.
+      const sessionManager = SessionManager.open(paths.file, paths.dir, cwd)
+      const { session } = await createAgentSession({
+        cwd,
+        agentDir,
+        modelRuntime: models.runtime,
+        model,
+        ...(thinkingLevel ? { thinkingLevel } : {}),
+        settingsManager,
+        resourceLoader,
+        sessionManager,
+      })
+      const runtime = new PiRuntime(session, log, models)
+      await session.bindExtensions({
+        uiContext: createExtensionUi(ui, log),
+        onError: (e) => {
+          const message = `extension ${e.extensionPath} failed on ${e.event}: ${e.error}`
+          log.error(message)
+          runtime.reportError(message)
+        },
+      })
+      return runtime
     },
 
     async readTranscript(threadId: string): Promise<TranscriptEntry[]> {

@@ -10,7 +10,9 @@ import type {
   DialogOutcome,
   DialogSpec,
   NotifyLevel,
+  ModelInfo,
   QuestionnaireQuestion,
+  ThinkingLevel,
   TranscriptEntry,
 } from '../schemas/index.js'
 
@@ -27,8 +29,9 @@ export interface ClearedQueue {
 
 /**
  * What the runtime reports, in the order it happened. The host numbers these into observations.
- * `settled` is the only way a run ends: it comes after the runtime's prompt has resolved AND the
- * agent's end has been delivered (pi 0.73.1 has no settle event of its own).
+ * `settled` is the only way a run ends, exactly once per `prompt`, after the run's last event: pi's
+ * own `agent_settled` when the prompt started a run, else the prompt's refusal or an extension's
+ * handling of it.
  */
 export type RuntimeEvent =
   | { type: 'user-message'; messageId: string; text: string }
@@ -40,6 +43,8 @@ export type RuntimeEvent =
   | { type: 'tool-end'; toolCallId: string; result: unknown; isError: boolean }
   | { type: 'queue'; steering: string[]; followUp: string[] }
   | { type: 'prompt-rejected'; messageId: string; reason: string }
+  /** An extension consumed the prompt (a command, or an input handler that took it): no model turn. */
+  | { type: 'prompt-handled'; messageId: string; text: string }
   | { type: 'notify'; message: string; level: NotifyLevel }
   | { type: 'error'; message: string }
   | {
@@ -69,6 +74,8 @@ export interface AgentRuntime {
   subscribe(listener: RuntimeListener): () => void
   /** The persisted conversation, folded into transcript entries. */
   transcript(): TranscriptEntry[]
+  /** Switches model and/or thinking level for the runs to come. Only called while idle. */
+  configure(change: { model?: string; thinkingLevel?: ThinkingLevel }): Promise<void>
   dispose(): Promise<void>
 }
 
@@ -105,9 +112,21 @@ export interface UiBridge {
 
 export interface RuntimeOptions {
   threadId: string
-  /** `demo`, or `<provider>/<model-id>` with its key in the environment. */
+  /** `demo`, or `<provider>/<model-id>` that the model catalog accepted. */
   model: string
+  /** Unset: pi's configured default, clamped to what the model supports. */
+  thinkingLevel?: ThinkingLevel
+  /** The thread's workspace: where pi discovers project resources and its tools run. */
+  cwd: string
   ui: UiBridge
+}
+
+export type ModelCheck = { ok: true; model: ModelInfo } | { ok: false; reason: string }
+
+/** The models a thread may be created with: known to the runtime and with credentials. */
+export interface ModelCatalog {
+  list(): Promise<ModelInfo[]>
+  check(name: string): Promise<ModelCheck>
 }
 
 export interface RuntimeFactory {

@@ -8,7 +8,7 @@
  */
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import { parseSessionEntries, type FileEntry, type SessionEntry } from '@mariozechner/pi-coding-agent'
+import { parseSessionEntries, type FileEntry, type SessionEntry } from '@earendil-works/pi-coding-agent'
 import type { TranscriptEntry } from '../schemas/index.js'
 import { compactToolResult, messageText } from './map-events.js'
 

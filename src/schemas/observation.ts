@@ -57,6 +57,8 @@ export const ToolEndObservation = obs('tool-end', {
 })
 export const QueueObservation = obs('queue', { steering: Type.Array(Type.String()), followUp: Type.Array(Type.String()) })
 export const PromptRejectedObservation = obs('prompt-rejected', { messageId: Type.String(), reason: Type.String() })
+/** An extension consumed the prompt (its command, or an input handler): it reached no model turn. */
+export const PromptHandledObservation = obs('prompt-handled', { messageId: Type.String(), text: Type.String() })
 export const ExtensionUiRequestObservation = obs('extension-ui-request', {
   id: Type.String(),
   blocking: Type.Literal(true),
@@ -80,6 +82,7 @@ export const Observation = Type.Union([
   ToolEndObservation,
   QueueObservation,
   PromptRejectedObservation,
+  PromptHandledObservation,
   ExtensionUiRequestObservation,
   DialogSettledObservation,
   NotifyObservation,
@@ -114,6 +117,7 @@ export const TranscriptEntry = Type.Union([
   Type.Object({ kind: Type.Literal('notify'), message: Type.String(), level: NotifyLevel }),
   Type.Object({ kind: Type.Literal('stopped'), run: Type.Integer() }),
   Type.Object({ kind: Type.Literal('rejected'), messageId: Type.String(), reason: Type.String() }),
+  Type.Object({ kind: Type.Literal('handled'), messageId: Type.String(), text: Type.String() }),
   Type.Object({ kind: Type.Literal('error'), message: Type.String() }),
 ])
 export type TranscriptEntry = Static<typeof TranscriptEntry>

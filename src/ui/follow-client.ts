@@ -23,6 +23,7 @@ const FRAME_EVENT_SET: Record<ObservationType, true> = {
   'tool-end': true,
   queue: true,
   'prompt-rejected': true,
+  'prompt-handled': true,
   'extension-ui-request': true,
   'dialog-settled': true,
   notify: true,

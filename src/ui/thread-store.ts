@@ -67,7 +67,7 @@ export function settleReason(outcome: DialogOutcome | undefined, answeredHere: b
 }
 
 const claimedIds = (view: ThreadView) =>
-  new Set(view.transcript.flatMap((e) => (e.kind === 'user' || e.kind === 'rejected' ? [e.messageId] : [])))
+  new Set(view.transcript.flatMap((e) => (e.kind === 'user' || e.kind === 'rejected' || e.kind === 'handled' ? [e.messageId] : [])))
 
 function note(d: OpenDialog, outcome: DialogOutcome | undefined, answering: string[]): DialogNote {
   return { id: d.id, title: dialogTitle(d.dialog), reason: settleReason(outcome, answering.includes(d.id)), at: Date.now() }

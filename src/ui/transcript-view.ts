@@ -345,6 +345,8 @@ export class TranscriptView extends LitElement {
         return html`<div class="stopped" role="note">Stopped</div>`
       case 'rejected':
         return html`<div class="rejected">Not delivered: ${e.reason}</div>`
+      case 'handled':
+        return html`<div class="user handled" data-message=${e.messageId}>${e.text}<span class="tag">handled by an extension</span></div>`
       case 'error':
         return html`<div class="error" role="alert">${e.message}</div>`
     }

@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { buildQuestion, createPiRuntimeFactory, describeAnswer } from '../../src/runtime/index.js'
-import { FakeBridge, Recorder, tempDir } from './helpers.js'
+import { buildQuestion, describeAnswer } from '../../src/runtime/index.js'
+import { FakeBridge, piRuntimes, Recorder, tempDir } from './helpers.js'
 
-const quiet = { info: () => {}, warn: () => {}, error: () => {} }
 const cleanups: Array<() => unknown> = []
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c()
@@ -11,7 +10,7 @@ afterEach(async () => {
 async function setup() {
   const tmp = tempDir()
   cleanups.push(tmp.cleanup)
-  const factory = createPiRuntimeFactory({ dataDir: tmp.dir, cwd: tmp.dir, demoDelayMs: 0, log: quiet })
+  const factory = await piRuntimes({ dataDir: tmp.dir })
   const ui = new FakeBridge()
   const runtime = await factory.create({ threadId: 'q', model: 'demo', ui })
   cleanups.push(() => runtime.dispose())

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { Type } from 'typebox'
-import type { ExtensionFactory } from '@mariozechner/pi-coding-agent'
-import { createExtensionUi, createPiRuntimeFactory } from '../../src/runtime/index.js'
+import type { ExtensionFactory } from '@earendil-works/pi-coding-agent'
+import { createExtensionUi } from '../../src/runtime/index.js'
 import type { DialogResolution } from '../../src/runtime/port.js'
-import { answered, FakeBridge, Recorder, tempDir } from './helpers.js'
+import { answered, FakeBridge, piRuntimes, Recorder, tempDir } from './helpers.js'
 
 const quiet = { info: () => {}, warn: () => {}, error: () => {} }
 const cleanups: Array<() => unknown> = []
@@ -41,7 +41,7 @@ async function setup() {
   cleanups.push(tmp.cleanup)
   const warnings: string[] = []
   const log = { ...quiet, warn: (m: string) => warnings.push(m) }
-  const factory = createPiRuntimeFactory({ dataDir: tmp.dir, demoDelayMs: 0, log, extraExtensions: () => [probeExtension] })
+  const factory = await piRuntimes({ dataDir: tmp.dir, log, extraExtensions: () => [probeExtension] })
   const ui = new FakeBridge()
   const runtime = await factory.create({ threadId: 'd', model: 'demo', ui })
   cleanups.push(() => runtime.dispose())

@@ -2,9 +2,14 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { Provider } from '@earendil-works/pi-ai'
+import type { ExtensionFactory } from '@earendil-works/pi-coding-agent'
 import type { NotifyLevel, QuestionnaireQuestion } from '../../src/schemas/index.js'
+import { createPiRuntimeFactory, PiModels, type RuntimeLogger } from '../../src/runtime/index.js'
 import type {
   AgentRuntime,
+  RuntimeFactory,
+  RuntimeOptions,
   AskUserResult,
   DialogRequest,
   DialogResolution,
@@ -120,6 +125,25 @@ export class Recorder {
     }
   }
 
+  /** Resolves once the events seen so far satisfy `done`. */
+  async until(done: (events: RuntimeEvent[]) => boolean, what: string, timeoutMs = 8000): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    while (!done(this.events)) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; saw: ${this.events.map((e) => e.type).join(', ')}`)
+      await new Promise<void>((r) => {
+        this.waiters.push(r)
+        setTimeout(r, 25)
+      })
+    }
+  }
+
+  /** The latest queue the runtime reported, once it equals `expected` (pi 1.x queues after its input handlers). */
+  async queueIs(expected: { steering: string[]; followUp: string[] }): Promise<void> {
+    const same = (e: RuntimeEvent | undefined) =>
+      e?.type === 'queue' && JSON.stringify([e.steering, e.followUp]) === JSON.stringify([expected.steering, expected.followUp])
+    await this.until((events) => same(events.filter((e) => e.type === 'queue').at(-1)), `queue ${JSON.stringify(expected)}`)
+  }
+
   text(): string {
     return this.of('assistant-delta')
       .map((e) => e.text)
@@ -133,3 +157,35 @@ export function tempDir(): { dir: string; cleanup(): void } {
 }
 
 export const answered = (answer: DialogResolution['answer']): DialogResolution => ({ outcome: 'answered', answer })
+
+export const quiet: RuntimeLogger = { info: () => {}, warn: () => {}, error: () => {} }
+
+export interface PiTestOptions {
+  dataDir: string
+  /** Default: `<dataDir>/agent`, which does not exist — a fresh machine with no pi configured. */
+  agentDir?: string
+  demoDelayMs?: number
+  log?: RuntimeLogger
+  extraExtensions?: (ui: UiBridge) => ExtensionFactory[]
+  /** Registered in the model runtime, e.g. pi-ai's faux provider with scripted replies. */
+  providers?: Provider[]
+}
+
+/** The real pi runtime factory on a fresh model runtime; `create` defaults the workspace to the data dir. */
+export async function piRuntimes(o: PiTestOptions): Promise<{
+  models: PiModels
+  factory: RuntimeFactory
+  create(options: Omit<RuntimeOptions, 'cwd'> & { cwd?: string }): Promise<AgentRuntime>
+}> {
+  const agentDir = o.agentDir ?? join(o.dataDir, 'agent')
+  const models = await PiModels.create({ agentDir, demoDelayMs: o.demoDelayMs ?? 0 })
+  for (const provider of o.providers ?? []) models.register(provider)
+  const factory = createPiRuntimeFactory({
+    dataDir: o.dataDir,
+    agentDir,
+    models,
+    log: o.log ?? quiet,
+    ...(o.extraExtensions ? { extraExtensions: o.extraExtensions } : {}),
+  })
+  return { models, factory, create: (options) => factory.create({ cwd: o.dataDir, ...options }) }
+}

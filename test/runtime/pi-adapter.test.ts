@@ -1,12 +1,10 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { AuthStorage, ModelRegistry } from '@mariozechner/pi-coding-agent'
-import { createPiRuntimeFactory } from '../../src/runtime/index.js'
-import type { AgentRuntime, RuntimeFactory } from '../../src/runtime/port.js'
-import { answered, FakeBridge, Recorder, tempDir } from './helpers.js'
-
-const quiet = { info: () => {}, warn: () => {}, error: () => {} }
+import { createFauxCore, createProvider } from '@earendil-works/pi-ai'
+import { PiModels } from '../../src/runtime/index.js'
+import type { AgentRuntime } from '../../src/runtime/port.js'
+import { answered, FakeBridge, piRuntimes, Recorder, tempDir } from './helpers.js'
 const cleanups: Array<() => unknown> = []
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c()
@@ -19,7 +17,7 @@ async function setup(opts: { demoDelayMs?: number; threadId?: string; dataDir?: 
     cleanups.push(tmp.cleanup)
     dataDir = tmp.dir
   }
-  const factory = createPiRuntimeFactory({ dataDir, demoDelayMs: opts.demoDelayMs ?? 0, log: quiet, cwd: dataDir })
+  const factory = await piRuntimes({ dataDir, demoDelayMs: opts.demoDelayMs ?? 0 })
   const ui = new FakeBridge()
   const runtime = await factory.create({ threadId: opts.threadId ?? 't1', model: 'demo', ui })
   cleanups.push(() => runtime.dispose())
@@ -76,27 +74,31 @@ describe('pi runtime adapter (demo model, real AgentSession)', () => {
     expect(rec.of('assistant-end').at(-1)?.text).toMatch(/^Tool results:\n- a \(error\): .*\n- b \(error\): /)
   })
 
-  it('an unknown model makes create() reject with a clear message', async () => {
+  it('the model catalog refuses an unknown model, naming it', async () => {
     const tmp = tempDir()
     cleanups.push(tmp.cleanup)
-    const factory = createPiRuntimeFactory({ dataDir: tmp.dir, log: quiet })
-    await expect(factory.create({ threadId: 't', model: 'nope', ui: new FakeBridge() })).rejects.toThrow(/Unknown model 'nope'/)
-    await expect(factory.create({ threadId: 't', model: 'nobody/nothing', ui: new FakeBridge() })).rejects.toThrow(
-      /Unknown model 'nobody\/nothing'/,
-    )
+    const models = await PiModels.create({ agentDir: tmp.dir })
+    expect(await models.check('nope')).toEqual({ ok: false, reason: expect.stringMatching(/Unknown model 'nope'/) })
+    expect(await models.check('nobody/nothing')).toEqual({ ok: false, reason: expect.stringMatching(/Unknown model 'nobody\/nothing'/) })
+    expect(await models.check('demo')).toMatchObject({ ok: true, model: { name: 'demo', provider: 'threadhost' } })
   })
 
-  it('a real <provider>/<id> model without a key in the environment makes create() reject, naming the provider', async () => {
-    const registry = ModelRegistry.inMemory(AuthStorage.inMemory())
-    const keyless = registry.getAll().find((m) => !registry.hasConfiguredAuth(m))
-    if (!keyless) return // every provider has a key here: nothing to check offline
+  it('the model catalog refuses a known model without credentials, naming the provider, and does not list it', async () => {
     const tmp = tempDir()
     cleanups.push(tmp.cleanup)
-    const factory = createPiRuntimeFactory({ dataDir: tmp.dir, log: quiet })
-    const name = `${keyless.provider}/${keyless.id}`
-    await expect(factory.create({ threadId: 't', model: name, ui: new FakeBridge() })).rejects.toThrow(
-      new RegExp(`API key for provider '${keyless.provider}'`),
+    const models = await PiModels.create({ agentDir: tmp.dir })
+    const core = createFauxCore({ provider: 'locked' })
+    models.register(
+      createProvider({
+        id: 'locked',
+        auth: { apiKey: { name: 'locked key', resolve: async () => undefined } },
+        models: core.models,
+        api: { stream: core.stream, streamSimple: core.streamSimple },
+      }),
     )
+    const name = `locked/${core.models[0].id}`
+    expect(await models.check(name)).toEqual({ ok: false, reason: expect.stringMatching(/no credentials.*'locked'/) })
+    expect((await models.list()).map((m) => m.name)).not.toContain(name)
   })
 
   it('run numbers count prompts and carry on across a restart', async () => {
@@ -136,7 +138,7 @@ describe('pi runtime adapter (demo model, real AgentSession)', () => {
     expect(existsSync(join(tmp.dir, 'sessions', 'keep', 'session.jsonl'))).toBe(true)
     await first.runtime.dispose()
 
-    const factory: RuntimeFactory = first.factory
+    const factory = first.factory.factory
     const cold = await factory.readTranscript('keep')
     expect(cold).toEqual(live)
     expect(cold).toEqual([

@@ -1,21 +1,20 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { fauxAssistantMessage, registerFauxProvider } from '@mariozechner/pi-ai'
-import type { ExtensionFactory } from '@mariozechner/pi-coding-agent'
-import { createPiRuntimeFactory, takeQueued, type PiRuntimeFactoryOptions } from '../../src/runtime/index.js'
-import { answered, FakeBridge, Recorder, tempDir } from './helpers.js'
+import { createFauxCore, createProvider, fauxAssistantMessage, fauxProvider } from '@earendil-works/pi-ai'
+import type { ExtensionFactory } from '@earendil-works/pi-coding-agent'
+import { takeQueued } from '../../src/runtime/index.js'
+import { answered, FakeBridge, piRuntimes, Recorder, tempDir, type PiTestOptions } from './helpers.js'
 
-const quiet = { info: () => {}, warn: () => {}, error: () => {} }
 const cleanups: Array<() => unknown> = []
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c()
 })
 
-async function setup(extra: Partial<PiRuntimeFactoryOptions> = {}, model = 'demo') {
+async function setup(extra: Omit<Partial<PiTestOptions>, 'dataDir'> = {}, model = 'demo') {
   const tmp = tempDir()
   cleanups.push(tmp.cleanup)
-  const factory = createPiRuntimeFactory({ dataDir: tmp.dir, cwd: tmp.dir, demoDelayMs: 0, log: quiet, ...extra })
+  const factory = await piRuntimes({ dataDir: tmp.dir, ...extra })
   const ui = new FakeBridge()
   const runtime = await factory.create({ threadId: 'r', model, ui })
   cleanups.push(() => runtime.dispose())
@@ -31,7 +30,7 @@ describe('runs: steer, follow-up, Stop and settle', () => {
     const ask = await ui.nthAsk(0)
     runtime.steer({ messageId: 's1', text: 'turn left' })
     runtime.followUp({ messageId: 'f1', text: 'and then stop' })
-    expect(rec.of('queue').at(-1)).toEqual({ type: 'queue', steering: ['turn left'], followUp: ['and then stop'] })
+    await rec.queueIs({ steering: ['turn left'], followUp: ['and then stop'] })
     ask.resolve(answered({ confirmed: true }))
     const settled = await rec.next('settled')
     expect(settled).toEqual({ type: 'settled', aborted: false, unclaimed: [] })
@@ -142,13 +141,13 @@ describe('runs: steer, follow-up, Stop and settle', () => {
   })
 
   it('a prompt that arrives too late for the run (queued after the agent finished) comes back as unclaimed on settle', async () => {
-    // An extension whose agent_end handler is slow widens pi's gap between "prompt resolved" and
-    // "subscriber saw agent_end" (pi-runtime.md §2.3), which is exactly where a late follow-up lands.
-    let agentEnding!: () => void
-    const ending = new Promise<void>((r) => (agentEnding = r))
+    // pi 1.x drains follow-ups before it settles, but an extension's own agent_settled handler runs
+    // after the loop is over and before subscribers hear the settle: a follow-up landing there is stranded.
+    let settling!: () => void
+    const ending = new Promise<void>((r) => (settling = r))
     const slowEnd: ExtensionFactory = (pi) => {
-      pi.on('agent_end', async () => {
-        agentEnding()
+      pi.on('agent_settled', async () => {
+        settling()
         await new Promise((r) => setTimeout(r, 150))
       })
     }
@@ -202,9 +201,15 @@ describe('runs: steer, follow-up, Stop and settle', () => {
   })
 
   it('a rejected prompt (no API key for the model) reports prompt-rejected and then settles', async () => {
-    const faux = registerFauxProvider({ provider: 'nokey' })
-    cleanups.push(() => faux.unregister())
-    const { runtime, rec } = await setup({ resolveModel: () => ({ model: faux.getModel() }) }, 'scripted')
+    // A provider whose credentials are gone by the time the prompt runs (a logout, an expired login).
+    const faux = createFauxCore({ provider: 'nokey' })
+    const nokey = createProvider({
+      id: 'nokey',
+      auth: { apiKey: { name: 'nokey key', resolve: async () => undefined } },
+      models: faux.models,
+      api: { stream: faux.stream, streamSimple: faux.streamSimple },
+    })
+    const { runtime, rec } = await setup({ providers: [nokey] }, `nokey/${faux.models[0].id}`)
     runtime.prompt({ messageId: 'p', text: 'hi' })
     const settled = await rec.next('settled')
     expect(rec.of('prompt-rejected')).toEqual([{ type: 'prompt-rejected', messageId: 'p', reason: expect.stringMatching(/nokey/i) }])
@@ -212,13 +217,9 @@ describe('runs: steer, follow-up, Stop and settle', () => {
   })
 
   it('an assistant message that ends in error is reported as assistant-end and an error event', async () => {
-    const faux = registerFauxProvider()
-    cleanups.push(() => faux.unregister())
+    const faux = fauxProvider({ provider: 'scripted' })
     faux.setResponses([fauxAssistantMessage('', { stopReason: 'error', errorMessage: 'model exploded' })])
-    const { runtime, rec } = await setup(
-      { resolveModel: () => ({ model: faux.getModel(), runtimeKey: { provider: 'faux', key: 'k' } }) },
-      'scripted',
-    )
+    const { runtime, rec } = await setup({ providers: [faux.provider] }, `scripted/${faux.models[0].id}`)
     runtime.prompt({ messageId: 'p', text: 'hi' })
     await rec.next('settled')
     expect(rec.of('assistant-end')[0].stopReason).toBe('error')

@@ -6,7 +6,7 @@
  * them (ADR-0032). Each call reports one of `answered`, `skipped`, `cancelled`, `unavailable`.
  */
 import { Type } from 'typebox'
-import type { ExtensionFactory } from '@mariozechner/pi-coding-agent'
+import type { ExtensionFactory } from '@earendil-works/pi-coding-agent'
 import type { QuestionnaireQuestion } from '../../schemas/index.js'
 import type { AskUserResult, UiBridge } from '../port.js'
 import { errorText, type RuntimeLogger } from '../extension-ui.js'

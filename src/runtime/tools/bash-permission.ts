@@ -5,7 +5,7 @@
  * calls in one message are asked in order. Anything but an explicit Yes (No, cancel, timeout,
  * Stop, no UI) blocks the call; the model gets the reason as the tool's error result.
  */
-import { isToolCallEventType, type ExtensionFactory } from '@mariozechner/pi-coding-agent'
+import { isToolCallEventType, type ExtensionFactory } from '@earendil-works/pi-coding-agent'
 
 export const BASH_BLOCKED_REASON = 'The user did not allow this command to run.'
 export const BASH_NO_UI_REASON = 'No one is there to approve this command, so it was not run.'

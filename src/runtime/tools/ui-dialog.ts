@@ -9,7 +9,7 @@
  * cancelled, timeout, aborted — can be read back; pi's return values alone cannot tell them apart.
  */
 import { Type } from 'typebox'
-import type { ExtensionContext, ExtensionFactory } from '@mariozechner/pi-coding-agent'
+import type { ExtensionContext, ExtensionFactory } from '@earendil-works/pi-coding-agent'
 import { isDialogSpec, type DialogSpec } from '../../schemas/index.js'
 import type { DialogResolution, UiBridge } from '../port.js'
 import { askBridge, resolutionFor, type RuntimeLogger } from '../extension-ui.js'
