@@ -6,11 +6,16 @@
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import type { ThinkingLevel } from '../schemas/index.js'
 
 export interface ThreadRecord {
   threadId: string
   title: string
   model: string
+  /** Unset: pi's configured default for the model. */
+  thinkingLevel?: ThinkingLevel
+  /** The thread's workspace, fixed at creation. Absent in records from before workspaces: the default root. */
+  cwd?: string
   createdAt: number
   updatedAt: number
   /** The last run number, so run numbers keep counting across restarts. */

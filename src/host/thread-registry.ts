@@ -6,23 +6,40 @@
  * nothing of HTTP; the server maps the outcomes below to status codes.
  */
 import { randomUUID } from 'node:crypto'
-import { validateDialogAnswer, type DialogAnswer, type ThreadSummary } from '../schemas/index.js'
-import type { RuntimeFactory } from '../runtime/port.js'
+import { validateDialogAnswer, type DialogAnswer, type ModelList, type ThinkingLevel, type ThreadSummary } from '../schemas/index.js'
+import type { ModelCatalog, RuntimeFactory } from '../runtime/port.js'
 import { Feed } from './feed.js'
 import { LiveThread, type AbortOutcome, type PromptOutcome } from './live-thread.js'
 import { initialView } from './projection.js'
 import { ThreadIndex, type ThreadRecord } from './thread-index.js'
+import type { Workspaces } from './workspaces.js'
 
 export interface RegistryOptions {
   dataDir: string
   runtimes: RuntimeFactory
+  models: ModelCatalog
+  workspaces: Workspaces
   defaultModel: string
   idleMs: number
   ringSize?: number
   log?: (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void
 }
 
-export type CreateOutcome = { kind: 'created'; threadId: string } | { kind: 'taken' }
+export type CreateOutcome = { kind: 'created'; threadId: string } | { kind: 'taken' } | { kind: 'invalid'; reason: string }
+
+export type UpdateOutcome =
+  | { kind: 'updated'; summary: ThreadSummary }
+  | { kind: 'unknown' }
+  | { kind: 'invalid'; reason: string }
+  | { kind: 'busy' }
+
+export interface CreateRequest {
+  id?: string
+  title?: string
+  model?: string
+  thinkingLevel?: ThinkingLevel
+  cwd?: string
+}
 
 export type DialogOutcomeForRoute =
   | { kind: 'answered' }
@@ -81,10 +98,23 @@ export class ThreadRegistry {
     return () => this.#liveListeners.delete(listener)
   }
 
-  async create(request: { id?: string; title?: string; model?: string }): Promise<CreateOutcome> {
+  /** What a new thread may run on, and what it gets when it names nothing. */
+  async models(): Promise<ModelList> {
+    return { models: await this.#options.models.list(), default: this.#options.defaultModel }
+  }
+
+  /** An unknown model, one without credentials, or a cwd outside the workspaces is refused before anything is written. */
+  async create(request: CreateRequest): Promise<CreateOutcome> {
     const threadId = request.id ?? randomUUID().slice(0, 8)
     if (this.#entries.has(threadId)) return { kind: 'taken' }
-    await this.#remember(threadId, request)
+    const workspace = this.#options.workspaces.check(request.cwd)
+    if (!workspace.ok) return { kind: 'invalid', reason: workspace.reason }
+    const model = request.model ?? this.#options.defaultModel
+    const check = await this.#options.models.check(model)
+    if (!check.ok) return { kind: 'invalid', reason: check.reason }
+    // The id may have been taken while the model was checked.
+    if (this.#entries.has(threadId)) return { kind: 'taken' }
+    await this.#remember(threadId, { ...request, model, cwd: workspace.cwd })
     return { kind: 'created', threadId }
   }
 
@@ -100,12 +130,34 @@ export class ThreadRegistry {
     return entry && !entry.deleting ? this.#summary(entry) : undefined
   }
 
-  async rename(threadId: string, title: string): Promise<ThreadSummary | undefined> {
+  /**
+   * A rename takes effect at once; a model or thinking level applies from the next run, so it is
+   * refused (busy) while one is in flight, and an unusable model is refused before anything changes.
+   */
+  async update(threadId: string, change: { title?: string; model?: string; thinkingLevel?: ThinkingLevel }): Promise<UpdateOutcome> {
     const entry = this.#entries.get(threadId)
-    if (!entry || entry.deleting) return undefined
-    entry.record = { ...entry.record, title, updatedAt: Date.now() }
+    if (!entry || entry.deleting) return { kind: 'unknown' }
+    const configures = change.model !== undefined || change.thinkingLevel !== undefined
+    if (change.model !== undefined) {
+      const check = await this.#options.models.check(change.model)
+      if (!check.ok) return { kind: 'invalid', reason: check.reason }
+    }
+    if (configures) {
+      const live = await this.#currentLive(entry)
+      if (live?.live) {
+        if (live.busy) return { kind: 'busy' }
+        await live.configure({ model: change.model, thinkingLevel: change.thinkingLevel })
+      }
+    }
+    entry.record = {
+      ...entry.record,
+      ...(change.title !== undefined ? { title: change.title } : {}),
+      ...(change.model !== undefined ? { model: change.model } : {}),
+      ...(change.thinkingLevel !== undefined ? { thinkingLevel: change.thinkingLevel } : {}),
+      updatedAt: Date.now(),
+    }
     await this.#index.put(entry.record)
-    return this.#summary(entry)
+    return { kind: 'updated', summary: this.#summary(entry) }
   }
 
   /**
@@ -139,7 +191,9 @@ export class ThreadRegistry {
   ): Promise<PromptOutcome | { kind: 'closing' } | { kind: 'build-failed'; reason: string }> {
     if (this.#closing) return { kind: 'closing' }
     if (this.#entries.get(threadId)?.deleting) return { kind: 'rejected', reason: 'deleted' }
-    if (!this.#entries.has(threadId)) await this.#remember(threadId, {})
+    if (!this.#entries.has(threadId)) {
+      await this.#remember(threadId, { model: this.#options.defaultModel, cwd: this.#options.workspaces.default })
+    }
     let live: LiveThread
     try {
       live = await this.#ensureLive(threadId)
@@ -203,12 +257,14 @@ export class ThreadRegistry {
 
   // ——— internals ———
 
-  async #remember(threadId: string, request: { title?: string; model?: string }): Promise<void> {
+  async #remember(threadId: string, request: CreateRequest & { model: string; cwd: string }): Promise<void> {
     const now = Date.now()
     const record: ThreadRecord = {
       threadId,
       title: request.title?.trim() || threadId,
-      model: request.model ?? this.#options.defaultModel,
+      model: request.model,
+      ...(request.thinkingLevel ? { thinkingLevel: request.thinkingLevel } : {}),
+      cwd: request.cwd,
       createdAt: now,
       updatedAt: now,
       run: 0,
@@ -281,7 +337,14 @@ export class ThreadRegistry {
     })
     for (const listener of this.#liveListeners) listener(live, 'started')
     try {
-      const runtime = await this.#options.runtimes.create({ threadId: entry.record.threadId, model: entry.record.model, ui: live.ui })
+      const { threadId, model, thinkingLevel, cwd } = entry.record
+      const runtime = await this.#options.runtimes.create({
+        threadId,
+        model,
+        ...(thinkingLevel ? { thinkingLevel } : {}),
+        cwd: cwd ?? this.#options.workspaces.default,
+        ui: live.ui,
+      })
       if (this.#entries.get(entry.record.threadId) !== entry || entry.deleting || this.#closing) {
         await runtime.dispose()
         throw new ThreadGone(this.#closing ? 'closing' : 'deleted')
@@ -319,6 +382,8 @@ export class ThreadRegistry {
       threadId: entry.record.threadId,
       title: entry.record.title,
       model: entry.record.model,
+      ...(entry.record.thinkingLevel ? { thinkingLevel: entry.record.thinkingLevel } : {}),
+      cwd: entry.record.cwd ?? this.#options.workspaces.default,
       live: status.live,
       busy: status.busy,
       run: status.run,

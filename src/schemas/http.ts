@@ -8,20 +8,57 @@ export const MAX_PROMPT_CHARS = 100_000
 export const ThreadId = Type.String({ pattern: THREAD_ID_PATTERN })
 export const ThreadParams = Type.Object({ id: ThreadId })
 
+/** pi's thinking levels; a model that reasons less is clamped by pi to what it supports. */
+export const ThinkingLevel = Type.Union([
+  Type.Literal('off'),
+  Type.Literal('minimal'),
+  Type.Literal('low'),
+  Type.Literal('medium'),
+  Type.Literal('high'),
+  Type.Literal('xhigh'),
+])
+export type ThinkingLevel = Static<typeof ThinkingLevel>
+
+const ModelName = Type.String({ minLength: 1, maxLength: 200 })
+
 export const CreateThreadBody = Type.Object(
   {
     id: Type.Optional(ThreadId),
     title: Type.Optional(Type.String({ maxLength: 200 })),
-    model: Type.Optional(Type.String({ maxLength: 200 })),
+    /** `demo` or `<provider>/<model-id>` from `GET /api/models`; default: the server's default model. */
+    model: Type.Optional(ModelName),
+    thinkingLevel: Type.Optional(ThinkingLevel),
+    /** The thread's workspace, inside one of the server's allowed roots; default: the first root. */
+    cwd: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
   },
   { additionalProperties: false },
 )
 export type CreateThreadBody = Static<typeof CreateThreadBody>
 
-export const RenameThreadBody = Type.Object(
-  { title: Type.String({ minLength: 1, maxLength: 200 }) },
-  { additionalProperties: false },
+/** A rename, and/or a model or thinking level for the runs to come. */
+export const UpdateThreadBody = Type.Object(
+  {
+    title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    model: Type.Optional(ModelName),
+    thinkingLevel: Type.Optional(ThinkingLevel),
+  },
+  { additionalProperties: false, minProperties: 1 },
 )
+export type UpdateThreadBody = Static<typeof UpdateThreadBody>
+
+/** One model a thread can run on (`GET /api/models`): `demo` and every model pi has credentials for. */
+export const ModelInfo = Type.Object({
+  name: Type.String(),
+  provider: Type.String(),
+  id: Type.String(),
+  label: Type.String(),
+  reasoning: Type.Boolean(),
+  contextWindow: Type.Number(),
+})
+export type ModelInfo = Static<typeof ModelInfo>
+
+export const ModelList = Type.Object({ models: Type.Array(ModelInfo), default: Type.String() })
+export type ModelList = Static<typeof ModelList>
 
 export const Admission = Type.Union([Type.Literal('enqueue'), Type.Literal('reject')])
 export const DeliverAs = Type.Union([Type.Literal('steer'), Type.Literal('followUp')])
@@ -77,6 +114,8 @@ export const ThreadSummary = Type.Object({
   threadId: Type.String(),
   title: Type.String(),
   model: Type.String(),
+  thinkingLevel: Type.Optional(ThinkingLevel),
+  cwd: Type.String(),
   live: Type.Boolean(),
   busy: Type.Boolean(),
   run: Type.Integer(),

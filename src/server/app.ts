@@ -14,8 +14,8 @@ import {
   DialogAnswerBody,
   MAX_PROMPT_CHARS,
   PromptBody,
-  RenameThreadBody,
   ThreadParams,
+  UpdateThreadBody,
 } from '../schemas/index.js'
 import type { ThreadRegistry } from '../host/thread-registry.js'
 import { defaultStreamOptions, type StreamOptions } from './event-stream.js'
@@ -64,10 +64,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   )
 
   app.post('/api/threads', { schema: { body: CreateThreadBody }, preValidation: emptyBodyIsObject }, async (request, reply) => {
-    const outcome = await registry.create(request.body)
-    if (outcome.kind === 'taken') return reply.code(409).send({ error: `thread ${request.body?.id} already exists` })
-    return reply.code(201).send({ threadId: outcome.threadId })
+    const outcome = await registry.create(request.body ?? {})
+    switch (outcome.kind) {
+      case 'taken':
+        return reply.code(409).send({ error: `thread ${request.body?.id} already exists` })
+      case 'invalid':
+        return reply.code(422).send({ error: outcome.reason })
+      case 'created':
+        return reply.code(201).send({ threadId: outcome.threadId })
+    }
   })
+
+  app.get('/api/models', async () => registry.models())
 
   app.get('/api/threads', async () => ({ threads: registry.list() }))
 
@@ -76,9 +84,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return summary ?? reply.code(404).send({ error: `no thread ${request.params.id}` })
   })
 
-  app.patch('/api/threads/:id', { schema: { params: ThreadParams, body: RenameThreadBody } }, async (request, reply) => {
-    const summary = await registry.rename(request.params.id, request.body.title)
-    return summary ?? reply.code(404).send({ error: `no thread ${request.params.id}` })
+  app.patch('/api/threads/:id', { schema: { params: ThreadParams, body: UpdateThreadBody } }, async (request, reply) => {
+    const outcome = await registry.update(request.params.id, request.body)
+    switch (outcome.kind) {
+      case 'updated':
+        return outcome.summary
+      case 'unknown':
+        return reply.code(404).send({ error: `no thread ${request.params.id}` })
+      case 'invalid':
+        return reply.code(422).send({ error: outcome.reason })
+      case 'busy':
+        return reply.code(409).send({ error: 'a run is in progress; change the model or thinking level between runs', reason: 'busy' })
+    }
   })
 
   app.delete('/api/threads/:id', { schema: { params: ThreadParams } }, async (request, reply) => {

@@ -1,12 +1,19 @@
 /** Command-line and environment configuration, checked before anything starts. */
-import { resolve } from 'node:path'
+import { existsSync, statSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 
 export interface Config {
   port: number
   host: string
   dataDir: string
-  model: string
+  /** The user's pi agent dir (`--agent-dir`, else `$PI_CODING_AGENT_DIR`, else `~/.pi/agent`, as pi resolves it). */
+  agentDir: string
+  /** Allowed workspace roots; a thread's cwd lies inside one. The first is the default. */
+  workspaces: string[]
+  /** Unset: pi's configured default when it has credentials, else `demo`. */
+  model?: string
   idleMs: number
   demoDelayMs: number
   token?: string
@@ -21,7 +28,11 @@ export const usage = `threadhost — host pi agent threads that many tabs follow
   --port N            port to listen on (default 4317, or $PORT; 0 picks a free one)
   --host H            address to bind (default 127.0.0.1)
   --data-dir DIR      where threads and sessions are kept (default ./.threadhost)
-  --model M           demo (offline, default) or <provider>/<model-id> with its key in the environment
+  --agent-dir DIR     your pi agent dir: auth, models, settings, extensions, skills, prompts, MCP
+                      (default $PI_CODING_AGENT_DIR, else ~/.pi/agent)
+  --workspace DIR     a directory threads may work in (repeatable; default: the current directory)
+  --model M           the default model for new threads: demo (offline) or <provider>/<model-id>
+                      (default: pi's configured default when it has credentials, else demo)
   --idle-ms N         dispose a thread's runtime after N ms without a run (default 600000)
   --demo-delay-ms N   the demo model's delay between streamed words (default 20)
   --token T           bearer token required on every /api route (or $THREADHOST_TOKEN)
@@ -39,6 +50,8 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       port: { type: 'string' },
       host: { type: 'string' },
       'data-dir': { type: 'string' },
+      'agent-dir': { type: 'string' },
+      workspace: { type: 'string', multiple: true },
       model: { type: 'string' },
       'idle-ms': { type: 'string' },
       'demo-delay-ms': { type: 'string' },
@@ -64,13 +77,23 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     port: integer('--port', values.port ?? env.PORT ?? '4317', 0, 65535),
     host,
     dataDir: resolve(values['data-dir'] ?? '.threadhost'),
-    model: values.model ?? 'demo',
+    agentDir: resolve(values['agent-dir'] ?? env.PI_CODING_AGENT_DIR ?? join(homedir(), '.pi', 'agent')),
+    workspaces: directories('--workspace', values.workspace ?? [process.cwd()]),
+    ...(values.model !== undefined ? { model: values.model } : {}),
     idleMs: integer('--idle-ms', values['idle-ms'] ?? '600000', 1, 2 ** 31 - 1),
     demoDelayMs: integer('--demo-delay-ms', values['demo-delay-ms'] ?? '20', 0, 60_000),
     token,
     inspector: inspector === 'on',
     clientDir: resolve(import.meta.dirname, '../../dist/client'),
   }
+}
+
+function directories(name: string, raw: string[]): string[] {
+  return raw.map((dir) => {
+    const path = resolve(dir)
+    if (!existsSync(path) || !statSync(path).isDirectory()) throw new ConfigError(`${name} ${dir}: not a directory`)
+    return path
+  })
 }
 
 function integer(name: string, raw: string, min: number, max: number): number {

@@ -5,10 +5,11 @@
  */
 import { Effect } from 'effect'
 import { ThreadRegistry } from '../host/thread-registry.js'
-import { createPiRuntimeFactory } from '../runtime/index.js'
+import { Workspaces } from '../host/workspaces.js'
+import { createPiRuntimeFactory, describeSurvey, PiModels, surveyAgentDir } from '../runtime/index.js'
 import { buildApp } from './app.js'
 import { debugRoutes } from './debug-routes.js'
-import type { Config } from './config.js'
+import { ConfigError, type Config } from './config.js'
 import { log } from './log.js'
 
 const runtimeLog = {
@@ -27,20 +28,35 @@ const drain = (registry: ThreadRegistry) =>
 
 const SHUTDOWN_LIMIT = '15 seconds'
 
+/** `--model` must be usable (an unusable flag stops the start with pi's reason); without it, pi's own default or demo. */
+async function chooseDefaultModel(config: Config, models: PiModels, cwd: string): Promise<string> {
+  if (config.model === undefined) return models.piDefault(config.agentDir, cwd)
+  const check = await models.check(config.model)
+  if (!check.ok) throw new ConfigError(`--model ${config.model}: ${check.reason}`)
+  return config.model
+}
+
 export const serve = (config: Config) =>
   Effect.gen(function* () {
+    const workspaces = new Workspaces(config.workspaces)
+    const models = yield* Effect.promise(() => PiModels.create({ agentDir: config.agentDir, demoDelayMs: config.demoDelayMs }))
+    const defaultModel = yield* Effect.promise(() => chooseDefaultModel(config, models, workspaces.default))
     const registry = yield* Effect.acquireRelease(
       Effect.promise(() =>
         ThreadRegistry.open({
           dataDir: config.dataDir,
-          runtimes: createPiRuntimeFactory({ dataDir: config.dataDir, demoDelayMs: config.demoDelayMs, log: runtimeLog }),
-          defaultModel: config.model,
+          runtimes: createPiRuntimeFactory({ dataDir: config.dataDir, agentDir: config.agentDir, models, log: runtimeLog }),
+          models,
+          workspaces,
+          defaultModel,
           idleMs: config.idleMs,
           log,
         }),
       ),
       (registry) => drain(registry),
     )
+    const survey = yield* Effect.promise(() => surveyAgentDir(config.agentDir, workspaces.default, models))
+    console.log(describeSurvey(survey, defaultModel))
     const app = yield* Effect.acquireRelease(
       Effect.promise(() =>
         buildApp({

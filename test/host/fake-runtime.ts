@@ -2,9 +2,13 @@
  * A scripted runtime for host tests: it records what the host told it and lets the test decide
  * when a run settles. Tests of the real pi runtime live in test/runtime and test/server.
  */
+import type { RegistryOptions } from '../../src/host/thread-registry.js'
+import { Workspaces } from '../../src/host/workspaces.js'
 import type {
   AgentRuntime,
   ClearedQueue,
+  ModelCatalog,
+  ModelCheck,
   QueuedPrompt,
   RuntimeEvent,
   RuntimeFactory,
@@ -12,7 +16,7 @@ import type {
   RuntimeOptions,
   UiBridge,
 } from '../../src/runtime/port.js'
-import type { TranscriptEntry } from '../../src/schemas/index.js'
+import type { ModelInfo, ThinkingLevel, TranscriptEntry } from '../../src/schemas/index.js'
 
 export class FakeRuntime implements AgentRuntime {
   readonly calls: string[] = []
@@ -70,6 +74,9 @@ export class FakeRuntime implements AgentRuntime {
   transcript(): TranscriptEntry[] {
     return []
   }
+  async configure(change: { model?: string; thinkingLevel?: ThinkingLevel }): Promise<void> {
+    this.calls.push(`configure:${change.model ?? ''}:${change.thinkingLevel ?? ''}`)
+  }
   async dispose(): Promise<void> {
     this.calls.push('dispose')
     this.disposed = true
@@ -95,10 +102,12 @@ export class FakeRuntime implements AgentRuntime {
 export class FakeRuntimeFactory implements RuntimeFactory {
   readonly runtimes = new Map<string, FakeRuntime>()
   readonly built: string[] = []
+  readonly options: RuntimeOptions[] = []
   transcripts = new Map<string, TranscriptEntry[]>()
 
   async create(options: RuntimeOptions): Promise<FakeRuntime> {
     this.built.push(options.threadId)
+    this.options.push(options)
     const runtime = new FakeRuntime(options.ui)
     this.runtimes.set(options.threadId, runtime)
     return runtime
@@ -113,5 +122,41 @@ export class FakeRuntimeFactory implements RuntimeFactory {
     const runtime = this.runtimes.get(threadId)
     if (!runtime) throw new Error(`no runtime for ${threadId}`)
     return runtime
+  }
+}
+
+/** A catalog of named models, every one usable unless listed in `locked` (no credentials). */
+export class FakeModelCatalog implements ModelCatalog {
+  constructor(
+    readonly names: string[] = ['demo', 'lab/fast', 'lab/deep'],
+    readonly locked: string[] = ['lab/locked'],
+  ) {}
+
+  async list(): Promise<ModelInfo[]> {
+    return this.names.map((name) => this.#info(name))
+  }
+
+  async check(name: string): Promise<ModelCheck> {
+    if (this.locked.includes(name)) return { ok: false, reason: `Model '${name}' has no credentials` }
+    if (!this.names.includes(name)) return { ok: false, reason: `Unknown model '${name}'` }
+    return { ok: true, model: this.#info(name) }
+  }
+
+  #info(name: string): ModelInfo {
+    const [provider, id] = name.includes('/') ? name.split('/') : ['threadhost', name]
+    return { name, provider, id, label: name, reasoning: name.endsWith('deep'), contextWindow: 8192 }
+  }
+}
+
+/** Registry options for host tests: the fake runtime and catalog, `dir` as the one workspace root. */
+export function hostOptions(dir: string, runtimes: RuntimeFactory, extra: Partial<RegistryOptions> = {}): RegistryOptions {
+  return {
+    dataDir: dir,
+    runtimes,
+    models: new FakeModelCatalog(),
+    workspaces: new Workspaces([dir]),
+    defaultModel: 'demo',
+    idleMs: 60_000,
+    ...extra,
   }
 }

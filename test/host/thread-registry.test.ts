@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Observation } from '../../src/schemas/index.js'
 import { ThreadRegistry } from '../../src/host/thread-registry.js'
-import { FakeRuntimeFactory } from './fake-runtime.js'
+import { FakeRuntimeFactory, hostOptions } from './fake-runtime.js'
 
 let dir: string
 let runtimes: FakeRuntimeFactory
@@ -25,7 +25,7 @@ const confirm = { spec: { method: 'confirm' as const, title: 'Deploy?', message:
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'threadhost-registry-'))
   runtimes = new FakeRuntimeFactory()
-  registry = await ThreadRegistry.open({ dataDir: dir, runtimes, defaultModel: 'demo', idleMs: 60_000 })
+  registry = await ThreadRegistry.open(hostOptions(dir, runtimes))
 })
 
 afterEach(async () => {
@@ -201,7 +201,7 @@ describe('thread registry', () => {
 
   it('an idle thread goes cold after the idle time: followers see live false and the next prompt builds a new runtime', async () => {
     await registry.shutdown()
-    registry = await ThreadRegistry.open({ dataDir: dir, runtimes, defaultModel: 'demo', idleMs: 20 })
+    registry = await ThreadRegistry.open(hostOptions(dir, runtimes, { idleMs: 20 }))
     await prompt('t2', 'hello')
     runtimes.get('t2').settle()
     const seen = await observe('t2')
@@ -224,7 +224,7 @@ describe('thread registry', () => {
     expect(await deleting).toBe(true)
     expect(await registry.create({ id: 't1', title: 'Second life' })).toEqual({ kind: 'created', threadId: 't1' })
     await registry.shutdown()
-    registry = await ThreadRegistry.open({ dataDir: dir, runtimes, defaultModel: 'demo', idleMs: 60_000 })
+    registry = await ThreadRegistry.open(hostOptions(dir, runtimes))
     expect(registry.get('t1')).toMatchObject({ title: 'Second life' })
   })
 
@@ -270,7 +270,7 @@ describe('thread registry', () => {
     await prompt('keep', 'hello')
     runtimes.get('keep').settle()
     await registry.shutdown()
-    registry = await ThreadRegistry.open({ dataDir: dir, runtimes, defaultModel: 'demo', idleMs: 60_000 })
+    registry = await ThreadRegistry.open(hostOptions(dir, runtimes))
     expect(registry.get('keep')).toMatchObject({ title: 'Kept', live: false, run: 1 })
     expect(await registry.create({ id: 'keep' })).toEqual({ kind: 'taken' })
   })

@@ -5,27 +5,20 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Inspection } from '../../src/host/inspection.js'
 import { ThreadRegistry } from '../../src/host/thread-registry.js'
-import { createPiRuntimeFactory } from '../../src/runtime/index.js'
 import { buildApp } from '../../src/server/app.js'
 import { debugRoutes, type ActorNode } from '../../src/server/debug-routes.js'
-import { api, is, sleep, SseClient } from '../server/harness.js'
+import { api, is, piHost, sleep, SseClient } from '../server/harness.js'
 
 interface Harness {
   url: string
   close(): Promise<void>
 }
 
-const quiet = { info() {}, warn() {}, error() {} }
 
 /** A real server on port 0, the demo model, and the inspector plugin when `inspector` is on. */
 async function startHarness(options: { inspector?: boolean; token?: string; inspection?: (r: ThreadRegistry) => Inspection } = {}): Promise<Harness> {
   const dataDir = await mkdtemp(join(tmpdir(), 'threadhost-debug-'))
-  const registry = await ThreadRegistry.open({
-    dataDir,
-    runtimes: createPiRuntimeFactory({ dataDir, demoDelayMs: 2, log: quiet }),
-    defaultModel: 'demo',
-    idleMs: 600_000,
-  })
+  const registry = await ThreadRegistry.open(await piHost(dataDir))
   const inspection = options.inspection?.(registry)
   const plugins = options.inspector === false ? [] : [debugRoutes({ registry, inspection, stream: { heartbeatMs: 50 } })]
   const app = await buildApp({ registry, token: options.token, plugins })

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Inspection, type InspectionOptions, type InspectionRecord } from '../../src/host/inspection.js'
 import { ThreadRegistry } from '../../src/host/thread-registry.js'
-import { FakeRuntimeFactory } from '../host/fake-runtime.js'
+import { FakeRuntimeFactory, hostOptions } from '../host/fake-runtime.js'
 
 export const confirm = {
   spec: { method: 'confirm' as const, title: 'Deploy?', message: 'to prod' },
@@ -22,7 +22,7 @@ export interface World {
 export async function world(options: InspectionOptions = {}): Promise<World> {
   const dir = await mkdtemp(join(tmpdir(), 'threadhost-inspector-'))
   const runtimes = new FakeRuntimeFactory()
-  const registry = await ThreadRegistry.open({ dataDir: dir, runtimes, defaultModel: 'demo', idleMs: 60_000 })
+  const registry = await ThreadRegistry.open(hostOptions(dir, runtimes))
   const inspection = new Inspection(registry, options)
   return {
     registry,

@@ -6,8 +6,9 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
-import { ThreadRegistry } from '../../src/host/thread-registry.js'
-import { createPiRuntimeFactory } from '../../src/runtime/index.js'
+import { ThreadRegistry, type RegistryOptions } from '../../src/host/thread-registry.js'
+import { Workspaces } from '../../src/host/workspaces.js'
+import { createPiRuntimeFactory, PiModels } from '../../src/runtime/index.js'
 import { buildApp, type AppOptions } from '../../src/server/app.js'
 
 export interface Harness {
@@ -20,16 +21,31 @@ export interface Harness {
 
 const quiet = { info() {}, warn() {}, error() {} }
 
-export async function startHarness(
-  options: { dataDir?: string; demoDelayMs?: number; idleMs?: number } & Partial<AppOptions> = {},
-): Promise<Harness> {
-  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'threadhost-server-')))
-  const registry = await ThreadRegistry.open({
+/**
+ * Registry options on the real pi runtime: the demo model, `<dataDir>/agent` as the agent dir (a
+ * fresh machine unless the test puts pi files there) and the data dir as the one workspace root.
+ */
+export async function piHost(
+  dataDir: string,
+  options: { demoDelayMs?: number; idleMs?: number; agentDir?: string; workspaces?: string[] } = {},
+): Promise<RegistryOptions> {
+  const agentDir = options.agentDir ?? join(dataDir, 'agent')
+  const models = await PiModels.create({ agentDir, demoDelayMs: options.demoDelayMs ?? 2 })
+  return {
     dataDir,
-    runtimes: createPiRuntimeFactory({ dataDir, demoDelayMs: options.demoDelayMs ?? 2, log: quiet }),
+    runtimes: createPiRuntimeFactory({ dataDir, agentDir, models, log: quiet }),
+    models,
+    workspaces: new Workspaces(options.workspaces ?? [dataDir]),
     defaultModel: 'demo',
     idleMs: options.idleMs ?? 600_000,
-  })
+  }
+}
+
+export async function startHarness(
+  options: { dataDir?: string; demoDelayMs?: number; idleMs?: number; agentDir?: string; workspaces?: string[] } & Partial<AppOptions> = {},
+): Promise<Harness> {
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'threadhost-server-')))
+  const registry = await ThreadRegistry.open(await piHost(dataDir, options))
   const app = await buildApp({ registry, ...options })
   const url = await app.listen({ port: 0, host: '127.0.0.1' })
   return {

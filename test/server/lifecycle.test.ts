@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/server/config.js'
 import { api, is, SseClient, startHarness, type Harness } from './harness.js'
 
@@ -11,8 +12,13 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c()
 })
 
+const agentDir = mkdtempSync(join(tmpdir(), 'threadhost-agent-'))
+afterAll(() => rmSync(agentDir, { recursive: true, force: true }))
+
 function startProcess(args: string[]): { child: ChildProcess; url: Promise<string>; output: () => string; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  // A fresh pi agent dir, never the developer's own ~/.pi.
+  const env = { ...process.env, PI_CODING_AGENT_DIR: agentDir }
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env })
   let output = ''
   const url = new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
@@ -84,7 +90,9 @@ describe('lifecycle', () => {
   it('binding a non-loopback host without a token is refused with a clear message', async () => {
     expect(() => parseConfig(['--host', '0.0.0.0'], {})).toThrow(/without a token/)
     expect(parseConfig(['--host', '0.0.0.0', '--token', 't'], {})).toMatchObject({ host: '0.0.0.0', token: 't' })
-    expect(parseConfig([], { PORT: '5000' })).toMatchObject({ port: 5000, host: '127.0.0.1', model: 'demo', idleMs: 600_000, inspector: true })
+    const defaults = parseConfig([], { PORT: '5000' })
+    expect(defaults).toMatchObject({ port: 5000, host: '127.0.0.1', idleMs: 600_000, inspector: true, workspaces: [process.cwd()] })
+    expect(defaults.model).toBeUndefined()
     expect(() => parseConfig(['--port', 'abc'], {})).toThrow(/--port takes an integer/)
     const server = startProcess(['--host', '0.0.0.0'])
     server.url.catch(() => {}) // it never listens, by design

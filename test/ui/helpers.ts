@@ -62,6 +62,7 @@ export function summary(threadId: string, patch: Partial<ThreadSummary> = {}): T
     threadId,
     title: threadId,
     model: 'demo',
+    cwd: '/work/project',
     live: true,
     busy: false,
     run: 0,
