@@ -4,7 +4,8 @@
  * so a link inside a root cannot lead a thread outside it.
  */
 import { realpathSync, statSync } from 'node:fs'
-import { isAbsolute, relative, resolve, sep } from 'node:path'
+import { isAbsolute, resolve } from 'node:path'
+import { inside } from '../runtime/paths.js'
 
 export type WorkspaceCheck = { ok: true; cwd: string } | { ok: false; reason: string }
 
@@ -36,31 +37,5 @@ export class Workspaces {
       return { ok: false, reason: `the workspace '${cwd}' is outside the allowed roots (${this.roots.join(', ')})` }
     }
     return { ok: true, cwd: real }
-  }
-
-  /** Whether a path (absolute, or relative to `cwd`) lies inside `cwd` once symlinks are resolved as far as they exist. */
-  static contains(cwd: string, path: string): boolean {
-    return inside(cwd, realish(resolve(cwd, path)))
-  }
-}
-
-function inside(root: string, path: string): boolean {
-  const rel = relative(root, path)
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel))
-}
-
-/** realpath of the longest existing prefix, with the rest appended: a file about to be written has no realpath yet. */
-function realish(path: string): string {
-  const rest: string[] = []
-  let head = path
-  for (;;) {
-    try {
-      return resolve(realpathSync(head), ...rest.reverse())
-    } catch {
-      const parent = resolve(head, '..')
-      if (parent === head) return path
-      rest.push(head.slice(parent.length + (parent.endsWith(sep) ? 0 : 1)))
-      head = parent
-    }
   }
 }

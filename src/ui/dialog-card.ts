@@ -75,6 +75,9 @@ export class DialogCard extends LitElement {
         margin: 0;
         font-size: 1rem;
         flex: 1;
+        /* Permission questions carry the command or an edit preview on lines of their own. */
+        white-space: pre-wrap;
+        overflow-wrap: anywhere;
       }
       .meta {
         font-size: 0.75rem;

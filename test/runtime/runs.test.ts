@@ -227,20 +227,24 @@ describe('runs: steer, follow-up, Stop and settle', () => {
     expect(runtime.transcript().at(-1)).toEqual({ kind: 'error', message: 'model exploded' })
   })
 
-  it('bash permission gate: "No" blocks the command with a clear reason; "Yes" runs it', async () => {
+  it('bash asks first, showing the command: "Deny" blocks it with a clear reason; "Allow once" runs it', async () => {
     const { runtime, rec, ui, dir } = await setup()
     runtime.prompt({ messageId: 'p', text: 'call bash {"command":"echo made > blocked.txt"}' })
     const ask = await ui.nthAsk(0)
-    expect(ask.request.spec).toEqual({ method: 'confirm', title: 'Run this command?', message: 'echo made > blocked.txt' })
-    ask.resolve(answered({ confirmed: false }))
+    expect(ask.request.spec).toEqual({
+      method: 'select',
+      title: 'Allow bash to run this command?\n$ echo made > blocked.txt',
+      options: ['Allow once', 'Allow for this thread', 'Deny'],
+    })
+    ask.resolve(answered({ value: 'Deny' }))
     await rec.next('settled')
     const blocked = rec.of('tool-end')[0]
     expect(blocked.isError).toBe(true)
-    expect((blocked.result as { text: string }).text).toMatch(/did not allow/)
+    expect((blocked.result as { text: string }).text).toMatch(/denied this bash call/)
     expect(existsSync(join(dir, 'blocked.txt'))).toBe(false)
 
     runtime.prompt({ messageId: 'p2', text: 'call bash {"command":"echo hello-from-bash"}' })
-    ;(await ui.nthAsk(1)).resolve(answered({ confirmed: true }))
+    ;(await ui.nthAsk(1)).resolve(answered({ value: 'Allow once' }))
     await rec.next('settled', 2)
     const ran = rec.of('tool-end')[1]
     expect(ran.isError).toBe(false)
