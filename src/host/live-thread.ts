@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { createActor, type Subscription } from 'xstate'
-import type { DialogAnswer, DialogOutcome, ThinkingLevel } from '../schemas/index.js'
+import type { CommandInfo, DialogAnswer, DialogOutcome, ObservationInput, ThinkingLevel } from '../schemas/index.js'
 import { askQueueMachine, type AskStatus } from '../machines/ask-queue.machine.js'
 import { dialogMachine } from '../machines/dialog.machine.js'
 import { threadMachine, type PromptRequest, type ThreadActor, type ThreadEmitted } from '../machines/thread.machine.js'
@@ -54,6 +54,15 @@ interface WaitingAsk {
   answer?: AskUserResult
 }
 
+/** A thread title is at most this long (as a rename's). */
+const MAX_TITLE = 200
+
+/** The map already holds exactly this value for the key (undefined: the key is absent). */
+function sameEntry<V>(map: Record<string, V>, key: string, value: V | undefined): boolean {
+  if (!Object.hasOwn(map, key)) return value === undefined
+  return value !== undefined && JSON.stringify(map[key]) === JSON.stringify(value)
+}
+
 /** Dialog timeouts beyond what a timer can hold (about 24.8 days) mean "no timeout". */
 const MAX_TIMER_MS = 2 ** 31 - 1
 
@@ -72,6 +81,7 @@ export class LiveThread {
   #subscription?: Subscription
   #retired = false
   #wasLive = false
+  #releasing = false
 
   constructor(options: LiveThreadOptions) {
     this.#options = options
@@ -98,7 +108,28 @@ export class LiveThread {
   readonly ui: UiBridge = {
     ask: (request) => this.#ask(request),
     askUser: (question, options) => this.#askUser(question, options),
-    notify: (message, level) => void this.#feed.append({ type: 'notify', message, level }),
+    // pi's fire-and-forget calls: facts on the feed. Extensions set them from session_start too, so
+    // they are taken before the runtime is attached — and dropped once its release has begun.
+    notify: (message, level) => this.#show({ type: 'notify', message, level }),
+    setStatus: (key, text) => {
+      if (!sameEntry(this.#feed.view.statusItems, key, text)) this.#show({ type: 'status-item', key, ...(text !== undefined ? { text } : {}) })
+    },
+    setWidget: (key, lines) => {
+      if (!sameEntry(this.#feed.view.widgets, key, lines)) this.#show({ type: 'widget', key, ...(lines !== undefined ? { lines } : {}) })
+    },
+    setWorking: (working) => {
+      if (JSON.stringify(this.#feed.view.working) !== JSON.stringify(working)) this.#show({ type: 'working', ...working })
+    },
+    setTitle: (title) => {
+      const clean = title.replace(/\s+/g, ' ').trim().slice(0, MAX_TITLE)
+      if (clean) this.#show({ type: 'title', title: clean })
+    },
+    setEditorText: (text) => this.#show({ type: 'editor-text', text }),
+  }
+
+  #show(observation: ObservationInput): void {
+    if (this.#releasing) return
+    this.#feed.append(observation)
   }
 
   /** Attaches the built runtime: the thread is live from here on. */
@@ -127,6 +158,11 @@ export class LiveThread {
   get busy(): boolean {
     const snapshot = this.actor.getSnapshot()
     return snapshot.status === 'active' && snapshot.value !== 'idle' && snapshot.value !== 'cold'
+  }
+
+  /** What pi handles itself in a prompt (none before the runtime is attached). */
+  commands(): CommandInfo[] {
+    return this.#runtime?.commands() ?? []
   }
 
   /** A model or thinking level for the runs to come; the registry calls it only while idle. */
@@ -380,6 +416,7 @@ export class LiveThread {
   async #releaseRuntime(reason: string): Promise<void> {
     const runtime = this.#runtime
     this.#runtime = undefined
+    this.#releasing = true
     clearTimeout(this.#idleTimer)
     this.#cancelAsks()
     if (!runtime) return

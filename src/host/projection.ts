@@ -18,6 +18,9 @@ export function initialView(threadId: string, transcript: TranscriptEntry[] = []
     transcript,
     queue: { steering: [], followUp: [] },
     openDialogs: [],
+    statusItems: {},
+    widgets: {},
+    working: { visible: true },
   }
 }
 
@@ -25,8 +28,12 @@ export function initialView(threadId: string, transcript: TranscriptEntry[] = []
 export function project(view: ThreadView, o: Observation): ThreadView {
   const next = { ...view, seq: o.seq }
   switch (o.type) {
-    case 'status':
-      return { ...next, status: { live: o.live, busy: o.busy, run: o.run } }
+    case 'status': {
+      const status = { live: o.live, busy: o.busy, run: o.run }
+      // Going cold ends the extensions' session: what they put on screen goes with it.
+      if (!o.live && view.status.live) return { ...next, status, statusItems: {}, widgets: {}, working: { visible: true } }
+      return { ...next, status }
+    }
     case 'user-message':
       return append(next, { kind: 'user', messageId: o.messageId, text: o.text, run: o.run })
     case 'assistant-start':
@@ -66,7 +73,19 @@ export function project(view: ThreadView, o: Observation): ThreadView {
     case 'dialog-settled':
       return { ...next, openDialogs: next.openDialogs.filter((d) => d.id !== o.id) }
     case 'notify':
-      return append(next, { kind: 'notify', message: o.message, level: o.level })
+      // A toast is transient; only the host's own notes about a run (persist) enter the transcript.
+      return o.persist ? append(next, { kind: 'notify', message: o.message, level: o.level }) : next
+    case 'status-item':
+      return { ...next, statusItems: withKey(next.statusItems, o.key, o.text) }
+    case 'widget':
+      return { ...next, widgets: withKey(next.widgets, o.key, o.lines) }
+    case 'working':
+      return { ...next, working: o.message !== undefined ? { message: o.message, visible: o.visible } : { visible: o.visible } }
+    // The title lives in the thread's summary (the registry persists it); the editor text belongs to
+    // the composers that take it. Neither is part of the view.
+    case 'title':
+    case 'editor-text':
+      return next
     case 'settled':
       return o.aborted ? append(next, { kind: 'stopped', run: o.run }) : next
     case 'error':
@@ -78,6 +97,13 @@ export function projectAll(view: ThreadView, observations: Iterable<Observation>
   let v = view
   for (const o of observations) v = project(v, o)
   return v
+}
+
+/** A copy of `map` with `key` set to `value` (in place, so items keep their order), or without it when undefined. */
+function withKey<V>(map: Record<string, V>, key: string, value: V | undefined): Record<string, V> {
+  if (value !== undefined) return { ...map, [key]: value }
+  const { [key]: _old, ...rest } = map
+  return rest
 }
 
 function append(view: ThreadView, entry: TranscriptEntry): ThreadView {

@@ -1,5 +1,7 @@
 /**
- * The ExtensionUIContext bound once per pi session: pi's dialog calls become `UiBridge.ask` requests.
+ * The ExtensionUIContext bound once per pi session: pi's dialog calls become `UiBridge.ask` requests,
+ * its fire-and-forget calls the bridge's notify / setStatus / setWidget / setWorking / setTitle /
+ * setEditorText.
  *
  * pi's dialog API cannot say *why* a dialog ended (cancel, timeout and abort all return the same
  * default), so every resolution is also recorded against the caller's AbortSignal. A caller that
@@ -7,7 +9,7 @@
  * `resolutionFor(signal)`; ordinary extensions just see pi's values.
  */
 import type { ExtensionUIContext, ExtensionUIDialogOptions } from '@earendil-works/pi-coding-agent'
-import type { DialogOrigin, DialogSpec, NotifyLevel } from '../schemas/index.js'
+import type { DialogOrigin, DialogSpec, NotifyLevel, WorkingState } from '../schemas/index.js'
 import type { DialogResolution, UiBridge } from './port.js'
 
 export interface RuntimeLogger {
@@ -81,17 +83,46 @@ export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
 
-/** One stable context per session; pi reads `ctx.ui` at call time, so it is never swapped. */
+/**
+ * One stable context per session; pi reads `ctx.ui` at call time, so it is never swapped.
+ *
+ * The fire-and-forget calls (notify, setStatus, setWidget, setWorkingMessage/Visible, setTitle,
+ * setEditorText/pasteToEditor) go to the bridge, which makes each an observation for every follower.
+ * What needs a terminal (custom, setFooter, setHeader, setEditorComponent, onTerminalInput, widget
+ * factories, themes) keeps pi's RPC behaviour — undefined or a no-op — and the session hears about
+ * it once, as a warning toast. The context is shared by every extension, so it cannot name the one
+ * that called: the toast says "an extension".
+ */
 export function createExtensionUi(ui: UiBridge, log: RuntimeLogger): ExtensionUIContext {
   const origin: DialogOrigin = { kind: 'extension' }
   const ask = (spec: DialogSpec, opts?: ExtensionUIDialogOptions) =>
     askBridge(ui, { spec, origin, signal: opts?.signal, timeoutMs: timeoutOf(opts) }, log)
-  const notify = (message: string, level: NotifyLevel) => {
+  /** A broken bridge must not break the extension that called it. */
+  const tell = (what: string, call: () => void) => {
     try {
-      ui.notify(message, level)
+      call()
     } catch (error) {
-      log.warn(`ui.notify failed: ${errorText(error)}`)
+      log.warn(`ui.${what} failed: ${errorText(error)}`)
     }
+  }
+  const notify = (message: string, level: NotifyLevel) => tell('notify', () => ui.notify(message, level))
+  let warnedTerminal = false
+  const needsTerminal = (method: string) => {
+    log.warn(`an extension called ui.${method}(), which needs a terminal; a web host cannot show it`)
+    if (warnedTerminal) return
+    warnedTerminal = true
+    notify(`An extension needs a terminal: it called ui.${method}(), which this web host cannot show.`, 'warning')
+  }
+  let working: WorkingState = { visible: true }
+  const setWorking = (next: WorkingState) => {
+    working = next
+    tell('setWorking', () => ui.setWorking(next))
+  }
+  /** pi's RPC mode answers "" here; we answer the last text an extension put in the editor. */
+  let editorText = ''
+  const setEditorText = (text: string) => {
+    editorText = text
+    tell('setEditorText', () => ui.setEditorText(text))
   }
 
   const context: ExtensionUIContext = {
@@ -113,36 +144,60 @@ export function createExtensionUi(ui: UiBridge, log: RuntimeLogger): ExtensionUI
     notify(message, type) {
       notify(message, type ?? 'info')
     },
-    setStatus(_key, text) {
-      if (text) notify(text, 'info')
+    setStatus(key, text) {
+      tell('setStatus', () => ui.setStatus(key, text))
     },
+    // Only string arrays can be drawn here (pi's RPC mode agrees); a component factory is ignored.
+    setWidget(key: string, content: unknown) {
+      if (typeof content === 'function') return needsTerminal('setWidget')
+      const lines = Array.isArray(content) ? content.map((line) => String(line)) : undefined
+      tell('setWidget', () => ui.setWidget(key, lines))
+    },
+    setWorkingMessage(message) {
+      setWorking(message !== undefined ? { message, visible: working.visible } : { visible: working.visible })
+    },
+    setWorkingVisible(visible) {
+      setWorking({ ...working, visible })
+    },
+    setTitle(title) {
+      tell('setTitle', () => ui.setTitle(title))
+    },
+    // pi's RPC mode: paste delegates to setEditorText, without terminal paste handling.
+    pasteToEditor: (text) => setEditorText(text),
+    setEditorText: (text) => setEditorText(text),
+    getEditorText: () => editorText,
     // custom() hands the extension a terminal component; a browser cannot draw it (pi's RPC mode agrees).
     async custom() {
-      log.warn('an extension called ui.custom(), which a web host cannot render; it resolves undefined')
+      needsTerminal('custom')
       return undefined as never
     },
-    onTerminalInput: () => () => {},
-    setWorkingMessage: () => {},
-    setWorkingVisible: () => {},
+    onTerminalInput: () => {
+      needsTerminal('onTerminalInput')
+      return () => {}
+    },
+    setFooter: (factory) => {
+      if (factory) needsTerminal('setFooter')
+    },
+    setHeader: (factory) => {
+      if (factory) needsTerminal('setHeader')
+    },
+    setEditorComponent: (factory) => {
+      if (factory) needsTerminal('setEditorComponent')
+    },
+    getEditorComponent: () => undefined,
     setWorkingIndicator: () => {},
     setHiddenThinkingLabel: () => {},
-    setWidget: () => {},
-    setFooter: () => {},
-    setHeader: () => {},
-    setTitle: () => {},
-    pasteToEditor: () => {},
-    setEditorText: () => {},
-    getEditorText: () => '',
     addAutocompleteProvider: () => {},
-    setEditorComponent: () => {},
-    getEditorComponent: () => undefined,
     // There is no terminal theme here; pi's dialogs and tools work with it undefined (pi-runtime.md §1.1).
     get theme() {
       return undefined as never
     },
     getAllThemes: () => [],
     getTheme: () => undefined,
-    setTheme: () => ({ success: false, error: 'Themes are not supported by this host' }),
+    setTheme: () => {
+      needsTerminal('setTheme')
+      return { success: false, error: 'Themes are not supported by this host' }
+    },
     getToolsExpanded: () => false,
     setToolsExpanded: () => {},
   }

@@ -112,6 +112,7 @@ export class EventMapper {
           {
             type: 'notify',
             level: 'warning',
+            persist: true,
             message: `The model failed (${event.errorMessage}); retrying, attempt ${event.attempt} of ${event.maxAttempts}.`,
           },
         ]

@@ -67,7 +67,32 @@ export const ExtensionUiRequestObservation = obs('extension-ui-request', {
   expiresAt: Type.Optional(Type.Number()),
 })
 export const DialogSettledObservation = obs('dialog-settled', { id: Type.String(), outcome: DialogOutcome })
-export const NotifyObservation = obs('notify', { message: Type.String(), level: NotifyLevel })
+/**
+ * A note for the people watching. Without `persist` it is a transient toast (an extension's
+ * `ctx.ui.notify`): it is not part of the transcript and a late joiner does not see it. With
+ * `persist: true` it is the host's own note about the run (an auto-retry) and enters the transcript.
+ */
+export const NotifyObservation = obs('notify', {
+  message: Type.String(),
+  level: NotifyLevel,
+  persist: Type.Optional(Type.Literal(true)),
+})
+/** An extension's `ctx.ui.setStatus(key, text)`: a keyed status item; no `text` removes the key. */
+export const StatusItemObservation = obs('status-item', { key: Type.String(), text: Type.Optional(Type.String()) })
+/** An extension's `ctx.ui.setWidget(key, lines)` (string arrays only): no `lines` removes the widget. */
+export const WidgetObservation = obs('widget', { key: Type.String(), lines: Type.Optional(Type.Array(Type.String())) })
+/** The busy indicator as extensions set it (`setWorkingMessage` / `setWorkingVisible`). */
+export const WorkingState = Type.Object({
+  /** Replaces the indicator's default text; absent means the default. */
+  message: Type.Optional(Type.String()),
+  visible: Type.Boolean(),
+})
+export type WorkingState = Static<typeof WorkingState>
+export const WorkingObservation = obs('working', { message: Type.Optional(Type.String()), visible: Type.Boolean() })
+/** An extension's `ctx.ui.setTitle(title)`: the thread's title changed (persisted like a rename). */
+export const TitleObservation = obs('title', { title: Type.String() })
+/** An extension's `setEditorText` / `pasteToEditor`: fills the composer of every tab whose draft is empty. */
+export const EditorTextObservation = obs('editor-text', { text: Type.String() })
 export const SettledObservation = obs('settled', { run: Type.Integer(), aborted: Type.Boolean() })
 export const ErrorObservation = obs('error', { message: Type.String() })
 
@@ -86,6 +111,11 @@ export const Observation = Type.Union([
   ExtensionUiRequestObservation,
   DialogSettledObservation,
   NotifyObservation,
+  StatusItemObservation,
+  WidgetObservation,
+  WorkingObservation,
+  TitleObservation,
+  EditorTextObservation,
   SettledObservation,
   ErrorObservation,
 ])
@@ -131,5 +161,11 @@ export const Snapshot = Type.Object({
   transcript: Type.Array(TranscriptEntry),
   queue: QueueState,
   openDialogs: Type.Array(OpenDialog),
+  /** Extensions' status items by key (`status-item`); cleared when the thread goes cold. */
+  statusItems: Type.Record(Type.String(), Type.String()),
+  /** Extensions' widgets by key (`widget`), each a block of text lines; cleared when the thread goes cold. */
+  widgets: Type.Record(Type.String(), Type.Array(Type.String())),
+  /** The busy indicator (`working`); back to `{visible: true}` when the thread goes cold. */
+  working: WorkingState,
 })
 export type Snapshot = Static<typeof Snapshot>

@@ -164,6 +164,17 @@ export class ComposerBox extends LitElement {
     })
   }
 
+  /**
+   * An extension's editor text (`editor-text`): it fills the draft only when the draft is empty, so
+   * nothing typed is ever overwritten. Returns whether it was taken.
+   */
+  offerText(text: string): boolean {
+    if (this.draft.trim() !== '' || text === '') return false
+    this.draft = text
+    void this.updateComplete.then(() => this.#autosize())
+    return true
+  }
+
   override focus(): void {
     this.textarea?.focus()
   }

@@ -27,6 +27,11 @@ const FRAME_EVENT_SET: Record<ObservationType, true> = {
   'extension-ui-request': true,
   'dialog-settled': true,
   notify: true,
+  'status-item': true,
+  widget: true,
+  working: true,
+  title: true,
+  'editor-text': true,
   settled: true,
   error: true,
 }

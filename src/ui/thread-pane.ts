@@ -17,6 +17,7 @@ import './dialog-card.js'
 import './transcript-view.js'
 
 const NOTE_MS = 8000
+const TOAST_MS = 6000
 
 @customElement('thread-pane')
 export class ThreadPane extends LitElement {
@@ -38,6 +39,10 @@ export class ThreadPane extends LitElement {
   #unsubscribe: (() => void)[] = []
   #stick = true
   #noteTimers = new Map<string, ReturnType<typeof setTimeout>>()
+  #toastTimers = new Map<string, ReturnType<typeof setTimeout>>()
+  /** The seq of the last `editor-text` / `title` frame this pane acted on. */
+  #editorSeq = 0
+  #titleSeq = 0
 
   static override styles = [
     tokens,
@@ -49,6 +54,7 @@ export class ThreadPane extends LitElement {
         min-height: 0;
         height: 100%;
         background: var(--th-bg);
+        position: relative;
       }
       header {
         display: flex;
@@ -166,6 +172,81 @@ export class ThreadPane extends LitElement {
       .foot {
         padding: 0.5rem 0 1rem;
       }
+      .widgets {
+        display: grid;
+        gap: 0.4rem;
+        margin-bottom: 0.5rem;
+      }
+      .widget {
+        margin: 0;
+        padding: 0.4rem 0.75rem;
+        border: 1px solid var(--th-border);
+        border-radius: 10px;
+        background: var(--th-bg-soft);
+        font-family: var(--th-mono);
+        font-size: 0.8rem;
+        line-height: 1.4;
+        white-space: pre-wrap;
+        overflow-wrap: anywhere;
+        max-height: 10rem;
+        overflow-y: auto;
+      }
+      .chips {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 0.35rem;
+        margin: 0 0 0.5rem;
+        padding: 0;
+        list-style: none;
+      }
+      .chips li {
+        font-size: 0.75rem;
+        padding: 0.1rem 0.55rem;
+        border: 1px solid var(--th-border);
+        border-radius: 999px;
+        color: var(--th-fg-soft);
+        background: var(--th-bg-soft);
+        max-width: 100%;
+        overflow: hidden;
+        text-overflow: ellipsis;
+        white-space: nowrap;
+      }
+      .toasts {
+        position: absolute;
+        top: 3.6rem;
+        right: 1rem;
+        z-index: 2;
+        display: grid;
+        gap: 0.4rem;
+        width: min(22rem, calc(100% - 2rem));
+        pointer-events: none;
+      }
+      .toast {
+        pointer-events: auto;
+        display: flex;
+        gap: 0.5rem;
+        align-items: flex-start;
+        padding: 0.55rem 0.75rem;
+        border: 1px solid var(--th-border);
+        border-left: 4px solid var(--th-accent);
+        border-radius: 10px;
+        background: var(--th-bg);
+        box-shadow: var(--th-shadow);
+        font-size: 0.875rem;
+        overflow-wrap: anywhere;
+      }
+      .toast.warning {
+        border-left-color: var(--th-warn);
+      }
+      .toast.error {
+        border-left-color: var(--th-danger);
+      }
+      .toast span {
+        flex: 1;
+      }
+      .toast button {
+        padding: 0 0.4rem;
+      }
       @media (max-width: 720px) {
         .back {
           display: inline;
@@ -195,6 +276,13 @@ export class ThreadPane extends LitElement {
       this.#detach()
       if (this.threadId) this.#attach()
     }
+    // An extension retitled the thread (the server persisted it): show it now, and let the list know.
+    const title = this.ctx?.title
+    if (title && title.seq > this.#titleSeq) {
+      this.#titleSeq = title.seq
+      if (this.summary) this.summary = { ...this.summary, title: title.title }
+      this.#changed('changed')
+    }
   }
 
   #attachedId = ''
@@ -208,6 +296,8 @@ export class ThreadPane extends LitElement {
     this.follow = follow
     this.ctx = store.getSnapshot().context
     this.#stick = true
+    this.#editorSeq = 0
+    this.#titleSeq = 0
     this.renaming = false
     this.confirmingDelete = false
     this.headerError = ''
@@ -227,8 +317,9 @@ export class ThreadPane extends LitElement {
     this.follow?.stop()
     this.follow = undefined
     this.store = undefined
-    for (const t of this.#noteTimers.values()) clearTimeout(t)
+    for (const t of [...this.#noteTimers.values(), ...this.#toastTimers.values()]) clearTimeout(t)
     this.#noteTimers.clear()
+    this.#toastTimers.clear()
   }
 
   #rememberScroll() {
@@ -251,6 +342,23 @@ export class ThreadPane extends LitElement {
 
   protected override updated(): void {
     this.#announceStatus()
+    // An extension's editor text goes into the composer only when its draft is empty.
+    const offer = this.ctx?.editorText
+    if (offer && offer.seq > this.#editorSeq && this.composer) {
+      this.#editorSeq = offer.seq
+      this.composer.offerText(offer.text)
+    }
+    for (const t of this.ctx?.toasts ?? []) {
+      if (this.#toastTimers.has(t.id)) continue
+      const store = this.store
+      this.#toastTimers.set(
+        t.id,
+        setTimeout(() => {
+          this.#toastTimers.delete(t.id)
+          store?.trigger.toastDismissed({ id: t.id })
+        }, TOAST_MS),
+      )
+    }
     if (this.#stick && this.scroller) this.scroller.scrollTop = this.scroller.scrollHeight
     // Notes fade out on their own.
     for (const n of this.ctx?.notes ?? []) {
@@ -293,10 +401,22 @@ export class ThreadPane extends LitElement {
           </div>`
         : nothing}
       ${this.headerError ? html`<div class="header-error" role="alert">${this.headerError}</div>` : nothing}
+      ${ctx.toasts.length
+        ? html`<div class="toasts" role="region" aria-label="Notifications">
+            ${repeat(
+              ctx.toasts,
+              (t) => t.id,
+              (t) => html`<div class="toast ${t.level}" role=${t.level === 'error' ? 'alert' : 'status'}>
+                <span>${t.message}</span>
+                <button class="ghost" aria-label="Dismiss" @click=${() => this.store?.trigger.toastDismissed({ id: t.id })}>×</button>
+              </div>`,
+            )}
+          </div>`
+        : nothing}
       <div class="scroll" @scroll=${() => this.#rememberScroll()}>
         <div class="column">
           <transcript-view .entries=${view.transcript} .pending=${ctx.pending} ?busy=${view.status.busy}
-            ?waiting=${view.openDialogs.length > 0}
+            ?waiting=${view.openDialogs.length > 0} .working=${view.working}
           ></transcript-view>
           <div class="dialogs">
             ${repeat(
@@ -318,6 +438,7 @@ export class ThreadPane extends LitElement {
         </div>
       </div>
       <div class="column foot" style="width:100%;box-sizing:border-box">
+        ${this.#surface(view.widgets, view.statusItems)}
         <composer-box
           ?busy=${view.status.busy}
           .queue=${view.queue}
@@ -326,6 +447,22 @@ export class ThreadPane extends LitElement {
         ></composer-box>
       </div>
     `
+  }
+
+  /** Extensions' widgets (blocks of lines) and status items (chips), above the composer. */
+  #surface(widgets: Record<string, string[]>, statusItems: Record<string, string>) {
+    const blocks = Object.entries(widgets)
+    const chips = Object.entries(statusItems).filter(([, text]) => text !== '')
+    return html`${blocks.length
+      ? html`<div class="widgets" aria-label="Extension widgets">
+          ${blocks.map(([key, lines]) => html`<pre class="widget" data-widget=${key}>${lines.join('\n')}</pre>`)}
+        </div>`
+      : nothing}
+    ${chips.length
+      ? html`<ul class="chips" aria-label="Extension status">
+          ${chips.map(([key, text]) => html`<li data-status=${key} title=${text}>${text}</li>`)}
+        </ul>`
+      : nothing}`
   }
 
   #renameForm() {

@@ -8,13 +8,16 @@
  *  - `answering`: dialog ids this tab has answered (or is answering), so a `dialog-settled` can be
  *    told apart: answered here, or "answered in another tab".
  *  - `notes`: why a card just left (answered in another tab, timed out, stopped, cancelled).
+ *  - `toasts`: extensions' `notify` frames, shown for a moment (not transcript entries, not in snapshots).
+ *  - `editorText` / `title`: the latest `editor-text` and `title` frames, with their seq, for the
+ *    pane to hand to its composer (only into an empty draft) and its header.
  *
  * Frames with seq ≤ the view's seq are ignored, and a snapshot replaces the view, so a reconnect
  * neither loses nor doubles anything.
  */
 import { createStore } from '@xstate/store'
 import { initialView, project, type ThreadView } from '../host/projection.js'
-import type { DeliverAs, DialogOutcome, DialogSpec, Observation, OpenDialog, Snapshot } from '../schemas/index.js'
+import type { DeliverAs, DialogOutcome, DialogSpec, NotifyLevel, Observation, OpenDialog, Snapshot } from '../schemas/index.js'
 
 export interface PendingPrompt {
   messageId: string
@@ -32,6 +35,16 @@ export interface DialogNote {
   at: number
 }
 
+export interface Toast {
+  id: string
+  message: string
+  level: NotifyLevel
+  at: number
+}
+
+/** At most this many toasts at once; the oldest leaves first. */
+export const MAX_TOASTS = 4
+
 export interface ThreadStoreContext {
   view: ThreadView
   /** False until the first snapshot arrives. */
@@ -39,6 +52,9 @@ export interface ThreadStoreContext {
   pending: PendingPrompt[]
   answering: string[]
   notes: DialogNote[]
+  toasts: Toast[]
+  editorText?: { text: string; seq: number }
+  title?: { title: string; seq: number }
 }
 
 export function dialogTitle(d: DialogSpec): string {
@@ -81,6 +97,7 @@ export function createThreadStore(threadId: string) {
       pending: [],
       answering: [],
       notes: [],
+      toasts: [],
     } as ThreadStoreContext,
     on: {
       snapshot: (ctx, e: { snapshot: Snapshot }) => {
@@ -101,8 +118,17 @@ export function createThreadStore(threadId: string) {
         const o = e.observation
         if (o.seq <= ctx.view.seq) return ctx
         const view = project(ctx.view, o)
-        let { pending, notes } = ctx
+        let { pending, notes, toasts, editorText, title } = ctx
         switch (o.type) {
+          case 'notify':
+            if (!o.persist) toasts = [...toasts, { id: `toast:${o.seq}`, message: o.message, level: o.level, at: Date.now() }].slice(-MAX_TOASTS)
+            break
+          case 'editor-text':
+            editorText = { text: o.text, seq: o.seq }
+            break
+          case 'title':
+            title = { title: o.title, seq: o.seq }
+            break
           case 'user-message':
           case 'prompt-rejected':
             pending = pending.filter((p) => p.messageId !== o.messageId)
@@ -117,7 +143,7 @@ export function createThreadStore(threadId: string) {
             break
           }
         }
-        return { ...ctx, view, pending, notes }
+        return { ...ctx, view, pending, notes, toasts, editorText, title }
       },
       promptSent: (ctx, e: { prompt: PendingPrompt }) => {
         if (claimedIds(ctx.view).has(e.prompt.messageId)) return ctx
@@ -132,6 +158,7 @@ export function createThreadStore(threadId: string) {
         ctx.answering.includes(e.id) ? ctx : { ...ctx, answering: [...ctx.answering, e.id] },
       answerFailed: (ctx, e: { id: string }) => ({ ...ctx, answering: ctx.answering.filter((x) => x !== e.id) }),
       noteDismissed: (ctx, e: { id: string }) => ({ ...ctx, notes: ctx.notes.filter((n) => n.id !== e.id) }),
+      toastDismissed: (ctx, e: { id: string }) => ({ ...ctx, toasts: ctx.toasts.filter((t) => t.id !== e.id) }),
     },
   })
 }

@@ -3,7 +3,7 @@ import { LitElement, css, html, nothing, type TemplateResult } from 'lit'
 import { customElement, property } from 'lit/decorators.js'
 import { repeat } from 'lit/directives/repeat.js'
 import { unsafeHTML } from 'lit/directives/unsafe-html.js'
-import type { TranscriptEntry } from '../schemas/index.js'
+import type { TranscriptEntry, WorkingState } from '../schemas/index.js'
 import { renderMarkdown } from './markdown.js'
 import { controls, tokens } from './styles.js'
 import type { PendingPrompt } from './thread-store.js'
@@ -53,6 +53,8 @@ export class TranscriptView extends LitElement {
   @property({ type: Boolean }) busy = false
   /** A question is open: the run waits for a human, not for the model. */
   @property({ type: Boolean }) waiting = false
+  /** The busy indicator as extensions set it: their message instead of "Working", or hidden. */
+  @property({ attribute: false }) working: WorkingState = { visible: true }
 
   static override styles = [
     tokens,
@@ -310,7 +312,9 @@ export class TranscriptView extends LitElement {
       ${this.busy && !lastIsStreaming && this.pending.length === 0
         ? this.waiting
           ? html`<div class="thinking">Waiting for your answer…</div>`
-          : html`<div class="thinking">Working<span class="cursor" aria-hidden="true"></span></div>`
+          : this.working.visible
+            ? html`<div class="thinking">${this.working.message ?? 'Working'}<span class="cursor" aria-hidden="true"></span></div>`
+            : nothing
         : nothing}
     </div>`
   }

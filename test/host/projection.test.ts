@@ -41,7 +41,15 @@ const observationInput: fc.Arbitrary<ObservationInput> = fc.oneof(
     { requiredKeys: ['type', 'id', 'blocking', 'dialog', 'origin'] },
   ),
   fc.record({ type: fc.constant('dialog-settled' as const), id, outcome: fc.constantFrom('answered' as const, 'cancelled' as const, 'timeout' as const, 'aborted' as const) }),
-  fc.record({ type: fc.constant('notify' as const), message: str, level: fc.constantFrom('info' as const, 'warning' as const, 'error' as const) }),
+  fc.record(
+    { type: fc.constant('notify' as const), message: str, level: fc.constantFrom('info' as const, 'warning' as const, 'error' as const), persist: fc.constant(true as const) },
+    { requiredKeys: ['type', 'message', 'level'] },
+  ),
+  fc.record({ type: fc.constant('status-item' as const), key: id, text: str }, { requiredKeys: ['type', 'key'] }),
+  fc.record({ type: fc.constant('widget' as const), key: id, lines: fc.array(str, { maxLength: 3 }) }, { requiredKeys: ['type', 'key'] }),
+  fc.record({ type: fc.constant('working' as const), message: str, visible: fc.boolean() }, { requiredKeys: ['type', 'visible'] }),
+  fc.record({ type: fc.constant('title' as const), title: str }),
+  fc.record({ type: fc.constant('editor-text' as const), text: str }),
   fc.record({ type: fc.constant('settled' as const), run: fc.nat(5), aborted: fc.boolean() }),
   fc.record({ type: fc.constant('error' as const), message: str }),
 ) as fc.Arbitrary<ObservationInput>
@@ -127,6 +135,53 @@ describe('projection: what each observation does to the view', () => {
   it('an aborted settle leaves a stopped entry in the transcript; a natural one leaves nothing', () => {
     const v = projectAll(initialView('t1'), [o({ type: 'settled', run: 1, aborted: false }, 1), o({ type: 'settled', run: 2, aborted: true }, 2)])
     expect(v.transcript).toEqual([{ kind: 'stopped', run: 2 }])
+  })
+  it('an extension notify is a toast, not a transcript entry; a persisted runtime note (auto-retry) is', () => {
+    const v = projectAll(initialView('t1'), [
+      o({ type: 'notify', message: 'hello', level: 'info' }, 1),
+      o({ type: 'notify', message: 'retrying, attempt 1 of 3', level: 'warning', persist: true }, 2),
+    ])
+    expect(v.transcript).toEqual([{ kind: 'notify', message: 'retrying, attempt 1 of 3', level: 'warning' }])
+    expect(v.seq).toBe(2)
+  })
+  it('status items are a keyed map: a text sets its key in place, no text removes it', () => {
+    const v = projectAll(initialView('t1'), [
+      o({ type: 'status-item', key: 'git', text: 'main' }, 1),
+      o({ type: 'status-item', key: 'tokens', text: '1k' }, 2),
+      o({ type: 'status-item', key: 'git', text: 'dev' }, 3),
+    ])
+    expect(v.statusItems).toEqual({ git: 'dev', tokens: '1k' })
+    expect(Object.keys(v.statusItems)).toEqual(['git', 'tokens'])
+    expect(project(v, o({ type: 'status-item', key: 'git' }, 4)).statusItems).toEqual({ tokens: '1k' })
+    expect(v.transcript).toEqual([])
+  })
+  it('widgets are a keyed map of line blocks; no lines removes the widget', () => {
+    const v = projectAll(initialView('t1'), [
+      o({ type: 'widget', key: 'todo', lines: ['- a', '- b'] }, 1),
+      o({ type: 'widget', key: 'plan', lines: ['step 1'] }, 2),
+      o({ type: 'widget', key: 'todo' }, 3),
+    ])
+    expect(v.widgets).toEqual({ plan: ['step 1'] })
+  })
+  it('working replaces the busy indicator state; title and editor-text leave the view as it was', () => {
+    const v = projectAll(initialView('t1'), [o({ type: 'working', message: 'Indexing…', visible: true }, 1)])
+    expect(v.working).toEqual({ message: 'Indexing…', visible: true })
+    expect(project(v, o({ type: 'working', visible: false }, 2)).working).toEqual({ visible: false })
+    const after = projectAll(v, [o({ type: 'title', title: 'Renamed' }, 2), o({ type: 'editor-text', text: 'draft' }, 3)])
+    expect(after).toEqual({ ...v, seq: 3 })
+  })
+  it('going cold clears status items, widgets and the working state; staying live keeps them', () => {
+    const v = projectAll(initialView('t1'), [
+      o({ type: 'status', live: true, busy: false, run: 0 }, 1),
+      o({ type: 'status-item', key: 'git', text: 'main' }, 2),
+      o({ type: 'widget', key: 'todo', lines: ['- a'] }, 3),
+      o({ type: 'working', message: 'Indexing…', visible: false }, 4),
+      o({ type: 'status', live: true, busy: true, run: 1 }, 5),
+    ])
+    expect(v.statusItems).toEqual({ git: 'main' })
+    expect(v.widgets).toEqual({ todo: ['- a'] })
+    const cold = project(v, o({ type: 'status', live: false, busy: false, run: 1 }, 6))
+    expect(cold).toMatchObject({ statusItems: {}, widgets: {}, working: { visible: true } })
   })
   it('a tool end drops the partial result and records done or error', () => {
     const v = projectAll(initialView('t1'), [

@@ -30,6 +30,23 @@ const probeExtension: ExtensionFactory = (pi) => {
         ctx.ui.notify('hello', 'warning')
         ctx.ui.setStatus('k', 'working')
         ctx.ui.setStatus('k', undefined)
+      } else if (p.method === 'surface') {
+        ctx.ui.setWidget('todo', ['- a', '- b'])
+        ctx.ui.setWidget('fancy', () => ({ render: () => [], invalidate() {} }))
+        ctx.ui.setWidget('todo', undefined)
+        ctx.ui.setWorkingMessage('Indexing…')
+        ctx.ui.setWorkingVisible(false)
+        ctx.ui.setWorkingMessage()
+        ctx.ui.setTitle('Indexed repo')
+        ctx.ui.setEditorText('try: summarize')
+        ctx.ui.pasteToEditor('pasted')
+        value = ctx.ui.getEditorText()
+      } else if (p.method === 'terminal') {
+        ctx.ui.setFooter(() => ({ render: () => [], invalidate() {} }))
+        ctx.ui.setHeader(undefined)
+        const off = ctx.ui.onTerminalInput(() => undefined)
+        off()
+        value = [ctx.ui.setTheme('dark'), ctx.ui.getAllThemes(), await ctx.ui.custom(() => ({ render: () => [], invalidate() {} }))]
       }
       return { content: [{ type: 'text', text: JSON.stringify({ value: value === undefined ? '<undefined>' : value }) }], details: {} }
     },
@@ -99,15 +116,43 @@ describe('ExtensionUIContext bound to the session: pi dialog calls → UiBridge.
     expect(r.seen).toBe(false)
   })
 
-  it('custom() resolves undefined with a logged warning; notify and setStatus(text) reach ui.notify', async () => {
+  it('custom() resolves undefined with a logged warning; notify reaches ui.notify and setStatus reaches ui.setStatus, not notify', async () => {
     const c = await probe('custom', undefined)
     expect(c.seen).toBe('<undefined>')
     expect(c.warnings.join('\n')).toMatch(/custom/)
     const n = await probe('notify', undefined)
-    expect(n.ui.notes).toEqual([
-      { message: 'hello', level: 'warning' },
-      { message: 'working', level: 'info' },
+    expect(n.ui.notes).toEqual([{ message: 'hello', level: 'warning' }])
+    expect(n.ui.shown).toEqual([
+      ['setStatus', 'k', 'working'],
+      ['setStatus', 'k', undefined],
     ])
+  })
+
+  it('setWidget (lines only), setWorkingMessage/Visible, setTitle, setEditorText and pasteToEditor reach the bridge; getEditorText returns the last text set', async () => {
+    const s = await probe('surface', undefined)
+    expect(s.ui.shown).toEqual([
+      ['setWidget', 'todo', ['- a', '- b']],
+      ['setWidget', 'todo', undefined],
+      ['setWorking', { message: 'Indexing…', visible: true }],
+      ['setWorking', { message: 'Indexing…', visible: false }],
+      ['setWorking', { visible: false }],
+      ['setTitle', 'Indexed repo'],
+      ['setEditorText', 'try: summarize'],
+      ['setEditorText', 'pasted'],
+    ])
+    expect(s.seen).toBe('pasted')
+    // The widget factory is TUI-only: ignored, with the one terminal warning of the session.
+    expect(s.ui.notes).toEqual([{ message: expect.stringMatching(/^An extension needs a terminal: it called ui\.setWidget\(\)/), level: 'warning' }])
+  })
+
+  it('terminal-only calls keep pi\'s RPC behaviour and warn the session once, naming "an extension"', async () => {
+    const t = await probe('terminal', undefined)
+    expect(t.seen).toEqual([{ success: false, error: 'Themes are not supported by this host' }, [], null])
+    expect(t.ui.notes).toEqual([
+      { message: 'An extension needs a terminal: it called ui.setFooter(), which this web host cannot show.', level: 'warning' },
+    ])
+    expect(t.warnings.join('\n')).toMatch(/setFooter[\s\S]*onTerminalInput[\s\S]*setTheme[\s\S]*custom/)
+    expect(t.ui.shown).toEqual([])
   })
 
   it('an already-aborted signal resolves the cancel value at once and never asks the bridge', async () => {

@@ -6,6 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
+import type { ExtensionFactory } from '@earendil-works/pi-coding-agent'
 import { ThreadRegistry, type RegistryOptions } from '../../src/host/thread-registry.js'
 import { Workspaces } from '../../src/host/workspaces.js'
 import { createPiRuntimeFactory, PiModels } from '../../src/runtime/index.js'
@@ -27,13 +28,19 @@ const quiet = { info() {}, warn() {}, error() {} }
  */
 export async function piHost(
   dataDir: string,
-  options: { demoDelayMs?: number; idleMs?: number; agentDir?: string; workspaces?: string[] } = {},
+  options: { demoDelayMs?: number; idleMs?: number; agentDir?: string; workspaces?: string[]; extraExtensions?: ExtensionFactory[] } = {},
 ): Promise<RegistryOptions> {
   const agentDir = options.agentDir ?? join(dataDir, 'agent')
   const models = await PiModels.create({ agentDir, demoDelayMs: options.demoDelayMs ?? 2 })
   return {
     dataDir,
-    runtimes: createPiRuntimeFactory({ dataDir, agentDir, models, log: quiet }),
+    runtimes: createPiRuntimeFactory({
+      dataDir,
+      agentDir,
+      models,
+      log: quiet,
+      ...(options.extraExtensions ? { extraExtensions: () => options.extraExtensions! } : {}),
+    }),
     models,
     workspaces: new Workspaces(options.workspaces ?? [dataDir]),
     defaultModel: 'demo',
@@ -42,7 +49,15 @@ export async function piHost(
 }
 
 export async function startHarness(
-  options: { dataDir?: string; demoDelayMs?: number; idleMs?: number; agentDir?: string; workspaces?: string[] } & Partial<AppOptions> = {},
+  options: {
+    dataDir?: string
+    demoDelayMs?: number
+    idleMs?: number
+    agentDir?: string
+    workspaces?: string[]
+    /** Third-party-style extensions loaded into every thread's pi session. */
+    extraExtensions?: ExtensionFactory[]
+  } & Partial<AppOptions> = {},
 ): Promise<Harness> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'threadhost-server-')))
   const registry = await ThreadRegistry.open(await piHost(dataDir, options))

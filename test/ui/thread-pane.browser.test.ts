@@ -52,7 +52,9 @@ describe('thread pane', () => {
     await expect.element(log.getByText('README.md')).toBeVisible()
     es().frame(n({ type: 'notify', message: 'Heads up', level: 'warning' }))
     es().frame(n({ type: 'settled', run: 1, aborted: true }))
-    await expect.element(log.getByText('Heads up')).toBeVisible()
+    // An extension's notify is a toast, not a transcript entry.
+    await expect.element(page.getByRole('region', { name: 'Notifications' }).getByText('Heads up')).toBeVisible()
+    expect(log.getByText('Heads up').elements()).toHaveLength(0)
     await expect.element(log.getByRole('note')).toHaveTextContent('Stopped')
   })
 
@@ -131,7 +133,7 @@ describe('thread pane', () => {
     expect(es().url).toBe('/api/threads/t1/follow?after=5')
     es().open()
     es().frame({ seq: 5, type: 'user-message', messageId: 'u1', text: 'only once', run: 1 })
-    es().frame({ seq: 6, type: 'notify', message: 'after', level: 'info' })
+    es().frame({ seq: 6, type: 'assistant-end', messageId: 'a1', text: 'after', stopReason: 'stop' })
     await expect.element(page.getByRole('status', { name: 'Connection: Live' })).toBeVisible()
     await expect.element(page.getByRole('log').getByText('after')).toBeVisible()
     expect(page.getByRole('log').getByText('only once').elements()).toHaveLength(1)
