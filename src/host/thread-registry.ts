@@ -6,7 +6,15 @@
  * nothing of HTTP; the server maps the outcomes below to status codes.
  */
 import { randomUUID } from 'node:crypto'
-import { validateDialogAnswer, type DialogAnswer, type ModelList, type ThinkingLevel, type ThreadSummary } from '../schemas/index.js'
+import {
+  validateDialogAnswer,
+  type CommandInfo,
+  type DialogAnswer,
+  type ModelList,
+  type ThinkingLevel,
+  type ThreadSummary,
+} from '../schemas/index.js'
+import { HOST_COMMANDS, parseCommand } from './commands.js'
 import type { ModelCatalog, RuntimeFactory } from '../runtime/port.js'
 import { Feed } from './feed.js'
 import { LiveThread, type AbortOutcome, type PromptOutcome } from './live-thread.js'
@@ -32,6 +40,13 @@ export type UpdateOutcome =
   | { kind: 'unknown' }
   | { kind: 'invalid'; reason: string }
   | { kind: 'busy' }
+
+export type CommandOutcome =
+  | { kind: 'command-done'; command: string; summary: ThreadSummary }
+  | { kind: 'unknown-command'; name: string; suggestions: string[] }
+  | Exclude<UpdateOutcome, { kind: 'updated' }>
+
+const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const
 
 export interface CreateRequest {
   id?: string
@@ -184,11 +199,22 @@ export class ThreadRegistry {
     return true
   }
 
-  /** The first prompt to an unknown id creates the thread. */
+  /** What the composer can run on this thread: threadhost's commands and pi's (the thread is built to know them). */
+  async commands(threadId: string): Promise<CommandInfo[] | undefined> {
+    const entry = this.#entries.get(threadId)
+    if (!entry || entry.deleting) return undefined
+    const live = await this.#ensureLive(threadId).catch(() => undefined)
+    return [...HOST_COMMANDS, ...(live?.commands() ?? [])]
+  }
+
+  /**
+   * The first prompt to an unknown id creates the thread. A `/command` is threadhost's (applied
+   * to the thread, never queued), pi's (prompted as any text: pi runs it), or unknown (refused).
+   */
   async prompt(
     threadId: string,
     request: { message: string; admission: 'enqueue' | 'reject'; deliverAs: 'steer' | 'followUp' },
-  ): Promise<PromptOutcome | { kind: 'closing' } | { kind: 'build-failed'; reason: string }> {
+  ): Promise<PromptOutcome | CommandOutcome | { kind: 'closing' } | { kind: 'build-failed'; reason: string }> {
     if (this.#closing) return { kind: 'closing' }
     if (this.#entries.get(threadId)?.deleting) return { kind: 'rejected', reason: 'deleted' }
     if (!this.#entries.has(threadId)) {
@@ -201,6 +227,9 @@ export class ThreadRegistry {
       if (error instanceof ThreadGone) return error.reason === 'closing' ? { kind: 'closing' } : { kind: 'rejected', reason: 'deleted' }
       return { kind: 'build-failed', reason: error instanceof Error ? error.message : String(error) }
     }
+    const command = parseCommand(request.message, live.commands())
+    if (command.kind === 'unknown') return { kind: 'unknown-command', name: command.name, suggestions: command.suggestions }
+    if (command.kind === 'host') return this.#hostCommand(threadId, command.name, command.args)
     const outcome = await live.prompt({ text: request.message, admission: request.admission, deliverAs: request.deliverAs })
     if (outcome.kind === 'admitted') await this.#touch(threadId)
     return outcome
@@ -257,6 +286,16 @@ export class ThreadRegistry {
 
   // ——— internals ———
 
+  async #hostCommand(threadId: string, name: 'name' | 'model' | 'thinking', args: string): Promise<CommandOutcome> {
+    if (!args) return { kind: 'invalid', reason: `/${name} needs an argument` }
+    if (name === 'thinking' && !(THINKING_LEVELS as readonly string[]).includes(args)) {
+      return { kind: 'invalid', reason: `/thinking takes one of ${THINKING_LEVELS.join(', ')}` }
+    }
+    const change = name === 'name' ? { title: args } : name === 'model' ? { model: args } : { thinkingLevel: args as ThinkingLevel }
+    const outcome = await this.update(threadId, change)
+    return outcome.kind === 'updated' ? { kind: 'command-done', command: name, summary: outcome.summary } : outcome
+  }
+
   async #remember(threadId: string, request: CreateRequest & { model: string; cwd: string }): Promise<void> {
     const now = Date.now()
     const record: ThreadRecord = {
@@ -284,12 +323,21 @@ export class ThreadRegistry {
   #feedOf(entry: Entry): Promise<Feed> {
     if (entry.feed) return Promise.resolve(entry.feed)
     const make = (transcript: Awaited<ReturnType<RuntimeFactory['readTranscript']>>) => {
+      if (entry.feed) return entry.feed
       const view = initialView(entry.record.threadId, transcript, entry.record.seq)
-      entry.feed ??= new Feed({ ...view, status: { live: false, busy: false, run: entry.record.run } }, {
+      const feed = new Feed({ ...view, status: { live: false, busy: false, run: entry.record.run } }, {
         ringSize: this.#options.ringSize,
         onUnfollowed: () => this.#releaseFeed(entry),
       })
-      return entry.feed
+      // An extension's ctx.ui.setTitle reaches the feed as a `title` observation; it is a rename.
+      feed.observe((o) => {
+        if (o.type !== 'title') return
+        this.update(entry.record.threadId, { title: o.title }).catch((error) =>
+          this.#options.log?.('error', `title write failed: ${String(error)}`),
+        )
+      })
+      entry.feed = feed
+      return feed
     }
     entry.feedLoading ??= this.#options.runtimes.readTranscript(entry.record.threadId).then(make, () => make([]))
     return entry.feedLoading

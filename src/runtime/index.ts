@@ -13,5 +13,13 @@ export { consoleLogger, createExtensionUi, resolutionFor, type RuntimeLogger } f
 export { foldTranscript, IDS_ENTRY } from './transcript.js'
 export { ASK_USER_QUESTION, buildQuestion, describeAnswer } from './tools/ask-user-question.js'
 export { UI_DIALOG } from './tools/ui-dialog.js'
-export { BASH_BLOCKED_REASON } from './tools/bash-permission.js'
+export {
+  ALLOW_FOR_THREAD,
+  ALLOW_ONCE,
+  DENY,
+  PERMISSION_CHOICES,
+  TOOL_PERMISSION_ENTRY,
+  type ToolPermissionRecord,
+} from './tools/tool-permission.js'
+export { DEFAULT_TOOL_POLICY, loadToolPolicy, parseToolPolicy, ruleFor, ToolPolicyError, type ToolPolicy, type ToolRule } from './tool-policy.js'
 export type * from './port.js'

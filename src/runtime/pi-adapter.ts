@@ -24,7 +24,7 @@ import {
   type AgentSessionEvent,
   type ExtensionFactory,
 } from '@earendil-works/pi-coding-agent'
-import type { ThinkingLevel, TranscriptEntry } from '../schemas/index.js'
+import type { CommandInfo, ThinkingLevel, TranscriptEntry } from '../schemas/index.js'
 import type {
   AgentRuntime,
   ClearedQueue,
@@ -36,11 +36,13 @@ import type {
   UiBridge,
 } from './port.js'
 import type { PiModels } from './pi-models.js'
-import { consoleLogger, createExtensionUi, errorText, type RuntimeLogger } from './extension-ui.js'
+import { askBridge, consoleLogger, createExtensionUi, errorText, type RuntimeLogger } from './extension-ui.js'
+import { decideTrust, trustAnswer, trustQuestion, type TrustPolicy } from './project-trust.js'
 import { EventMapper } from './map-events.js'
+import { DEFAULT_TOOL_POLICY, type ToolPolicy } from './tool-policy.js'
 import { foldTranscript, IDS_ENTRY, lastRun, readSessionFile, RUN_ENTRY, type IdsMarker } from './transcript.js'
 import { askUserQuestionExtension } from './tools/ask-user-question.js'
-import { bashPermissionExtension } from './tools/bash-permission.js'
+import { toolPermissionExtension } from './tools/tool-permission.js'
 import { uiDialogExtension } from './tools/ui-dialog.js'
 
 export interface PiRuntimeFactoryOptions {
@@ -48,7 +50,11 @@ export interface PiRuntimeFactoryOptions {
   /** The user's pi agent dir: settings, extensions, skills, prompt templates, context files, MCP. */
   agentDir: string
   models: PiModels
+  /** `--trust-projects`: decide project trust for every workspace, or `ask` as pi does. */
+  trustProjects?: TrustPolicy
   log?: RuntimeLogger
+  /** `--tools-policy`: which tool calls run, ask first, or are refused; default DEFAULT_TOOL_POLICY. */
+  toolPolicy?: ToolPolicy
   /** Test seam: extra extensions for every session, built per session with its bridge. */
   extraExtensions?: (ui: UiBridge) => ExtensionFactory[]
 }
@@ -100,6 +106,8 @@ export class PiRuntime implements AgentRuntime {
     private readonly session: AgentSession,
     private readonly log: RuntimeLogger,
     private readonly models?: PiModels,
+    /** Asked before the first run when pi needs a human to decide project trust (see project-trust.ts). */
+    private pendingTrust?: () => Promise<void>,
   ) {
     this.runNumber = lastRun(session.sessionManager.getBranch())
     this.mapper = new EventMapper({ userMessageId: (text) => this.userMessageId(text) })
@@ -114,6 +122,21 @@ export class PiRuntime implements AgentRuntime {
     const run: Run = { number: ++this.runNumber, prompt, promptDelivered: false, aborted: false }
     this.run = run
     this.append(RUN_ENTRY, { run: run.number })
+    const trust = this.pendingTrust
+    if (!trust) return this.start(run)
+    // The trust question is part of the first run: the thread is busy, and Stop settles it like any question.
+    this.pendingTrust = undefined
+    trust().then(
+      () => (run.aborted ? this.settle(run, true) : this.start(run)),
+      (error: unknown) => {
+        this.log.error(`project trust failed: ${errorText(error)}`)
+        this.start(run)
+      },
+    )
+  }
+
+  private start(run: Run): void {
+    const { prompt } = run
     // pi's own input path: extension commands, skills and prompt templates are handled as in its CLI.
     this.session
       .prompt(prompt.text, {
@@ -176,6 +199,17 @@ export class PiRuntime implements AgentRuntime {
 
   transcript(): TranscriptEntry[] {
     return foldTranscript(this.session.sessionManager.getBranch())
+  }
+
+  commands(): CommandInfo[] {
+    const extension = this.session.extensionRunner
+      .getRegisteredCommands()
+      .map((c): CommandInfo => ({ name: c.invocationName, description: c.description ?? '', kind: 'extension' }))
+    const templates = this.session.promptTemplates.map((t): CommandInfo => ({ name: t.name, description: t.description, kind: 'template' }))
+    const skills = this.session.resourceLoader
+      .getSkills()
+      .skills.map((s): CommandInfo => ({ name: `skill:${s.name}`, description: s.description, kind: 'skill' }))
+    return [...extension, ...templates, ...skills]
   }
 
   async configure(change: { model?: string; thinkingLevel?: ThinkingLevel }): Promise<void> {
@@ -336,12 +370,14 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
       const model = models.find(modelName)
       if (!model) throw new Error(`Unknown model '${modelName}'.`)
       // The user's settings (global, and the project's once it is trusted), as pi reads them.
-      const settingsManager = SettingsManager.create(cwd, agentDir)
+      const settingsManager = SettingsManager.create(cwd, agentDir, { projectTrusted: false })
+      const trust = decideTrust(cwd, agentDir, settingsManager, options.trustProjects ?? 'ask')
+      if (trust === true) settingsManager.setProjectTrusted(true)
       // Built per session: each tool closes over this thread's bridge.
       const extensionFactories: ExtensionFactory[] = [
         askUserQuestionExtension(ui, log),
         uiDialogExtension(ui, log),
-        bashPermissionExtension(),
+        toolPermissionExtension(options.toolPolicy ?? DEFAULT_TOOL_POLICY),
         ...(options.extraExtensions?.(ui) ?? []),
       ]
       const resourceLoader = new DefaultResourceLoader({
@@ -373,7 +409,17 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
         resourceLoader,
         sessionManager,
       })
-      const runtime = new PiRuntime(session, log, models)
+      const askTrust =
+        trust === 'ask'
+          ? async () => {
+              const origin = { kind: 'extension' as const, name: 'project trust' }
+              const resolution = await askBridge(ui, { spec: trustQuestion(cwd), origin }, log)
+              if (!trustAnswer(resolution, cwd, agentDir)) return
+              settingsManager.setProjectTrusted(true)
+              await session.reload()
+            }
+          : undefined
+      const runtime = new PiRuntime(session, log, models, askTrust)
       await session.bindExtensions({
         uiContext: createExtensionUi(ui, log),
         onError: (e) => {

@@ -5,12 +5,14 @@
  * dialogs' lifecycles and the feed belong to the host — the runtime reports what the agent did.
  */
 import type {
+  CommandInfo,
   DialogAnswer,
   DialogOrigin,
   DialogOutcome,
   DialogSpec,
   NotifyLevel,
   ModelInfo,
+  WorkingState,
   QuestionnaireQuestion,
   ThinkingLevel,
   TranscriptEntry,
@@ -45,7 +47,8 @@ export type RuntimeEvent =
   | { type: 'prompt-rejected'; messageId: string; reason: string }
   /** An extension consumed the prompt (a command, or an input handler that took it): no model turn. */
   | { type: 'prompt-handled'; messageId: string; text: string }
-  | { type: 'notify'; message: string; level: NotifyLevel }
+  /** The runtime's own note about the run (an auto-retry): `persist` puts it in the transcript. */
+  | { type: 'notify'; message: string; level: NotifyLevel; persist?: true }
   | { type: 'error'; message: string }
   | {
       type: 'settled'
@@ -74,6 +77,8 @@ export interface AgentRuntime {
   subscribe(listener: RuntimeListener): () => void
   /** The persisted conversation, folded into transcript entries. */
   transcript(): TranscriptEntry[]
+  /** The commands pi handles itself in a prompt: extension commands, prompt templates, skills. */
+  commands(): CommandInfo[]
   /** Switches model and/or thinking level for the runs to come. Only called while idle. */
   configure(change: { model?: string; thinkingLevel?: ThinkingLevel }): Promise<void>
   dispose(): Promise<void>
@@ -107,7 +112,19 @@ export interface UiBridge {
   ask(request: DialogRequest): Promise<DialogResolution>
   /** ask_user_question: one question, shown when it reaches the head of the thread's ask-queue. */
   askUser(question: QuestionnaireQuestion, options: { signal?: AbortSignal; toolCallId?: string }): Promise<AskUserResult>
+  /** A transient toast for everyone watching (not a transcript entry). */
   notify(message: string, level: NotifyLevel): void
+  /**
+   * pi's fire-and-forget `ctx.ui` calls, each a fact every follower gets. `undefined` clears a
+   * status item or a widget; the host skips a call that changes nothing.
+   */
+  setStatus(key: string, text: string | undefined): void
+  setWidget(key: string, lines: string[] | undefined): void
+  setWorking(working: WorkingState): void
+  /** The thread's title; the host persists it like a rename. */
+  setTitle(title: string): void
+  /** Offered to every composer whose draft is empty. */
+  setEditorText(text: string): void
 }
 
 export interface RuntimeOptions {

@@ -60,6 +60,15 @@ export type ModelInfo = Static<typeof ModelInfo>
 export const ModelList = Type.Object({ models: Type.Array(ModelInfo), default: Type.String() })
 export type ModelList = Static<typeof ModelList>
 
+/** What the composer can run (`GET /api/threads/:id/commands`); `name` is typed after the slash. */
+export const CommandInfo = Type.Object({
+  name: Type.String(),
+  description: Type.String(),
+  kind: Type.Union([Type.Literal('extension'), Type.Literal('template'), Type.Literal('skill'), Type.Literal('threadhost')]),
+})
+export type CommandInfo = Static<typeof CommandInfo>
+export const CommandList = Type.Object({ commands: Type.Array(CommandInfo) })
+
 export const Admission = Type.Union([Type.Literal('enqueue'), Type.Literal('reject')])
 export const DeliverAs = Type.Union([Type.Literal('steer'), Type.Literal('followUp')])
 export type Admission = Static<typeof Admission>

@@ -77,6 +77,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.get('/api/models', async () => registry.models())
 
+  app.get('/api/threads/:id/commands', { schema: { params: ThreadParams } }, async (request, reply) => {
+    const commands = await registry.commands(request.params.id)
+    return commands ? { commands } : reply.code(404).send({ error: `no thread ${request.params.id}` })
+  })
+
   app.get('/api/threads', async () => ({ threads: registry.list() }))
 
   app.get('/api/threads/:id', { schema: { params: ThreadParams } }, async (request, reply) => {
@@ -113,6 +118,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     switch (outcome.kind) {
       case 'admitted':
         return reply.code(202).send({ threadId: id, messageId: outcome.messageId, run: outcome.run, queued: outcome.queued })
+      case 'command-done':
+        return reply.code(200).send({ threadId: id, command: outcome.command, thread: outcome.summary })
+      case 'unknown-command':
+        return reply.code(422).send({
+          error: `unknown command /${outcome.name}${outcome.suggestions.length ? `; did you mean ${outcome.suggestions.join(', ')}?` : ''}`,
+          suggestions: outcome.suggestions,
+        })
+      case 'invalid':
+        return reply.code(422).send({ error: outcome.reason })
+      case 'unknown':
+        return reply.code(404).send({ error: `no thread ${id}` })
       case 'busy':
         return reply.code(409).send({ error: `thread ${id} is busy and the prompt asked not to be queued`, reason: 'busy' })
       case 'closing':

@@ -3,6 +3,8 @@ import { existsSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+// Only the policy file's schema and loader: they import no pi, so a bad file is refused before anything heavy loads.
+import { DEFAULT_TOOL_POLICY, loadToolPolicy, ToolPolicyError, type ToolPolicy } from '../runtime/tool-policy.js'
 
 export interface Config {
   port: number
@@ -12,11 +14,15 @@ export interface Config {
   agentDir: string
   /** Allowed workspace roots; a thread's cwd lies inside one. The first is the default. */
   workspaces: string[]
+  /** Project trust for every workspace: decided here, or `ask` in the thread as pi would. */
+  trustProjects: 'yes' | 'no' | 'ask'
   /** Unset: pi's configured default when it has credentials, else `demo`. */
   model?: string
   idleMs: number
   demoDelayMs: number
   token?: string
+  /** `--tools-policy FILE` laid over the defaults: which tool calls run, ask first, or are refused. */
+  toolPolicy: ToolPolicy
   inspector: boolean
   clientDir: string
 }
@@ -31,11 +37,17 @@ export const usage = `threadhost — host pi agent threads that many tabs follow
   --agent-dir DIR     your pi agent dir: auth, models, settings, extensions, skills, prompts, MCP
                       (default $PI_CODING_AGENT_DIR, else ~/.pi/agent)
   --workspace DIR     a directory threads may work in (repeatable; default: the current directory)
+  --trust-projects P  yes, no or ask (default): whether a workspace's .pi resources load; ask puts
+                      pi's trust question in the thread unless pi already has a decision
   --model M           the default model for new threads: demo (offline) or <provider>/<model-id>
                       (default: pi's configured default when it has credentials, else demo)
   --idle-ms N         dispose a thread's runtime after N ms without a run (default 600000)
   --demo-delay-ms N   the demo model's delay between streamed words (default 20)
   --token T           bearer token required on every /api route (or $THREADHOST_TOKEN)
+  --tools-policy FILE
+                      JSON: allow, ask or deny per tool, and ask or deny outside the workspace
+                      (README: Tool permissions), e.g.
+                      {"tools":{"bash":"allow","*":"ask"},"outsideWorkspace":"deny"}
   --inspector on|off  the machine inspector (default on when bound to loopback)
 `
 
@@ -52,10 +64,12 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       'data-dir': { type: 'string' },
       'agent-dir': { type: 'string' },
       workspace: { type: 'string', multiple: true },
+      'trust-projects': { type: 'string' },
       model: { type: 'string' },
       'idle-ms': { type: 'string' },
       'demo-delay-ms': { type: 'string' },
       token: { type: 'string' },
+      'tools-policy': { type: 'string' },
       inspector: { type: 'string' },
       help: { type: 'boolean' },
     },
@@ -72,6 +86,10 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
   }
   // The inspector shows every thread's machines and events: on by default only on loopback.
   const inspector = values.inspector ?? (LOOPBACK.test(host) ? 'on' : 'off')
+  const trustProjects = values['trust-projects'] ?? 'ask'
+  if (trustProjects !== 'yes' && trustProjects !== 'no' && trustProjects !== 'ask') {
+    throw new ConfigError(`--trust-projects takes yes, no or ask, not ${trustProjects}`)
+  }
   if (inspector !== 'on' && inspector !== 'off') throw new ConfigError(`--inspector takes on or off, not ${inspector}`)
   return {
     port: integer('--port', values.port ?? env.PORT ?? '4317', 0, 65535),
@@ -79,12 +97,24 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     dataDir: resolve(values['data-dir'] ?? '.threadhost'),
     agentDir: resolve(values['agent-dir'] ?? env.PI_CODING_AGENT_DIR ?? join(homedir(), '.pi', 'agent')),
     workspaces: directories('--workspace', values.workspace ?? [process.cwd()]),
+    trustProjects,
     ...(values.model !== undefined ? { model: values.model } : {}),
     idleMs: integer('--idle-ms', values['idle-ms'] ?? '600000', 1, 2 ** 31 - 1),
     demoDelayMs: integer('--demo-delay-ms', values['demo-delay-ms'] ?? '20', 0, 60_000),
     token,
+    toolPolicy: toolPolicy(values['tools-policy']),
     inspector: inspector === 'on',
     clientDir: resolve(import.meta.dirname, '../../dist/client'),
+  }
+}
+
+function toolPolicy(file: string | undefined): ToolPolicy {
+  if (file === undefined) return DEFAULT_TOOL_POLICY
+  try {
+    return loadToolPolicy(resolve(file))
+  } catch (error) {
+    if (error instanceof ToolPolicyError) throw new ConfigError(`--tools-policy ${error.message}`)
+    throw error
   }
 }
 

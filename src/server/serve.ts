@@ -45,7 +45,14 @@ export const serve = (config: Config) =>
       Effect.promise(() =>
         ThreadRegistry.open({
           dataDir: config.dataDir,
-          runtimes: createPiRuntimeFactory({ dataDir: config.dataDir, agentDir: config.agentDir, models, log: runtimeLog }),
+          runtimes: createPiRuntimeFactory({
+            dataDir: config.dataDir,
+            agentDir: config.agentDir,
+            models,
+            trustProjects: config.trustProjects,
+            toolPolicy: config.toolPolicy,
+            log: runtimeLog,
+          }),
           models,
           workspaces,
           defaultModel,

@@ -16,7 +16,7 @@ import type {
   RuntimeOptions,
   UiBridge,
 } from '../../src/runtime/port.js'
-import type { ModelInfo, ThinkingLevel, TranscriptEntry } from '../../src/schemas/index.js'
+import type { CommandInfo, ModelInfo, ThinkingLevel, TranscriptEntry } from '../../src/schemas/index.js'
 
 export class FakeRuntime implements AgentRuntime {
   readonly calls: string[] = []
@@ -73,6 +73,9 @@ export class FakeRuntime implements AgentRuntime {
   }
   transcript(): TranscriptEntry[] {
     return []
+  }
+  commands(): CommandInfo[] {
+    return [{ name: 'deploy', description: 'an extension command', kind: 'extension' }]
   }
   async configure(change: { model?: string; thinkingLevel?: ThinkingLevel }): Promise<void> {
     this.calls.push(`configure:${change.model ?? ''}:${change.thinkingLevel ?? ''}`)

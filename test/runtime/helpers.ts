@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Provider } from '@earendil-works/pi-ai'
 import type { ExtensionFactory } from '@earendil-works/pi-coding-agent'
-import type { NotifyLevel, QuestionnaireQuestion } from '../../src/schemas/index.js'
-import { createPiRuntimeFactory, PiModels, type RuntimeLogger } from '../../src/runtime/index.js'
+import type { NotifyLevel, QuestionnaireQuestion, WorkingState } from '../../src/schemas/index.js'
+import { createPiRuntimeFactory, PiModels, type RuntimeLogger, type ToolPolicy } from '../../src/runtime/index.js'
 import type {
   AgentRuntime,
   RuntimeFactory,
@@ -45,6 +45,24 @@ export class FakeBridge implements UiBridge {
 
   notify(message: string, level: NotifyLevel): void {
     this.notes.push({ message, level })
+  }
+
+  /** Every fire-and-forget call but notify, in order, as `[method, ...args]`. */
+  readonly shown: unknown[][] = []
+  setStatus(key: string, text: string | undefined): void {
+    this.shown.push(['setStatus', key, text])
+  }
+  setWidget(key: string, lines: string[] | undefined): void {
+    this.shown.push(['setWidget', key, lines])
+  }
+  setWorking(working: WorkingState): void {
+    this.shown.push(['setWorking', working])
+  }
+  setTitle(title: string): void {
+    this.shown.push(['setTitle', title])
+  }
+  setEditorText(text: string): void {
+    this.shown.push(['setEditorText', text])
   }
 
   /** Waits until the n-th (0-based) dialog has been asked. */
@@ -169,6 +187,9 @@ export interface PiTestOptions {
   extraExtensions?: (ui: UiBridge) => ExtensionFactory[]
   /** Registered in the model runtime, e.g. pi-ai's faux provider with scripted replies. */
   providers?: Provider[]
+  /** Default: the built-in tool policy. */
+  toolPolicy?: ToolPolicy
+  trustProjects?: 'yes' | 'no' | 'ask'
 }
 
 /** The real pi runtime factory on a fresh model runtime; `create` defaults the workspace to the data dir. */
@@ -186,6 +207,8 @@ export async function piRuntimes(o: PiTestOptions): Promise<{
     models,
     log: o.log ?? quiet,
     ...(o.extraExtensions ? { extraExtensions: o.extraExtensions } : {}),
+    ...(o.toolPolicy ? { toolPolicy: o.toolPolicy } : {}),
+    ...(o.trustProjects ? { trustProjects: o.trustProjects } : {}),
   })
   return { models, factory, create: (options) => factory.create({ cwd: o.dataDir, ...options }) }
 }
