@@ -21,7 +21,7 @@ export interface Server {
 
 export async function startServer(): Promise<Server> {
   const dataDir = mkdtempSync(join(tmpdir(), 'threadhost-e2e-'))
-  const child: ChildProcess = spawn('npx', ['tsx', SERVER_ENTRY, '--port', '0', '--data-dir', dataDir], {
+  const child: ChildProcess = spawn('npx', ['tsx', SERVER_ENTRY, '--port', '0', '--data-dir', dataDir, '--agent-dir', join(dataDir, 'agent')], {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true, // its own process group: npx → tsx → node all stop together
     env: { ...process.env, NO_COLOR: '1' },
