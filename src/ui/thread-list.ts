@@ -169,7 +169,9 @@ export class ThreadList extends LitElement {
                         >${t.openDialogs}</span
                       >`
                     : html`<span></span>`}
-                  <span class="sub">${stateLabel} · ${relativeTime(t.updatedAt)}</span>
+                  <span class="sub" title=${`${t.model} in ${t.cwd}`}
+                    >${stateLabel} · ${relativeTime(t.updatedAt)} · ${t.model} · ${folderName(t.cwd)}</span
+                  >
                 </a>
               </li>`
             },
@@ -188,4 +190,9 @@ declare global {
   interface HTMLElementTagNameMap {
     'thread-list': ThreadList
   }
+}
+
+/** The last segment of a workspace path: enough to tell projects apart in a narrow list. */
+function folderName(path: string): string {
+  return path.split(/[\\/]/).filter(Boolean).at(-1) ?? path
 }

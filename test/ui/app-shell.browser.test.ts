@@ -32,11 +32,11 @@ describe('app shell', () => {
     expect(threadIdFromHash('#/')).toBe('')
   })
 
-  test('lists threads with state and a badge for open questions; selecting one opens its pane', async () => {
+  test('lists threads with state, model, workspace and a badge for open questions; selecting one opens its pane', async () => {
     const api = fakeApi({
       listThreads: vi.fn(async () => [
         summary('alpha', { title: 'Alpha', busy: true, openDialogs: 2, updatedAt: Date.now() }),
-        summary('beta', { title: 'Beta', live: false }),
+        summary('beta', { title: 'Beta', live: false, model: 'lab/deep', cwd: '/home/ada/code/shop' }),
       ]),
     })
     mount(api)
@@ -44,6 +44,7 @@ describe('app shell', () => {
     await expect.element(nav.getByRole('link', { name: /Alpha/ })).toBeVisible()
     await expect.element(nav.getByLabelText('2 open questions')).toBeVisible()
     await expect.element(nav.getByRole('link', { name: /Beta/ })).toHaveTextContent('idle')
+    await expect.element(nav.getByRole('link', { name: /Beta/ })).toHaveTextContent(/lab\/deep · shop/)
     await nav.getByRole('link', { name: /Beta/ }).click()
     await until(() => location.hash === '#/threads/beta')
     await expect.element(page.getByRole('heading', { name: 'Beta' })).toBeVisible()
