@@ -5,12 +5,12 @@
  * host handles threadhost's (`/name`, `/model`, `/thinking`) as changes to the thread; anything else
  * that looks like a command is refused with the closest names, instead of reaching the model as text.
  */
-import type { CommandInfo } from '../schemas/index.js'
+import { THINKING_LEVELS, type CommandInfo } from '../schemas/index.js'
 
 export const HOST_COMMANDS: CommandInfo[] = [
   { name: 'name', description: 'Rename this thread: /name <title>', kind: 'threadhost' },
   { name: 'model', description: 'Use another model from the next run: /model <provider>/<id> (or demo)', kind: 'threadhost' },
-  { name: 'thinking', description: 'Set the thinking level from the next run: /thinking off|minimal|low|medium|high|xhigh', kind: 'threadhost' },
+  { name: 'thinking', description: `Set the thinking level from the next run: /thinking ${THINKING_LEVELS.join('|')}`, kind: 'threadhost' },
 ]
 
 export type ParsedCommand =

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import {
+  THINKING_LEVELS,
   validateDialogAnswer,
   type CommandInfo,
   type DialogAnswer,
@@ -45,8 +46,6 @@ export type CommandOutcome =
   | { kind: 'command-done'; command: string; summary: ThreadSummary }
   | { kind: 'unknown-command'; name: string; suggestions: string[] }
   | Exclude<UpdateOutcome, { kind: 'updated' }>
-
-const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const
 
 export interface CreateRequest {
   id?: string

@@ -7,7 +7,7 @@ export {
   type PiRuntimeFactoryOptions,
 } from './pi-adapter.js'
 export { describeSurvey, surveyAgentDir, type AgentDirSurvey } from './agent-dir.js'
-export { PiModels, THINKING_LEVELS, type PiModelsOptions } from './pi-models.js'
+export { PiModels, type PiModelsOptions } from './pi-models.js'
 export { createDemoProvider, demoReply, parseCalls, DEMO_MODEL, DEMO_PROVIDER, type DemoProvider } from './demo-model.js'
 export { consoleLogger, createExtensionUi, resolutionFor, type RuntimeLogger } from './extension-ui.js'
 export { foldTranscript, IDS_ENTRY } from './transcript.js'

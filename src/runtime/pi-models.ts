@@ -8,11 +8,9 @@
 import { join } from 'node:path'
 import type { Api, Model, Provider } from '@earendil-works/pi-ai'
 import { ModelRuntime, SettingsManager } from '@earendil-works/pi-coding-agent'
-import type { ModelInfo, ThinkingLevel } from '../schemas/index.js'
+import type { ModelInfo } from '../schemas/index.js'
 import type { ModelCatalog, ModelCheck } from './port.js'
 import { createDemoProvider, DEMO_MODEL, DEMO_PROVIDER } from './demo-model.js'
-
-export const THINKING_LEVELS: readonly ThinkingLevel[] = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh']
 
 export interface PiModelsOptions {
   agentDir: string

@@ -18,6 +18,8 @@ export const ThinkingLevel = Type.Union([
   Type.Literal('xhigh'),
 ])
 export type ThinkingLevel = Static<typeof ThinkingLevel>
+/** The same levels as a list, for messages and `/thinking`. */
+export const THINKING_LEVELS: readonly ThinkingLevel[] = ThinkingLevel.anyOf.map((level) => level.const)
 
 const ModelName = Type.String({ minLength: 1, maxLength: 200 })
 
