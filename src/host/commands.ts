@@ -2,7 +2,7 @@
  * Slash commands in the composer: what a thread can run, and what a `/text` prompt means.
  *
  * pi handles its own (extension commands, prompt templates, `/skill:name`) inside `prompt()`; the
- * host handles threadhost's (`/name`, `/model`, `/thinking`) as changes to the thread; anything else
+ * host handles threadhost's (`/name`, `/model`, `/thinking`, `/compact`, `/new`) on the thread; anything else
  * that looks like a command is refused with the closest names, instead of reaching the model as text.
  */
 import { THINKING_LEVELS, type CommandInfo } from '../schemas/index.js'
@@ -11,11 +11,15 @@ export const HOST_COMMANDS: CommandInfo[] = [
   { name: 'name', description: 'Rename this thread: /name <title>', kind: 'threadhost' },
   { name: 'model', description: 'Use another model from the next run: /model <provider>/<id> (or demo)', kind: 'threadhost' },
   { name: 'thinking', description: `Set the thinking level from the next run: /thinking ${THINKING_LEVELS.join('|')}`, kind: 'threadhost' },
+  { name: 'compact', description: 'Summarise the conversation so far into a shorter context: /compact [instructions]', kind: 'threadhost' },
+  { name: 'new', description: 'Start a new thread with this model and workspace: /new [title]', kind: 'threadhost' },
 ]
+
+export type HostCommand = 'name' | 'model' | 'thinking' | 'compact' | 'new'
 
 export type ParsedCommand =
   | { kind: 'text' }
-  | { kind: 'host'; name: 'name' | 'model' | 'thinking'; args: string }
+  | { kind: 'host'; name: HostCommand; args: string }
   | { kind: 'runtime' }
   | { kind: 'unknown'; name: string; suggestions: string[] }
 
@@ -25,7 +29,7 @@ export function parseCommand(text: string, runtimeCommands: CommandInfo[]): Pars
   if (!match) return { kind: 'text' }
   const [, name, args = ''] = match
   const host = HOST_COMMANDS.find((c) => c.name === name)
-  if (host) return { kind: 'host', name: host.name as 'name' | 'model' | 'thinking', args: args.trim() }
+  if (host) return { kind: 'host', name: host.name as HostCommand, args: args.trim() }
   if (runtimeCommands.some((c) => c.name === name)) return { kind: 'runtime' }
   const names = [...HOST_COMMANDS, ...runtimeCommands].map((c) => c.name)
   return { kind: 'unknown', name, suggestions: closest(name, names) }

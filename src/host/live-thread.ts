@@ -165,6 +165,11 @@ export class LiveThread {
     return this.#runtime?.commands() ?? []
   }
 
+  /** pi's compaction; the registry calls it only while idle. */
+  async compact(instructions?: string): Promise<void> {
+    await this.#runtime?.compact(instructions)
+  }
+
   /** A model or thinking level for the runs to come; the registry calls it only while idle. */
   async configure(change: { model?: string; thinkingLevel?: ThinkingLevel }): Promise<void> {
     await this.#runtime?.configure(change)

@@ -15,7 +15,7 @@ import {
   type ThinkingLevel,
   type ThreadSummary,
 } from '../schemas/index.js'
-import { HOST_COMMANDS, parseCommand } from './commands.js'
+import { HOST_COMMANDS, parseCommand, type HostCommand } from './commands.js'
 import type { ModelCatalog, RuntimeFactory } from '../runtime/port.js'
 import { Feed } from './feed.js'
 import { LiveThread, type AbortOutcome, type PromptOutcome } from './live-thread.js'
@@ -285,7 +285,9 @@ export class ThreadRegistry {
 
   // ——— internals ———
 
-  async #hostCommand(threadId: string, name: 'name' | 'model' | 'thinking', args: string): Promise<CommandOutcome> {
+  async #hostCommand(threadId: string, name: HostCommand, args: string): Promise<CommandOutcome> {
+    if (name === 'new') return this.#newLike(threadId, args)
+    if (name === 'compact') return this.#compact(threadId, args)
     if (!args) return { kind: 'invalid', reason: `/${name} needs an argument` }
     if (name === 'thinking' && !(THINKING_LEVELS as readonly string[]).includes(args)) {
       return { kind: 'invalid', reason: `/thinking takes one of ${THINKING_LEVELS.join(', ')}` }
@@ -293,6 +295,32 @@ export class ThreadRegistry {
     const change = name === 'name' ? { title: args } : name === 'model' ? { model: args } : { thinkingLevel: args as ThinkingLevel }
     const outcome = await this.update(threadId, change)
     return outcome.kind === 'updated' ? { kind: 'command-done', command: name, summary: outcome.summary } : outcome
+  }
+
+  /** `/new`: a fresh thread with this one's model, thinking level and workspace. */
+  async #newLike(threadId: string, title: string): Promise<CommandOutcome> {
+    const entry = this.#entries.get(threadId)
+    if (!entry || entry.deleting) return { kind: 'unknown' }
+    const { model, thinkingLevel, cwd } = entry.record
+    const created = await this.create({ model, ...(thinkingLevel ? { thinkingLevel } : {}), ...(cwd ? { cwd } : {}), ...(title ? { title } : {}) })
+    if (created.kind !== 'created') return { kind: 'invalid', reason: created.kind === 'invalid' ? created.reason : 'no new thread id was free' }
+    return { kind: 'command-done', command: 'new', summary: this.get(created.threadId)! }
+  }
+
+  /** `/compact`: between runs, like a model change. */
+  async #compact(threadId: string, instructions: string): Promise<CommandOutcome> {
+    const entry = this.#entries.get(threadId)
+    if (!entry || entry.deleting) return { kind: 'unknown' }
+    const live = await this.#currentLive(entry)
+    if (!live?.live) return { kind: 'invalid', reason: 'nothing to compact yet' }
+    if (live.busy) return { kind: 'busy' }
+    try {
+      await live.compact(instructions)
+    } catch (error) {
+      return { kind: 'invalid', reason: `compaction failed: ${error instanceof Error ? error.message : String(error)}` }
+    }
+    await this.#touch(threadId)
+    return { kind: 'command-done', command: 'compact', summary: this.#summary(entry) }
   }
 
   async #remember(threadId: string, request: CreateRequest & { model: string; cwd: string }): Promise<void> {

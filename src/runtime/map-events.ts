@@ -116,6 +116,20 @@ export class EventMapper {
             message: `The model failed (${event.errorMessage}); retrying, attempt ${event.attempt} of ${event.maxAttempts}.`,
           },
         ]
+      case 'compaction_end':
+        // Automatic compaction happens inside a run; either way the human should know the context shrank.
+        return [
+          {
+            type: 'notify',
+            level: event.result ? 'info' : 'warning',
+            persist: true,
+            message: event.result
+              ? `The conversation was compacted: ${event.result.tokensBefore} tokens summarised.`
+              : event.aborted
+                ? 'Compaction was stopped.'
+                : (event.errorMessage ?? 'Compaction failed.'),
+          },
+        ]
       default:
         return []
     }

@@ -212,6 +212,10 @@ export class PiRuntime implements AgentRuntime {
     return [...extension, ...templates, ...skills]
   }
 
+  async compact(instructions?: string): Promise<void> {
+    await this.session.compact(instructions || undefined)
+  }
+
   async configure(change: { model?: string; thinkingLevel?: ThinkingLevel }): Promise<void> {
     if (change.model !== undefined) {
       const model = this.models?.find(change.model)

@@ -79,6 +79,8 @@ export interface AgentRuntime {
   transcript(): TranscriptEntry[]
   /** The commands pi handles itself in a prompt: extension commands, prompt templates, skills. */
   commands(): CommandInfo[]
+  /** Summarises the conversation so far into a shorter context (pi's /compact). Only called while idle. */
+  compact(instructions?: string): Promise<void>
   /** Switches model and/or thinking level for the runs to come. Only called while idle. */
   configure(change: { model?: string; thinkingLevel?: ThinkingLevel }): Promise<void>
   dispose(): Promise<void>

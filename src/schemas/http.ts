@@ -136,5 +136,14 @@ export const ThreadSummary = Type.Object({
 })
 export type ThreadSummary = Static<typeof ThreadSummary>
 
+/** `200` from the prompt route when the message was one of threadhost's own commands: no run started. */
+export const CommandReceipt = Type.Object({
+  threadId: Type.String(),
+  command: Type.String(),
+  /** The thread the command changed — or, for `/new`, the thread it created. */
+  thread: ThreadSummary,
+})
+export type CommandReceipt = Static<typeof CommandReceipt>
+
 export const ErrorBody = Type.Object({ error: Type.String() }, { additionalProperties: true })
 export type ErrorBody = Static<typeof ErrorBody>

@@ -38,7 +38,7 @@ describe('slash commands', () => {
   it('GET commands lists threadhost\'s own and the runtime\'s', async () => {
     await registry.create({ id: 't' })
     const names = (await registry.commands('t'))?.map((c) => `${c.kind}:${c.name}`)
-    expect(names).toEqual(['threadhost:name', 'threadhost:model', 'threadhost:thinking', 'extension:deploy'])
+    expect(names).toEqual(['threadhost:name', 'threadhost:model', 'threadhost:thinking', 'threadhost:compact', 'threadhost:new', 'extension:deploy'])
     expect(await registry.commands('nope')).toBeUndefined()
   })
 

@@ -77,6 +77,9 @@ export class FakeRuntime implements AgentRuntime {
   commands(): CommandInfo[] {
     return [{ name: 'deploy', description: 'an extension command', kind: 'extension' }]
   }
+  async compact(instructions?: string): Promise<void> {
+    this.calls.push(`compact:${instructions ?? ''}`)
+  }
   async configure(change: { model?: string; thinkingLevel?: ThinkingLevel }): Promise<void> {
     this.calls.push(`configure:${change.model ?? ''}:${change.thinkingLevel ?? ''}`)
   }
