@@ -82,6 +82,8 @@ export class LiveThread {
   #retired = false
   #wasLive = false
   #releasing = false
+  /** The editor's text as pi's getEditorText() sees it: the latest a tab reported or an extension set. */
+  #editorText = ''
 
   constructor(options: LiveThreadOptions) {
     this.#options = options
@@ -124,7 +126,11 @@ export class LiveThread {
       const clean = title.replace(/\s+/g, ' ').trim().slice(0, MAX_TITLE)
       if (clean) this.#show({ type: 'title', title: clean })
     },
-    setEditorText: (text) => this.#show({ type: 'editor-text', text }),
+    setEditorText: (text) => {
+      this.#editorText = text
+      this.#show({ type: 'editor-text', text })
+    },
+    editorText: () => this.#editorText,
   }
 
   #show(observation: ObservationInput): void {
@@ -158,6 +164,11 @@ export class LiveThread {
   get busy(): boolean {
     const snapshot = this.actor.getSnapshot()
     return snapshot.status === 'active' && snapshot.value !== 'idle' && snapshot.value !== 'cold'
+  }
+
+  /** A tab's draft as the user types it; the next getEditorText() of an extension reads it. */
+  reportDraft(text: string): void {
+    this.#editorText = text
   }
 
   /** What pi handles itself in a prompt (none before the runtime is attached). */

@@ -234,6 +234,14 @@ export class ThreadRegistry {
     return outcome
   }
 
+  /** A tab's composer draft, for extensions that read the editor. It never builds a runtime. */
+  reportDraft(threadId: string, text: string): boolean {
+    const live = this.#entries.get(threadId)?.live
+    if (!live?.live) return false
+    live.reportDraft(text)
+    return true
+  }
+
   abort(threadId: string, run?: number): AbortOutcome {
     const live = this.#entries.get(threadId)?.live
     if (!live) return { kind: 'not-live' }

@@ -118,12 +118,7 @@ export function createExtensionUi(ui: UiBridge, log: RuntimeLogger): ExtensionUI
     working = next
     tell('setWorking', () => ui.setWorking(next))
   }
-  /** pi's RPC mode answers "" here; we answer the last text an extension put in the editor. */
-  let editorText = ''
-  const setEditorText = (text: string) => {
-    editorText = text
-    tell('setEditorText', () => ui.setEditorText(text))
-  }
+  const setEditorText = (text: string) => tell('setEditorText', () => ui.setEditorText(text))
 
   const context: ExtensionUIContext = {
     async select(title, options, opts) {
@@ -165,7 +160,8 @@ export function createExtensionUi(ui: UiBridge, log: RuntimeLogger): ExtensionUI
     // pi's RPC mode: paste delegates to setEditorText, without terminal paste handling.
     pasteToEditor: (text) => setEditorText(text),
     setEditorText: (text) => setEditorText(text),
-    getEditorText: () => editorText,
+    // pi's RPC mode answers "" here; the host knows what the tabs last reported.
+    getEditorText: () => ui.editorText(),
     // custom() hands the extension a terminal component; a browser cannot draw it (pi's RPC mode agrees).
     async custom() {
       needsTerminal('custom')

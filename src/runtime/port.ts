@@ -127,6 +127,8 @@ export interface UiBridge {
   setTitle(title: string): void
   /** Offered to every composer whose draft is empty. */
   setEditorText(text: string): void
+  /** What is in the editor now: the latest of a tab's reported draft and an extension's setEditorText. */
+  editorText(): string
 }
 
 export interface RuntimeOptions {

@@ -94,6 +94,10 @@ export const PromptReceipt = Type.Object({
 })
 export type PromptReceipt = Static<typeof PromptReceipt>
 
+/** `PUT /api/threads/:id/draft`: what a tab's composer holds now (extensions read it with getEditorText). */
+export const DraftBody = Type.Object({ text: Type.String({ maxLength: MAX_PROMPT_CHARS }) }, { additionalProperties: false })
+export type DraftBody = Static<typeof DraftBody>
+
 export const AbortBody = Type.Object({ run: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false })
 
 /**

@@ -12,6 +12,7 @@ import {
   AbortBody,
   CreateThreadBody,
   DialogAnswerBody,
+  DraftBody,
   MAX_PROMPT_CHARS,
   PromptBody,
   ThreadParams,
@@ -76,6 +77,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   })
 
   app.get('/api/models', async () => registry.models())
+
+  app.put('/api/threads/:id/draft', { schema: { params: ThreadParams, body: DraftBody } }, async (request, reply) => {
+    return registry.reportDraft(request.params.id, request.body.text)
+      ? reply.code(204).send()
+      : reply.code(404).send({ error: `thread ${request.params.id} is not live` })
+  })
 
   app.get('/api/threads/:id/commands', { schema: { params: ThreadParams } }, async (request, reply) => {
     const commands = await registry.commands(request.params.id)

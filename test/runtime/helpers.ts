@@ -61,6 +61,11 @@ export class FakeBridge implements UiBridge {
   setTitle(title: string): void {
     this.shown.push(['setTitle', title])
   }
+  editorText(): string {
+    const last = this.shown.findLast((call) => call[0] === 'setEditorText')
+    return (last?.[1] as string | undefined) ?? ''
+  }
+
   setEditorText(text: string): void {
     this.shown.push(['setEditorText', text])
   }

@@ -28,6 +28,8 @@ const screenExtension: ExtensionFactory = (pi) => {
         ctx.ui.setTitle('Indexed repo')
         ctx.ui.setEditorText('now summarize it')
         ctx.ui.notify('indexing done', 'info')
+      } else if (p.step === 'read') {
+        return { content: [{ type: 'text', text: `editor: ${ctx.ui.getEditorText()}` }], details: {} }
       } else {
         ctx.ui.setStatus('git', undefined)
         ctx.ui.setWidget('todo', undefined)
@@ -102,6 +104,20 @@ describe('extension UI over SSE', () => {
     const late = await follow('x2')
     const snapshot = (await late.waitFor(is('snapshot'))).data
     expect(snapshot).toMatchObject({ statusItems: {}, widgets: {} })
+  })
+
+  it('getEditorText reads the draft a tab last reported; a draft for a thread that is not live is 404 and builds nothing', async () => {
+    expect((await api(h.url, 'PUT', '/api/threads/cold/draft', { text: 'x' })).status).toBe(404)
+    await api(h.url, 'POST', '/api/threads', { id: 'x3' })
+    const tab = await follow('x3')
+    await prompt('x3', 'call screen {"step":"read"}')
+    await tab.waitFor(is('status', { busy: false, run: 1 }))
+    expect(tab.frames.find(is('tool-end'))?.data.result).toMatchObject({ text: 'editor: ' })
+    expect((await api(h.url, 'PUT', '/api/threads/x3/draft', { text: 'half-typed question' })).status).toBe(204)
+    await prompt('x3', 'call screen {"step":"read"}')
+    await tab.waitFor(is('status', { busy: false, run: 2 }))
+    expect(tab.frames.filter(is('tool-end')).at(-1)?.data.result).toMatchObject({ text: 'editor: half-typed question' })
+    expect((await api(h.url, 'GET', '/api/threads/cold')).status).toBe(404)
   })
 })
 
