@@ -37,7 +37,7 @@ import type {
 } from './port.js'
 import type { PiModels } from './pi-models.js'
 import { askBridge, consoleLogger, createExtensionUi, errorText, type RuntimeLogger } from './extension-ui.js'
-import { decideTrust, trustAnswer, trustQuestion, type TrustPolicy } from './project-trust.js'
+import { decideTrust, extensionTrust, needsTrustDecision, trustAnswer, trustQuestion, type TrustPolicy } from './project-trust.js'
 import { EventMapper } from './map-events.js'
 import { DEFAULT_TOOL_POLICY, type ToolPolicy } from './tool-policy.js'
 import { foldTranscript, IDS_ENTRY, lastRun, readSessionFile, RUN_ENTRY, type IdsMarker } from './transcript.js'
@@ -375,7 +375,8 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
       if (!model) throw new Error(`Unknown model '${modelName}'.`)
       // The user's settings (global, and the project's once it is trusted), as pi reads them.
       const settingsManager = SettingsManager.create(cwd, agentDir, { projectTrusted: false })
-      const trust = decideTrust(cwd, agentDir, settingsManager, options.trustProjects ?? 'ask')
+      const policy = options.trustProjects ?? 'ask'
+      let trust = needsTrustDecision(cwd, policy) ? ('ask' as const) : decideTrust(cwd, agentDir, settingsManager, policy)
       if (trust === true) settingsManager.setProjectTrusted(true)
       // Built per session: each tool closes over this thread's bridge.
       const extensionFactories: ExtensionFactory[] = [
@@ -398,7 +399,18 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
           { name: 'mcp', factory: createMcpExtension(), replaceable: true, hidden: true },
         ],
       })
-      await resourceLoader.reload()
+      await resourceLoader.reload(
+        trust === 'ask'
+          ? {
+              // pi loads the global extensions first and lets them decide; what it sets here is the trust the project loads with.
+              resolveProjectTrust: async ({ extensionsResult }) => {
+                const byExtension = await extensionTrust(extensionsResult, cwd, agentDir, (m) => log.warn(m))
+                trust = byExtension ?? decideTrust(cwd, agentDir, settingsManager, policy)
+                return trust === true
+              },
+            }
+          : undefined,
+      )
       const paths = sessionPaths(options.dataDir, threadId)
       mkdirSync(paths.dir, { recursive: true })
       // open() on a missing file starts a new session that will be written to exactly this path.

@@ -5,10 +5,18 @@
  * Order (pi's docs/security.md): threadhost's `--trust-projects yes|no` override; a folder with no
  * trust-requiring resources (`.pi/settings.json`, `.pi/extensions`, …) is trusted unless a saved
  * decision says otherwise; a saved decision in the agent dir's trust store; the `defaultProjectTrust`
- * setting (`always` / `never`); else ask. Extensions' `project_trust` handlers are not consulted:
- * pi does not export that step to SDK hosts.
+ * setting (`always` / `never`); else ask. Before the saved decision, the user's global extensions
+ * may decide through their `project_trust` handlers (first yes/no wins), as in pi; they run while the
+ * thread is being built, so they are told there is no UI to ask with.
  */
-import { hasTrustRequiringProjectResources, ProjectTrustStore, type SettingsManager } from '@earendil-works/pi-coding-agent'
+import {
+  hasTrustRequiringProjectResources,
+  ProjectTrustStore,
+  type LoadExtensionsResult,
+  type ProjectTrustContext,
+  type ProjectTrustEventResult,
+  type SettingsManager,
+} from '@earendil-works/pi-coding-agent'
 import type { DialogSpec } from '../schemas/index.js'
 import type { DialogResolution } from './port.js'
 
@@ -32,6 +40,45 @@ export function decideTrust(cwd: string, agentDir: string, settings: SettingsMan
     default:
       return 'ask'
   }
+}
+
+/** Whether pi would resolve trust for this folder at all: only when the folder has resources trust gates. */
+export function needsTrustDecision(cwd: string, policy: TrustPolicy): boolean {
+  return policy === 'ask' && hasTrustRequiringProjectResources(cwd)
+}
+
+/**
+ * The user's extensions' say, as pi's own `emitProjectTrustEvent` (not exported to SDK hosts) runs
+ * it: each `project_trust` handler in load order, the first yes/no wins, errors are reported and skipped.
+ */
+export async function extensionTrust(
+  extensions: LoadExtensionsResult,
+  cwd: string,
+  agentDir: string,
+  onError: (message: string) => void,
+): Promise<boolean | undefined> {
+  const ctx: ProjectTrustContext = {
+    cwd,
+    mode: 'rpc',
+    hasUI: false,
+    ui: { select: async () => undefined, confirm: async () => false, input: async () => undefined, notify: () => {} },
+  }
+  for (const ext of extensions.extensions) {
+    for (const handler of ext.handlers.get('project_trust') ?? []) {
+      let result: ProjectTrustEventResult | undefined
+      try {
+        result = (await handler({ type: 'project_trust', cwd }, ctx as never)) as ProjectTrustEventResult | undefined
+      } catch (error) {
+        onError(`extension ${ext.path} failed on project_trust: ${error instanceof Error ? error.message : String(error)}`)
+        continue
+      }
+      if (!result || result.trusted === 'undecided') continue
+      const trusted = result.trusted === 'yes'
+      if (result.remember === true) new ProjectTrustStore(agentDir).set(cwd, trusted)
+      return trusted
+    }
+  }
+  return undefined
 }
 
 export function trustQuestion(cwd: string): DialogSpec {

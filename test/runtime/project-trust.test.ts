@@ -84,6 +84,32 @@ describe('project trust', () => {
     expect(rec.of('user-message')).toEqual([])
   })
 
+  it("a global extension's project_trust handler decides before the saved decision, without a question, and can ask pi to remember", async () => {
+    const tmp = tempDir()
+    cleanups.push(tmp.cleanup)
+    const cwd = project(tmp.dir)
+    const agentDir = join(tmp.dir, 'agent')
+    mkdirSync(join(agentDir, 'extensions'), { recursive: true })
+    writeFileSync(join(agentDir, 'trust.json'), JSON.stringify({ [cwd]: false }))
+    writeFileSync(
+      join(agentDir, 'extensions', 'trust-my-code.ts'),
+      `export default function (pi) {
+  pi.on('project_trust', (event) => ({ trusted: event.cwd.endsWith('project') ? 'yes' : 'undecided', remember: true }))
+}
+`,
+    )
+    const factory = await piRuntimes({ dataDir: tmp.dir, agentDir })
+    const ui = new FakeBridge()
+    const runtime = await factory.create({ threadId: 't', model: 'demo', ui, cwd })
+    cleanups.push(() => runtime.dispose())
+    const rec = new Recorder(runtime)
+    runtime.prompt({ messageId: 'p', text: CALL })
+    await rec.next('settled')
+    expect(ui.asks).toHaveLength(0)
+    expect(rec.of('tool-end')[0]).toMatchObject({ isError: false, result: { text: 'the project tool ran' } })
+    expect(readFileSync(join(agentDir, 'trust.json'), 'utf8')).toMatch(/true/)
+  })
+
   it('--trust-projects yes loads project resources without asking; no never loads them', async () => {
     const trusted = await setup({ trustProjects: 'yes' })
     trusted.runtime.prompt({ messageId: 'p', text: CALL })
