@@ -12,6 +12,15 @@ import type { ModelInfo } from '../schemas/index.js'
 import type { ModelCatalog, ModelCheck } from './port.js'
 import { createDemoProvider, DEMO_MODEL, DEMO_PROVIDER } from './demo-model.js'
 
+/**
+ * Makes `agentDir` the agent dir of this whole process. Most of pi takes it as an option, but some
+ * parts only read `PI_CODING_AGENT_DIR` at call time — the MCP extension's `mcp.json`, its log and
+ * OAuth store among them — so threadhost, which serves one agent dir per process, sets it once here.
+ */
+export function usePiAgentDir(agentDir: string): void {
+  process.env.PI_CODING_AGENT_DIR = agentDir
+}
+
 export interface PiModelsOptions {
   agentDir: string
   /** The demo model's pause between streamed chunks (ms). */
@@ -25,6 +34,7 @@ export class PiModels implements ModelCatalog {
   ) {}
 
   static async create(options: PiModelsOptions): Promise<PiModels> {
+    usePiAgentDir(options.agentDir)
     const runtime = await ModelRuntime.create({
       authPath: join(options.agentDir, 'auth.json'),
       modelsPath: join(options.agentDir, 'models.json'),
