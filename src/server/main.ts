@@ -15,7 +15,7 @@ async function main(): Promise<void> {
     console.error(message)
     process.exit(error instanceof ConfigError && message.startsWith('threadhost —') ? 0 : 2)
   }
-  const [{ Effect, Fiber }, { serve }] = await Promise.all([import('effect'), import('./serve.js')])
+  const [{ Cause, Effect, Fiber }, { serve }] = await Promise.all([import('effect'), import('./serve.js')])
   const fiber = Effect.runFork(serve(config))
   let stopping = false
   const stop = (signal: string) => {
@@ -34,6 +34,12 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => stop('SIGTERM'))
   fiber.addObserver((exit) => {
     if (!stopping && exit._tag === 'Failure') {
+      // A configuration found wrong only once pi was loaded (an unusable --model) is said like any other.
+      const error = Cause.squash(exit.cause)
+      if (error instanceof ConfigError) {
+        console.error(error.message)
+        process.exit(2)
+      }
       console.error('threadhost stopped:', exit.cause)
       process.exit(1)
     }

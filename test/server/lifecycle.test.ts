@@ -87,6 +87,14 @@ describe('lifecycle', () => {
     expect(tab.ended).toBe(true)
   })
 
+  it('an unusable --model stops the start with pi\'s reason, naming the flag', async () => {
+    const server = startProcess(['--port', '0', '--model', 'nobody/nothing'])
+    server.url.catch(() => {}) // it never listens, by design
+    expect(await server.exit).toBe(2)
+    expect(server.output()).toMatch(/--model nobody\/nothing: Unknown model 'nobody\/nothing'/)
+    expect(server.output()).not.toMatch(/threadhost stopped/)
+  })
+
   it('binding a non-loopback host without a token is refused with a clear message', async () => {
     expect(() => parseConfig(['--host', '0.0.0.0'], {})).toThrow(/without a token/)
     expect(parseConfig(['--host', '0.0.0.0', '--token', 't'], {})).toMatchObject({ host: '0.0.0.0', token: 't' })
