@@ -1,12 +1,20 @@
 /** The browser's side of the HTTP contract (src/schemas/http.ts). Nothing here knows about Lit. */
 import type {
   AbortReceipt,
+  CommandReceipt,
+  CreateThreadBody,
   DeliverAs,
   DialogAnswerBody,
+  ModelList,
   PromptReceipt,
   ThreadSummary,
+  UpdateThreadBody,
 } from '../schemas/index.js'
 
+/**
+ * A refused request. Its message is what the server said (`refusal`, else `error`, e.g. a 422's
+ * "no credentials for …"), so a component can show `err.message` to the user as it is.
+ */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -63,12 +71,18 @@ const thread = (id: string) => `/api/threads/${enc(id)}`
 export const api = {
   listThreads: () => request<{ threads: ThreadSummary[] }>('GET', '/api/threads').then((r) => r.threads),
   getThread: (id: string) => request<ThreadSummary>('GET', thread(id)),
-  createThread: (body: { id?: string; title?: string; model?: string } = {}) =>
-    request<{ threadId: string }>('POST', '/api/threads', body),
+  /** `demo` and every model pi has credentials for, and the name new threads get by default. */
+  listModels: () => request<ModelList>('GET', '/api/models'),
+  /** `model` (a `name` from listModels), `thinkingLevel` and `cwd` are optional: the server's defaults otherwise. */
+  createThread: (body: CreateThreadBody = {}) => request<{ threadId: string }>('POST', '/api/threads', body),
   renameThread: (id: string, title: string) => request<ThreadSummary>('PATCH', thread(id), { title }),
+  /** A title, model or thinking level; `409 busy` while a run is in flight, `422` an unusable model. */
+  updateThread: (id: string, body: UpdateThreadBody) => request<ThreadSummary>('PATCH', thread(id), body),
   deleteThread: (id: string) => request<void>('DELETE', thread(id)),
+  /** The composer's draft, for extensions that read the editor; 404 (not live) is harmless. */
+  reportDraft: (id: string, text: string) => request<void>('PUT', `${thread(id)}/draft`, { text }),
   prompt: (id: string, message: string, deliverAs?: DeliverAs) =>
-    request<PromptReceipt>('POST', `${thread(id)}/prompt`, deliverAs ? { message, deliverAs } : { message }),
+    request<PromptReceipt | CommandReceipt>('POST', `${thread(id)}/prompt`, deliverAs ? { message, deliverAs } : { message }),
   // An empty JSON object: the server's body parser refuses a bodiless POST (see the report).
   abort: (id: string) => request<AbortReceipt>('POST', `${thread(id)}/abort`, {}),
   answerDialog: (id: string, body: DialogAnswerBody) => request<void>('POST', `${thread(id)}/dialog`, body),

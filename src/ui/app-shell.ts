@@ -1,7 +1,7 @@
 /** The page: thread list beside the thread pane, routed by `#/threads/<id>`. */
 import { LitElement, css, html } from 'lit'
 import { customElement, property, state } from 'lit/decorators.js'
-import type { ThreadSummary } from '../schemas/index.js'
+import type { ModelList, ThreadSummary } from '../schemas/index.js'
 import { api as defaultApi, type Api } from './api.js'
 import { controls, tokens } from './styles.js'
 import './thread-list.js'
@@ -37,6 +37,9 @@ export class AppShell extends LitElement {
   @state() private notice = ''
   @state() private loading = true
   @state() private listError = ''
+  /** `GET /api/models`, asked once (again on the next poll if it failed): the pane's model picker. */
+  @state() private models: ModelList | undefined
+  #modelsAsked = false
   #timer: ReturnType<typeof setInterval> | undefined
 
   static override styles = [
@@ -119,6 +122,7 @@ export class AppShell extends LitElement {
   }
 
   async refresh(): Promise<void> {
+    void this.#loadModels()
     try {
       const threads = await this.api.listThreads()
       // The thread on screen was listed before and is gone now: another tab deleted it.
@@ -158,7 +162,12 @@ export class AppShell extends LitElement {
       ></thread-list>
       <main>
         ${this.threadId
-          ? html`<thread-pane thread-id=${this.threadId} .summary=${summary} .api=${this.api}></thread-pane>`
+          ? html`<thread-pane
+              thread-id=${this.threadId}
+              .summary=${summary}
+              .models=${this.models}
+              .api=${this.api}
+            ></thread-pane>`
           : html`<div class="welcome">
               ${this.notice ? html`<p role="status" class="notice">${this.notice}</p>` : ''}
               <h1>Welcome to threadhost</h1>
@@ -191,7 +200,22 @@ export class AppShell extends LitElement {
     this.threads = this.#overlay(this.threads)
   }
 
-  #onChanged = () => {
+  async #loadModels(): Promise<void> {
+    if (this.models || this.#modelsAsked) return
+    this.#modelsAsked = true
+    try {
+      this.models = await this.api.listModels()
+    } catch {
+      this.#modelsAsked = false // the pane shows the model's name without a picker until then
+    }
+  }
+
+  /** A pane that changed its thread hands over the new summary: the list shows it before the poll. */
+  #onChanged = (e: Event) => {
+    const changed = (e as CustomEvent<{ threadId: string; summary?: ThreadSummary }>).detail?.summary
+    if (changed) {
+      this.threads = this.#overlay(this.threads.map((t) => (t.threadId === changed.threadId ? { ...t, ...changed } : t)))
+    }
     void this.refresh()
   }
 

@@ -17,6 +17,8 @@ export function appendRestored(draft: string, restored: readonly string[]): stri
   return parts.join('\n\n')
 }
 
+const DRAFT_REPORT_MS = 400
+
 @customElement('composer-box')
 export class ComposerBox extends LitElement {
   @property({ type: Boolean }) busy = false
@@ -24,6 +26,8 @@ export class ComposerBox extends LitElement {
   @property({ attribute: false }) queue: QueueState = { steering: [], followUp: [] }
   @property({ attribute: false }) send: ComposerSend = async () => {}
   @property({ attribute: false }) stop: ComposerStop = async () => []
+  /** Told the draft once typing pauses, so extensions reading the editor (getEditorText) see it. */
+  @property({ attribute: false }) draftChanged: (text: string) => void = () => {}
 
   @state() draft = ''
   @state() deliverAs: DeliverAs = 'steer'
@@ -180,8 +184,19 @@ export class ComposerBox extends LitElement {
   }
 
   protected override updated(changed: PropertyValues<this>): void {
-    if (changed.has('draft')) this.#autosize()
+    if (!changed.has('draft')) return
+    this.#autosize()
+    // Not per keystroke: one report when typing pauses.
+    clearTimeout(this.#draftTimer)
+    this.#draftTimer = setTimeout(() => this.draftChanged(this.draft), DRAFT_REPORT_MS)
   }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback()
+    clearTimeout(this.#draftTimer)
+  }
+
+  #draftTimer?: ReturnType<typeof setTimeout>
 
   override render() {
     const queued = [

@@ -193,6 +193,6 @@ declare global {
 }
 
 /** The last segment of a workspace path: enough to tell projects apart in a narrow list. */
-function folderName(path: string): string {
+export function folderName(path: string): string {
   return path.split(/[\\/]/).filter(Boolean).at(-1) ?? path
 }

@@ -1,20 +1,30 @@
 /**
- * One thread: header (title, connection, rename, delete), the transcript, the open questions and
- * the composer. Owns the thread's store and follow connection while it shows that thread.
+ * One thread: header (title, connection, rename, delete; its model, thinking level and workspace),
+ * the transcript, the open questions and the composer. Owns the thread's store and follow
+ * connection while it shows that thread.
  */
 import { LitElement, css, html, nothing, type PropertyValues } from 'lit'
 import { customElement, property, query, state } from 'lit/decorators.js'
 import { repeat } from 'lit/directives/repeat.js'
-import type { DeliverAs, DialogAnswerBody, ThreadSummary } from '../schemas/index.js'
+import type { DeliverAs, DialogAnswerBody, ModelList, ThinkingLevel, ThreadSummary, UpdateThreadBody } from '../schemas/index.js'
 import { ApiError, api as defaultApi, type Api } from './api.js'
 import type { ComposerBox } from './composer-box.js'
 import { FollowClient, type ConnectionState, type EventSourceFactory, followConfig } from './follow-client.js'
 import { controls, tokens } from './styles.js'
 import { createThreadStore, type ThreadStore, type ThreadStoreContext } from './thread-store.js'
+import { folderName } from './thread-list.js'
 import './composer-box.js'
 import './connection-badge.js'
 import './dialog-card.js'
 import './transcript-view.js'
+
+/**
+ * pi's thinking levels in order. The schema's THINKING_LEVELS would bring TypeBox into the page for
+ * six words; the checks below fail to compile if this list and the schema's union ever differ.
+ */
+const THINKING = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const satisfies readonly ThinkingLevel[]
+const thinkingListIsComplete: [Exclude<ThinkingLevel, (typeof THINKING)[number]>] extends [never] ? true : never = true
+void thinkingListIsComplete
 
 const NOTE_MS = 8000
 const TOAST_MS = 6000
@@ -25,14 +35,21 @@ export class ThreadPane extends LitElement {
   @property({ attribute: false }) summary: ThreadSummary | undefined
   @property({ attribute: false }) api: Api = defaultApi
   @property({ attribute: false }) eventSource: EventSourceFactory | undefined
+  /** `GET /api/models`, from the page. Without it the header shows the model's name, no picker. */
+  @property({ attribute: false }) models: ModelList | undefined
 
   @state() private ctx: ThreadStoreContext | undefined
   @state() private connection: ConnectionState = 'connecting'
   @state() private renaming = false
   @state() private confirmingDelete = false
   @state() private headerError = ''
+  /** A model or thinking level PATCH in flight: its select keeps the user's pick until the answer. */
+  @state() private configuring = false
+  @state() private configError = ''
   @query('composer-box') private composer!: ComposerBox
   @query('.scroll') private scroller!: HTMLElement
+  @query('select[name="model"]') private modelSelect!: HTMLSelectElement | null
+  @query('select[name="thinking"]') private thinkingSelect!: HTMLSelectElement | null
 
   store: ThreadStore | undefined
   follow: FollowClient | undefined
@@ -118,6 +135,53 @@ export class ThreadPane extends LitElement {
       }
       .confirm-delete span {
         flex: 1;
+      }
+      .settings {
+        display: flex;
+        flex-wrap: wrap;
+        align-items: center;
+        gap: 0.35rem 1rem;
+        padding: 0.35rem 1.25rem;
+        border-bottom: 1px solid var(--th-border);
+        font-size: 0.8rem;
+        color: var(--th-fg-soft);
+      }
+      .settings .field {
+        display: inline-flex;
+        align-items: center;
+        gap: 0.35rem;
+        min-width: 0;
+      }
+      .settings .value {
+        color: var(--th-fg);
+      }
+      .settings select {
+        font: inherit;
+        color: var(--th-fg);
+        background: var(--th-bg);
+        border: 1px solid var(--th-border);
+        border-radius: 8px;
+        padding: 0.15rem 0.35rem;
+        max-width: 16rem;
+      }
+      .settings select:focus-visible {
+        outline: 2px solid var(--th-accent);
+        outline-offset: 1px;
+      }
+      .settings select:disabled {
+        opacity: 0.6;
+      }
+      .settings .folder {
+        flex: 0 1 auto;
+      }
+      .settings .folder .value {
+        font-family: var(--th-mono);
+        overflow: hidden;
+        text-overflow: ellipsis;
+        white-space: nowrap;
+      }
+      .settings .config-error {
+        color: var(--th-danger);
       }
       .header-error {
         padding: 0.4rem 1.25rem;
@@ -254,6 +318,9 @@ export class ThreadPane extends LitElement {
         header {
           padding: 0.6rem 0.8rem;
         }
+        .settings {
+          padding: 0.35rem 0.8rem;
+        }
         .column {
           padding: 0 0.8rem;
         }
@@ -301,6 +368,8 @@ export class ThreadPane extends LitElement {
     this.renaming = false
     this.confirmingDelete = false
     this.headerError = ''
+    this.configError = ''
+    this.configuring = false
     const sub = store.subscribe((s) => {
       this.#rememberScroll()
       this.ctx = s.context
@@ -342,6 +411,7 @@ export class ThreadPane extends LitElement {
 
   protected override updated(): void {
     this.#announceStatus()
+    this.#showSettings()
     // An extension's editor text goes into the composer only when its draft is empty.
     const offer = this.ctx?.editorText
     if (offer && offer.seq > this.#editorSeq && this.composer) {
@@ -393,6 +463,7 @@ export class ThreadPane extends LitElement {
               <button class="ghost" @click=${() => (this.renaming = true)}>Rename</button>
               <button class="ghost danger" @click=${() => (this.confirmingDelete = true)}>Delete</button>`}
       </header>
+      ${this.#settings(view.status.busy || (!ctx.synced && !!this.summary?.busy))}
       ${this.confirmingDelete
         ? html`<div class="confirm-delete" role="alertdialog" aria-label="Delete thread">
             <span>Delete “${this.threadTitle}” and its whole transcript? This cannot be undone.</span>
@@ -444,6 +515,7 @@ export class ThreadPane extends LitElement {
           .queue=${view.queue}
           .send=${this.#send}
           .stop=${this.#stop}
+          .draftChanged=${this.#reportDraft}
         ></composer-box>
       </div>
     `
@@ -463,6 +535,83 @@ export class ThreadPane extends LitElement {
           ${chips.map(([key, text]) => html`<li data-status=${key} title=${text}>${text}</li>`)}
         </ul>`
       : nothing}`
+  }
+
+  /**
+   * The thread's model, thinking level (reasoning models only) and workspace, under the title. The
+   * selects change them for the runs to come, so they are disabled while a run is in flight.
+   */
+  #settings(busy: boolean) {
+    const s = this.summary
+    if (!s) return nothing
+    const models = this.models?.models ?? []
+    const current = models.find((m) => m.name === s.model)
+    const disabled = busy || this.configuring
+    const hint = busy ? 'Can be changed when the run ends' : ''
+    // PATCH can set a thinking level but not clear one: "default" (unset) is offered while it is so.
+    return html`<div class="settings">
+      ${models.length
+        ? html`<span class="field">
+            <label for="model">Model</label>
+            <select id="model" name="model" title=${hint} ?disabled=${disabled} @change=${this.#pickModel}>
+              ${current ? nothing : html`<option value=${s.model} selected>${s.model}</option>`}
+              ${models.map((m) => html`<option value=${m.name} ?selected=${m === current}>${m.label}</option>`)}
+            </select>
+          </span>`
+        : html`<span class="field"><span>Model</span><span class="value">${s.model}</span></span>`}
+      ${current?.reasoning
+        ? html`<span class="field">
+            <label for="thinking">Thinking</label>
+            <select id="thinking" name="thinking" title=${hint} ?disabled=${disabled} @change=${this.#pickThinking}>
+              <option value="" ?selected=${!s.thinkingLevel} ?disabled=${!!s.thinkingLevel}>default</option>
+              ${THINKING.map((l) => html`<option value=${l} ?selected=${l === s.thinkingLevel}>${l}</option>`)}
+            </select>
+          </span>`
+        : nothing}
+      <span class="field folder" title=${s.cwd}><span>Folder</span><span class="value">${folderName(s.cwd)}</span></span>
+      ${this.configError ? html`<span class="config-error" role="alert">${this.configError}</span>` : nothing}
+    </div>`
+  }
+
+  /** The selects show the thread as it is, except the one whose change is still being sent. */
+  #showSettings() {
+    if (this.configuring || !this.summary) return
+    const model = this.modelSelect
+    if (model && model.value !== this.summary.model) model.value = this.summary.model
+    const thinking = this.thinkingSelect
+    const level = this.summary.thinkingLevel ?? ''
+    if (thinking && thinking.value !== level) thinking.value = level
+  }
+
+  #pickModel = (e: Event) => {
+    const model = (e.target as HTMLSelectElement).value
+    if (model && model !== this.summary?.model) void this.#configure({ model }, 'model')
+  }
+
+  #pickThinking = (e: Event) => {
+    const level = (e.target as HTMLSelectElement).value as ThinkingLevel | ''
+    if (level && level !== this.summary?.thinkingLevel) void this.#configure({ thinkingLevel: level }, 'thinking level')
+  }
+
+  /** PATCH the thread; refused (busy, unusable model) or failed, the selects go back to what it has. */
+  async #configure(change: UpdateThreadBody, what: 'model' | 'thinking level') {
+    const id = this.threadId
+    this.configuring = true
+    this.configError = ''
+    try {
+      const summary = await this.api.updateThread(id, change)
+      if (id !== this.threadId) return
+      this.summary = summary
+      this.#changed('changed', summary)
+    } catch (err) {
+      if (id !== this.threadId) return
+      this.configError =
+        err instanceof ApiError && err.status === 409
+          ? `Busy: change the ${what} when the run ends.`
+          : `${what === 'model' ? 'Model' : 'Thinking level'} not changed: ${(err as Error).message}`
+    } finally {
+      if (id === this.threadId) this.configuring = false
+    }
   }
 
   #renameForm() {
@@ -486,8 +635,9 @@ export class ThreadPane extends LitElement {
     this.composer?.focus()
   }
 
-  #changed(kind: 'changed' | 'deleted') {
-    this.dispatchEvent(new CustomEvent(`thread-${kind}`, { bubbles: true, composed: true, detail: { threadId: this.threadId } }))
+  #changed(kind: 'changed' | 'deleted', summary?: ThreadSummary) {
+    const detail = { threadId: this.threadId, ...(summary ? { summary } : {}) }
+    this.dispatchEvent(new CustomEvent(`thread-${kind}`, { bubbles: true, composed: true, detail }))
   }
 
   #rename = async (e: Event) => {
@@ -499,7 +649,7 @@ export class ThreadPane extends LitElement {
       this.summary = await this.api.renameThread(this.threadId, title)
       this.renaming = false
       this.headerError = ''
-      this.#changed('changed')
+      this.#changed('changed', this.summary)
     } catch (err) {
       this.headerError = `Could not rename: ${(err as Error).message}`
     }
@@ -517,12 +667,22 @@ export class ThreadPane extends LitElement {
 
   #send = async (text: string, deliverAs: DeliverAs | undefined) => {
     const receipt = await this.api.prompt(this.threadId, text, deliverAs)
+    if ('command' in receipt) {
+      // One of threadhost's own commands: the thread changed (or, for /new, another was made); no run started.
+      if (receipt.command === 'new') location.hash = `#/threads/${encodeURIComponent(receipt.thread.threadId)}`
+      this.#changed('changed')
+      return
+    }
     const prompt = { messageId: receipt.messageId, text, run: receipt.run, queued: receipt.queued, ...(deliverAs ? { deliverAs } : {}) }
     this.store?.trigger.promptSent({ prompt })
     this.#stick = true
     // The first prompt creates an unknown thread: the follow that found nothing may resume now.
     this.follow?.retryNow()
     this.#changed('changed')
+  }
+
+  #reportDraft = (text: string) => {
+    this.api.reportDraft(this.threadId, text).catch(() => {}) // a cold thread has no editor to read
   }
 
   #stop = async (): Promise<string[]> => {

@@ -1,6 +1,15 @@
 /** Doubles for the browser component tests: a scriptable EventSource and an API of spies. */
 import { vi } from 'vitest'
-import type { Observation, ObservationInput, OpenDialog, Snapshot, ThreadSummary } from '../../src/schemas/index.js'
+import type {
+  ModelInfo,
+  ModelList,
+  Observation,
+  ObservationInput,
+  OpenDialog,
+  Snapshot,
+  ThreadSummary,
+  UpdateThreadBody,
+} from '../../src/schemas/index.js'
 import { initialView } from '../../src/host/projection.js'
 import type { Api } from '../../src/ui/api.js'
 
@@ -73,14 +82,24 @@ export function summary(threadId: string, patch: Partial<ThreadSummary> = {}): T
   }
 }
 
+export function model(name: string, patch: Partial<ModelInfo> = {}): ModelInfo {
+  const [provider, id] = name.includes('/') ? name.split('/', 2) : ['demo', name]
+  return { name, provider, id, label: name, reasoning: false, contextWindow: 128_000, ...patch }
+}
+
+export const demoModels = (): ModelList => ({ models: [model('demo', { label: 'Demo (offline)' })], default: 'demo' })
+
 export function fakeApi(overrides: Partial<Api> = {}): Api & { [K in keyof Api]: ReturnType<typeof vi.fn> } {
   const api = {
     listThreads: vi.fn(async () => []),
     getThread: vi.fn(async (id: string) => summary(id)),
+    listModels: vi.fn(async () => demoModels()),
     createThread: vi.fn(async () => ({ threadId: 'new-1' })),
     renameThread: vi.fn(async (id: string, title: string) => summary(id, { title })),
+    updateThread: vi.fn(async (id: string, body: UpdateThreadBody) => summary(id, body)),
     deleteThread: vi.fn(async () => undefined),
     prompt: vi.fn(async (id: string) => ({ threadId: id, messageId: 'm1', run: 1, queued: false })),
+    reportDraft: vi.fn(async () => undefined),
     abort: vi.fn(async (id: string) => ({ threadId: id, restored: [] as string[] })),
     answerDialog: vi.fn(async () => undefined),
     followUrl: (id: string, after = 0) => `/api/threads/${id}/follow${after > 0 ? `?after=${after}` : ''}`,

@@ -4,7 +4,7 @@ import { page, userEvent } from 'vitest/browser'
 import '../../src/ui/thread-pane.js'
 import type { ThreadPane } from '../../src/ui/thread-pane.js'
 import type { ComposerBox } from '../../src/ui/composer-box.js'
-import { FakeEventSource, confirmDialog, fakeApi, fakeEventSource, feed, snapshotOf, until } from './helpers.js'
+import { FakeEventSource, confirmDialog, fakeApi, fakeEventSource, feed, snapshotOf, summary, until } from './helpers.js'
 
 function mount(api = fakeApi(), threadId = 't1') {
   const el = document.createElement('thread-pane') as ThreadPane
@@ -156,6 +156,40 @@ describe('thread pane', () => {
     es().frame({ seq: 1, type: 'user-message', messageId: 'm1', text: 'line one\nline two', run: 1 })
     await expect.element(page.getByRole('log').getByText('Sending…')).not.toBeInTheDocument()
     expect(page.getByRole('log').getByText('line one').elements()).toHaveLength(1)
+  })
+
+  test('the draft is reported once typing pauses, not per keystroke, so extensions can read the editor', async () => {
+    const { es, api } = mount()
+    await until(() => FakeEventSource.instances.length === 1)
+    es().open()
+    es().snapshot(snapshotOf('t1'))
+    await page.getByRole('textbox', { name: 'Message' }).click()
+    await userEvent.keyboard('half a thought')
+    await until(() => api.reportDraft.mock.calls.some(([, text]) => text === 'half a thought'))
+    expect(api.reportDraft.mock.calls.filter(([, text]) => text !== '')).toEqual([['t1', 'half a thought']])
+  })
+
+  test('a threadhost command (/name, /new) leaves no "Sending…" bubble; /new opens the thread it made', async () => {
+    const api = fakeApi({
+      prompt: vi.fn(async (id: string, message: string) =>
+        message.startsWith('/new')
+          ? { threadId: id, command: 'new', thread: summary('t2', { title: 'Fresh' }) }
+          : { threadId: id, command: 'name', thread: summary(id, { title: 'Renamed' }) },
+      ),
+    })
+    const { es } = mount(api)
+    await until(() => FakeEventSource.instances.length === 1)
+    es().open()
+    es().snapshot(snapshotOf('t1'))
+    const box = page.getByRole('textbox', { name: 'Message' })
+    await box.click()
+    await userEvent.keyboard('/name Renamed{Enter}')
+    await expect.element(box).toHaveValue('')
+    expect(page.getByRole('log').getByText('Sending…').elements()).toHaveLength(0)
+    await userEvent.keyboard('/new Fresh{Enter}')
+    await until(() => location.hash === '#/threads/t2')
+    expect(page.getByRole('log').getByText('/new Fresh').elements()).toHaveLength(0)
+    location.hash = ''
   })
 
   test('during a run prompts queue (steer, or follow-up), are listed, and Stop hands them back after the draft', async () => {
