@@ -19,9 +19,15 @@ export interface Server {
   stop(): Promise<void>
 }
 
-export async function startServer(): Promise<Server> {
+/**
+ * `args` are extra command-line flags for the server, e.g. `['--agent-dir', dir, '--workspace', ws]`;
+ * without an `--agent-dir` among them the server gets a fresh, empty one under its data dir.
+ */
+export async function startServer(options: { args?: string[] } = {}): Promise<Server> {
   const dataDir = mkdtempSync(join(tmpdir(), 'threadhost-e2e-'))
-  const child: ChildProcess = spawn('npx', ['tsx', SERVER_ENTRY, '--port', '0', '--data-dir', dataDir, '--agent-dir', join(dataDir, 'agent')], {
+  const extra = options.args ?? []
+  const agentDir = extra.includes('--agent-dir') ? [] : ['--agent-dir', join(dataDir, 'agent')]
+  const child: ChildProcess = spawn('npx', ['tsx', SERVER_ENTRY, '--port', '0', '--data-dir', dataDir, ...agentDir, ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true, // its own process group: npx → tsx → node all stop together
     env: { ...process.env, NO_COLOR: '1' },

@@ -4,112 +4,14 @@
  * `openai-completions` provider code talking to a tiny chat-completions server on loopback.
  * Everything is driven through threadhost's HTTP/SSE API only.
  */
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { api, is, SseClient, startHarness, type Frame, type Harness } from './harness.js'
+import { copyFixtureAgentDir, LocalLlm, MODEL, MODEL_ID, PROVIDER, systemOf, textOf, toolNames, userTexts } from './local-llm.js'
 
-const FIXTURE = join(import.meta.dirname, '../fixtures/agent')
-const PROVIDER = 'fixture-local'
-const MODEL_ID = 'fixture-chat'
-const MODEL = `${PROVIDER}/${MODEL_ID}`
 const WORKSPACE_MARKER = 'WORKSPACE-AGENTS-MARKER: this workspace builds with make.'
-
-// ---------------------------------------------------------------------------------------------
-// A tiny OpenAI-compatible chat-completions server: streams `chat.completion.chunk`s and keeps
-// every request it was sent.
-// ---------------------------------------------------------------------------------------------
-
-interface ChatMessage {
-  role: string
-  content?: string | { type: string; text?: string }[] | null
-  tool_calls?: { id: string; function: { name: string; arguments: string } }[]
-  tool_call_id?: string
-}
-interface ChatRequest {
-  model: string
-  stream?: boolean
-  messages: ChatMessage[]
-  tools?: { type: string; function: { name: string; description?: string; parameters?: unknown } }[]
-}
-
-type Reply = { text: string } | { toolCall: { name: string; arguments: object } }
-
-const textOf = (content: ChatMessage['content']): string =>
-  typeof content === 'string' ? content : Array.isArray(content) ? content.map((c) => c.text ?? '').join('') : ''
-
-/** The scripted model: a tool result gets a final text; "use fixture_ask" gets a tool call; anything else an echo. */
-function script(request: ChatRequest): Reply {
-  const last = request.messages.at(-1)!
-  if (last.role === 'tool') return { text: `Thanks, the tool said: ${textOf(last.content)}` }
-  const said = textOf(last.content)
-  if (said.includes('use fixture_ask')) return { toolCall: { name: 'fixture_ask', arguments: { topic: 'the fixture' } } }
-  return { text: `Local model heard: ${said}` }
-}
-
-class LocalLlm {
-  readonly requests: ChatRequest[] = []
-  readonly paths: string[] = []
-  private server!: Server
-  private calls = 0
-  url = ''
-
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => void this.handle(req, res))
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve))
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections()
-    await new Promise<void>((resolve) => this.server.close(() => resolve()))
-  }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    this.paths.push(`${req.method} ${req.url}`)
-    let raw = ''
-    for await (const chunk of req) raw += chunk
-    if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'not found' } }))
-      return
-    }
-    const request = JSON.parse(raw) as ChatRequest
-    this.requests.push(request)
-    const reply = script(request)
-    const id = `chatcmpl-${++this.calls}`
-    const created = Math.floor(Date.now() / 1000)
-    const chunk = (delta: object, finish: string | null = null, extra: object = {}) =>
-      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: request.model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
-    res.write(chunk({ role: 'assistant', content: '' }))
-    if ('text' in reply) {
-      // A few pieces, so the thread sees several deltas.
-      for (const piece of reply.text.match(/.{1,8}/gs) ?? []) {
-        res.write(chunk({ content: piece }))
-        await new Promise((r) => setTimeout(r, 2))
-      }
-      res.write(chunk({}, 'stop'))
-    } else {
-      const args = JSON.stringify(reply.toolCall.arguments)
-      const cut = Math.floor(args.length / 2)
-      res.write(chunk({ tool_calls: [{ index: 0, id: `call_${this.calls}`, type: 'function', function: { name: reply.toolCall.name, arguments: args.slice(0, cut) } }] }))
-      res.write(chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(cut) } }] }))
-      res.write(chunk({}, 'tool_calls'))
-    }
-    res.write(
-      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: request.model, choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`,
-    )
-    res.end('data: [DONE]\n\n')
-  }
-}
-
-/** The system prompt and the texts of the user messages of one request. */
-const systemOf = (r: ChatRequest) => r.messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => textOf(m.content)).join('\n')
-const userTexts = (r: ChatRequest) => r.messages.filter((m) => m.role === 'user').map((m) => textOf(m.content))
-const toolNames = (r: ChatRequest) => (r.tools ?? []).map((t) => t.function.name)
 
 // ---------------------------------------------------------------------------------------------
 
@@ -133,11 +35,7 @@ beforeEach(async () => {
   llm = new LocalLlm()
   await llm.start()
   // The user's agent dir, copied out of the tree; models.json gets the local server's real port.
-  agentDir = await mkdtemp(join(tmpdir(), 'threadhost-user-pi-agent-'))
-  await cp(FIXTURE, agentDir, { recursive: true })
-  const models = JSON.parse(await readFile(join(agentDir, 'models.json'), 'utf8'))
-  models.providers[PROVIDER].baseUrl = llm.url
-  await writeFile(join(agentDir, 'models.json'), JSON.stringify(models, null, 2))
+  agentDir = await copyFixtureAgentDir(llm.url)
   workspace = await mkdtemp(join(tmpdir(), 'threadhost-user-pi-ws-'))
   await writeFile(join(workspace, 'AGENTS.md'), `# Project context\n\n${WORKSPACE_MARKER}\n`)
   h = await startHarness({ agentDir, workspaces: [workspace] })
@@ -296,5 +194,69 @@ describe("the user's agent dir reaches the model", () => {
     const result = 'colour=(none) go=false name=(none) notes=(none)'
     expect(textOf(llm.requests[1].messages.find((m) => m.role === 'tool')!.content)).toBe(result)
     expect(tab.frames.find(is('settled'))?.data).toMatchObject({ run: 1, aborted: false })
+  })
+})
+
+describe("the rest of the extension's ctx.ui, and pi's commands", () => {
+  it("the extension's /fixture-status puts its status item, widget, title and editor text on the follow; a late follower's snapshot keeps the status item and widget; the title is persisted", async () => {
+    await newThread('shown')
+    const tab = await follow('shown')
+    expect((await prompt('shown', '/fixture-status')).status).toBe(202)
+    await tab.waitFor(is('status', { busy: false, run: 1 }))
+    expect(framesOf(tab, 'status-item').map((f) => f.data)).toEqual([expect.objectContaining({ key: 'fixture', text: 'ready' })])
+    expect(framesOf(tab, 'widget').map((f) => f.data)).toEqual([expect.objectContaining({ key: 'fixture', lines: ['line one', 'line two'] })])
+    expect(framesOf(tab, 'title').map((f) => f.data)).toEqual([expect.objectContaining({ title: 'Fixture title' })])
+    expect(framesOf(tab, 'editor-text').map((f) => f.data)).toEqual([expect.objectContaining({ text: 'from the fixture' })])
+    expect(tab.frames.find(is('prompt-handled'))?.data).toMatchObject({ text: '/fixture-status' })
+    expect(llm.requests).toEqual([])
+
+    // A tab that opens now gets the status item and the widget in its snapshot (they are state, not moments).
+    const late = await follow('shown')
+    const snapshot = await late.waitFor(is('snapshot'))
+    expect(snapshot.data.statusItems).toEqual({ fixture: 'ready' })
+    expect(snapshot.data.widgets).toEqual({ fixture: ['line one', 'line two'] })
+    expect(snapshot.data).not.toHaveProperty('editorText')
+
+    // The title is the thread's: the summary carries it, and it survives a restart of the host.
+    await expect.poll(async () => (await api(h.url, 'GET', '/api/threads/shown')).body.title).toBe('Fixture title')
+    for (const c of clients.splice(0)) c.close()
+    await h.close({ keepData: true })
+    h = await startHarness({ dataDir: h.dataDir, agentDir, workspaces: [workspace] })
+    expect(await api(h.url, 'GET', '/api/threads/shown')).toMatchObject({ status: 200, body: { title: 'Fixture title' } })
+  })
+
+  it("GET …/commands lists threadhost's own commands, then the extension's commands, the /greet template and the skill, each with its kind", async () => {
+    await newThread('cmds')
+    const { status, body } = await api(h.url, 'GET', '/api/threads/cmds/commands')
+    expect(status).toBe(200)
+    const commands: { name: string; description: string; kind: string }[] = body.commands
+    expect(commands.slice(0, 3).map((c) => [c.name, c.kind])).toEqual([
+      ['name', 'threadhost'],
+      ['model', 'threadhost'],
+      ['thinking', 'threadhost'],
+    ])
+    expect(commands).toEqual(
+      expect.arrayContaining([
+        { name: 'fixture-hello', description: 'Say hello from the fixture extension', kind: 'extension' },
+        { name: 'fixture-status', description: 'Put the fixture status, widget, title and editor text on screen', kind: 'extension' },
+        { name: 'greet', description: 'Greet someone warmly', kind: 'template' },
+        expect.objectContaining({ name: 'skill:fixture-lore', kind: 'skill', description: expect.stringContaining('Fixture lore') }),
+      ]),
+    )
+  })
+
+  it('a mistyped /fixture-helo is refused with 422 suggesting /fixture-hello, and nothing runs or reaches the model', async () => {
+    await newThread('typo')
+    const tab = await follow('typo')
+    const refused = await prompt('typo', '/fixture-helo Ada')
+    expect(refused.status).toBe(422)
+    expect(refused.body.error).toContain('fixture-helo')
+    expect(refused.body.suggestions).toContain('/fixture-hello')
+    // The thread stays idle at run 0: the right command afterwards is run 1.
+    expect((await prompt('typo', '/fixture-hello Ada')).body).toMatchObject({ run: 1 })
+    await tab.waitFor(is('status', { busy: false, run: 1 }))
+    expect(tab.frames.filter(is('notify')).map((f) => f.data.message)).toEqual(['Hello Ada from the fixture extension'])
+    expect(tab.events()).not.toContain('user-message')
+    expect(llm.requests).toEqual([])
   })
 })

@@ -1,0 +1,118 @@
+/**
+ * The user's own pi, offline, for the server tests and the e2e tests: a tiny OpenAI-compatible
+ * chat-completions server on loopback (pi's REAL `openai-completions` provider talks to it), and a
+ * temp copy of the fixture agent dir (test/fixtures/agent) whose models.json points at it.
+ */
+import { cp, mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export const FIXTURE_AGENT_DIR = join(import.meta.dirname, '../fixtures/agent')
+export const PROVIDER = 'fixture-local'
+export const MODEL_ID = 'fixture-chat'
+export const MODEL = `${PROVIDER}/${MODEL_ID}`
+
+export interface ChatMessage {
+  role: string
+  content?: string | { type: string; text?: string }[] | null
+  tool_calls?: { id: string; function: { name: string; arguments: string } }[]
+  tool_call_id?: string
+}
+export interface ChatRequest {
+  model: string
+  stream?: boolean
+  messages: ChatMessage[]
+  tools?: { type: string; function: { name: string; description?: string; parameters?: unknown } }[]
+}
+
+export type Reply = { text: string } | { toolCall: { name: string; arguments: object } }
+
+export const textOf = (content: ChatMessage['content']): string =>
+  typeof content === 'string' ? content : Array.isArray(content) ? content.map((c) => c.text ?? '').join('') : ''
+
+/** The scripted model: a tool result gets a final text; "use fixture_ask" gets a tool call; anything else an echo. */
+export function script(request: ChatRequest): Reply {
+  const last = request.messages.at(-1)!
+  if (last.role === 'tool') return { text: `Thanks, the tool said: ${textOf(last.content)}` }
+  const said = textOf(last.content)
+  if (said.includes('use fixture_ask')) return { toolCall: { name: 'fixture_ask', arguments: { topic: 'the fixture' } } }
+  return { text: `Local model heard: ${said}` }
+}
+
+/** Streams `chat.completion.chunk`s scripted by `script` and keeps every request it was sent. */
+export class LocalLlm {
+  readonly requests: ChatRequest[] = []
+  readonly paths: string[] = []
+  private server!: Server
+  private calls = 0
+  url = ''
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => void this.handle(req, res))
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve))
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections()
+    await new Promise<void>((resolve) => this.server.close(() => resolve()))
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.paths.push(`${req.method} ${req.url}`)
+    let raw = ''
+    for await (const chunk of req) raw += chunk
+    if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'not found' } }))
+      return
+    }
+    const request = JSON.parse(raw) as ChatRequest
+    this.requests.push(request)
+    const reply = script(request)
+    const id = `chatcmpl-${++this.calls}`
+    const created = Math.floor(Date.now() / 1000)
+    const chunk = (delta: object, finish: string | null = null, extra: object = {}) =>
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: request.model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
+    res.write(chunk({ role: 'assistant', content: '' }))
+    if ('text' in reply) {
+      // A few pieces, so the thread sees several deltas.
+      for (const piece of reply.text.match(/.{1,8}/gs) ?? []) {
+        res.write(chunk({ content: piece }))
+        await new Promise((r) => setTimeout(r, 2))
+      }
+      res.write(chunk({}, 'stop'))
+    } else {
+      const args = JSON.stringify(reply.toolCall.arguments)
+      const cut = Math.floor(args.length / 2)
+      res.write(chunk({ tool_calls: [{ index: 0, id: `call_${this.calls}`, type: 'function', function: { name: reply.toolCall.name, arguments: args.slice(0, cut) } }] }))
+      res.write(chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(cut) } }] }))
+      res.write(chunk({}, 'tool_calls'))
+    }
+    res.write(
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: request.model, choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`,
+    )
+    res.end('data: [DONE]\n\n')
+  }
+}
+
+/**
+ * The user's agent dir, copied out of the tree to a fresh temp dir (the caller removes it);
+ * models.json gets the local server's real URL. Nothing is written under test/fixtures.
+ */
+export async function copyFixtureAgentDir(llmUrl: string): Promise<string> {
+  const agentDir = await mkdtemp(join(tmpdir(), 'threadhost-user-pi-agent-'))
+  await cp(FIXTURE_AGENT_DIR, agentDir, { recursive: true })
+  const models = JSON.parse(await readFile(join(agentDir, 'models.json'), 'utf8'))
+  models.providers[PROVIDER].baseUrl = llmUrl
+  await writeFile(join(agentDir, 'models.json'), JSON.stringify(models, null, 2))
+  return agentDir
+}
+
+/** The system prompt and the texts of the user messages of one request. */
+export const systemOf = (r: ChatRequest) =>
+  r.messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => textOf(m.content)).join('\n')
+export const userTexts = (r: ChatRequest) => r.messages.filter((m) => m.role === 'user').map((m) => textOf(m.content))
+export const toolNames = (r: ChatRequest) => (r.tools ?? []).map((t) => t.function.name)
