@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createFauxCore, createProvider } from '@earendil-works/pi-ai'
@@ -81,6 +81,26 @@ describe('pi runtime adapter (demo model, real AgentSession)', () => {
     expect(await models.check('nope')).toEqual({ ok: false, reason: expect.stringMatching(/Unknown model 'nope'/) })
     expect(await models.check('nobody/nothing')).toEqual({ ok: false, reason: expect.stringMatching(/Unknown model 'nobody\/nothing'/) })
     expect(await models.check('demo')).toMatchObject({ ok: true, model: { name: 'demo', provider: 'threadhost' } })
+  })
+
+  it("new threads default to pi's own default model when it has credentials, else to demo", async () => {
+    const tmp = tempDir()
+    cleanups.push(tmp.cleanup)
+    const agentDir = join(tmp.dir, 'agent')
+    mkdirSync(agentDir, { recursive: true })
+    const provider = (apiKey?: string) => ({
+      baseUrl: 'http://127.0.0.1:9/v1',
+      api: 'openai-completions',
+      ...(apiKey ? { apiKey } : {}),
+      models: [{ id: 'tiny', name: 'Tiny', contextWindow: 4096, maxTokens: 512 }],
+    })
+    writeFileSync(join(agentDir, 'models.json'), JSON.stringify({ providers: { local: provider('none-needed'), keyless: provider() } }))
+    writeFileSync(join(agentDir, 'settings.json'), JSON.stringify({ defaultProvider: 'local', defaultModel: 'tiny' }))
+    const models = await PiModels.create({ agentDir })
+    expect(await models.piDefault(agentDir, tmp.dir)).toBe('local/tiny')
+    expect((await models.list()).map((m) => m.name)).toEqual(['demo', 'local/tiny'])
+    writeFileSync(join(agentDir, 'settings.json'), JSON.stringify({ defaultProvider: 'keyless', defaultModel: 'tiny' }))
+    expect(await models.piDefault(agentDir, tmp.dir)).toBe('demo')
   })
 
   it('the model catalog refuses a known model without credentials, naming the provider, and does not list it', async () => {
