@@ -277,7 +277,8 @@ export class ThreadPane extends LitElement {
       }
       .toasts {
         position: absolute;
-        top: 3.6rem;
+        /* Below the header and its settings row, so a toast never covers the model picker. */
+        top: 6rem;
         right: 1rem;
         z-index: 2;
         display: grid;
