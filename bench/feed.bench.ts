@@ -4,7 +4,7 @@
  * Not a test: nothing here asserts a time.
  */
 import { Feed } from '../src/host/feed.js'
-import { initialView } from '../src/host/projection.js'
+import { initialView } from '../src/shared/projection.js'
 import type { ObservationInput } from '../src/schemas/index.js'
 
 const delta = (i: number): ObservationInput => ({ type: 'assistant-delta', messageId: 'm1', text: `word${i % 10} ` })

@@ -7,7 +7,7 @@
  */
 import type { Observation, ObservationInput, Snapshot } from '../schemas/index.js'
 import { encodeObservation } from './frame.js'
-import { project, type ThreadView } from './projection.js'
+import { project, type ThreadView } from '../shared/projection.js'
 
 export interface Follower {
   /** Takes one encoded frame. Must not block; the server drops followers that fall behind. */

@@ -19,7 +19,7 @@ import { HOST_COMMANDS, parseCommand, type HostCommand } from './commands.js'
 import type { ModelCatalog, RuntimeFactory } from '../runtime/port.js'
 import { Feed } from './feed.js'
 import { LiveThread, type AbortOutcome, type PromptOutcome } from './live-thread.js'
-import { initialView } from './projection.js'
+import { initialView } from '../shared/projection.js'
 import { ThreadIndex, type ThreadRecord } from './thread-index.js'
 import type { Workspaces } from './workspaces.js'
 

@@ -16,7 +16,7 @@
  * neither loses nor doubles anything.
  */
 import { createStore } from '@xstate/store'
-import { initialView, project, type ThreadView } from '../host/projection.js'
+import { initialView, project, type ThreadView } from '../shared/projection.js'
 import type { DeliverAs, DialogOutcome, DialogSpec, NotifyLevel, Observation, OpenDialog, Snapshot } from '../schemas/index.js'
 
 export interface PendingPrompt {

@@ -5,7 +5,7 @@
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect, it } from 'vitest'
 import { Feed } from '../../src/host/feed.js'
-import { initialView } from '../../src/host/projection.js'
+import { initialView } from '../../src/shared/projection.js'
 import type { Observation, ObservationInput } from '../../src/schemas/index.js'
 
 const note = (message: string): ObservationInput => ({ type: 'notify', message, level: 'info' })

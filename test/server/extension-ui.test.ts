@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { Type } from 'typebox'
 import type { ExtensionFactory } from '@earendil-works/pi-coding-agent'
-import { projectAll } from '../../src/host/projection.js'
+import { projectAll } from '../../src/shared/projection.js'
 import type { Observation } from '../../src/schemas/index.js'
 import { api, is, SseClient, startHarness, type Harness } from './harness.js'
 

@@ -3,7 +3,7 @@
  * Titles are cited by docs/flows/*.md; the docs gate keeps them in step.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { project, initialView } from '../../src/host/projection.js'
+import { project, initialView } from '../../src/shared/projection.js'
 import { api, is, sleep, SseClient, startHarness, type Harness } from './harness.js'
 
 let h: Harness

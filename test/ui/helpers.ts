@@ -10,7 +10,7 @@ import type {
   ThreadSummary,
   UpdateThreadBody,
 } from '../../src/schemas/index.js'
-import { initialView } from '../../src/host/projection.js'
+import { initialView } from '../../src/shared/projection.js'
 import type { Api } from '../../src/ui/api.js'
 
 export class FakeEventSource extends EventTarget {

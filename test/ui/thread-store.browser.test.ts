@@ -1,6 +1,6 @@
 /** The browser's thread store: the server's fold, deduped by seq, plus what only this tab knows. */
 import { describe, expect, test } from 'vitest'
-import { projectAll, initialView } from '../../src/host/projection.js'
+import { projectAll, initialView } from '../../src/shared/projection.js'
 import type { Observation } from '../../src/schemas/index.js'
 import { createThreadStore } from '../../src/ui/thread-store.js'
 import { confirmDialog, feed, snapshotOf } from './helpers.js'

@@ -6,7 +6,7 @@
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect, it } from 'vitest'
 import { Feed } from '../../src/host/feed.js'
-import { initialView, project, projectAll } from '../../src/host/projection.js'
+import { initialView, project, projectAll } from '../../src/shared/projection.js'
 import type { Observation, ObservationInput } from '../../src/schemas/index.js'
 
 const id = fc.constantFrom('a', 'b', 'c')
