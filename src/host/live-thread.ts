@@ -7,10 +7,10 @@
  */
 import { randomUUID } from 'node:crypto'
 import { createActor, type Subscription } from 'xstate'
-import type { CommandInfo, DialogAnswer, DialogOutcome, ObservationInput, ThinkingLevel } from '../schemas/index.js'
+import type { CommandInfo, DialogOutcome, ObservationInput, ThinkingLevel } from '../schemas/index.js'
 import { askQueueMachine, type AskStatus } from '../machines/ask-queue.machine.js'
-import { dialogMachine } from '../machines/dialog.machine.js'
-import { threadMachine, type PromptRequest, type ThreadActor, type ThreadEmitted } from '../machines/thread.machine.js'
+import { dialogMachine, type DialogEmitted } from '../machines/dialog.machine.js'
+import { threadMachine, type PromptRequest, type ThreadActor, type ThreadEmitted, type ThreadEvent } from '../machines/thread.machine.js'
 import type { AgentRuntime, AskUserResult, DialogRequest, DialogResolution, RuntimeEvent, UiBridge } from '../runtime/port.js'
 import type { Feed } from './feed.js'
 
@@ -26,7 +26,17 @@ export type AbortOutcome =
   | { kind: 'stale-run' }
   | { kind: 'not-live' }
 
+/** What an answer (or a cancel) to a question came to, as the question's dialog machine decided. */
 export type AnswerOutcome = { kind: 'answered' } | { kind: 'unknown' } | { kind: 'refused'; refusal: string }
+
+/** Every reply a request can get: the thread's, or the dialog's an answer named. */
+type Reply = ThreadEmitted | DialogEmitted
+
+interface PendingReply {
+  deliver: (reply: Reply) => void
+  /** The thread went away before it replied. */
+  gone: () => void
+}
 
 export interface LiveThreadOptions {
   threadId: string
@@ -72,7 +82,8 @@ export class LiveThread {
   readonly #feed: Feed
   readonly #parked = new Map<string, ParkedDialog>()
   readonly #asks = new Map<string, WaitingAsk>()
-  readonly #waiters = new Map<string, (outcome: PromptOutcome) => void>()
+  /** Requests waiting for their one reply, by correlation id (a prompt's messageId, else a fresh id). */
+  readonly #replies = new Map<string, PendingReply>()
   readonly #options: LiveThreadOptions
   #runtime?: AgentRuntime
   #unsubscribe?: () => void
@@ -94,7 +105,7 @@ export class LiveThread {
       systemId: `thread:${options.threadId}`,
       input: { threadId: options.threadId, run: options.run },
     })
-    this.actor.on('*', (e) => this.#onEmitted(e as ThreadEmitted))
+    this.actor.on('*', (e) => this.#onReply(e as ThreadEmitted))
     this.#subscription = this.actor.subscribe({
       next: (snapshot) => {
         if (snapshot.status === 'done' || (snapshot.value === 'cold' && this.#runtime === undefined && this.#wasLive)) {
@@ -189,36 +200,50 @@ export class LiveThread {
   /** Resolves with the machine's answer: admitted now, admitted once a pending stop settles, or refused. */
   prompt(request: Omit<PromptRequest, 'messageId'>): Promise<PromptOutcome> {
     const messageId = randomUUID()
-    if (this.actor.getSnapshot().status !== 'active') return Promise.resolve({ kind: 'rejected', reason: 'disposed' })
+    return this.#request(messageId, { type: 'PROMPT', messageId, ...request }, { kind: 'rejected', reason: 'disposed' }, (reply) => {
+      if (reply.type === 'prompt.admitted') return { kind: 'admitted', messageId, run: reply.run, queued: reply.queued }
+      if (reply.type === 'prompt.refused' && reply.reason !== 'disposed') return { kind: reply.reason }
+      return { kind: 'rejected', reason: (reply.type === 'prompt.refused' && reply.closing) || 'disposed' }
+    })
+  }
+
+  abort(run?: number): Promise<AbortOutcome> {
+    const replyTo = randomUUID()
+    return this.#request(replyTo, { type: 'ABORT', run, replyTo }, { kind: 'not-live' }, (reply) => {
+      if (reply.type === 'abort.answered') return { kind: 'stopped', restored: reply.restored }
+      return reply.type === 'abort.refused' ? { kind: reply.reason } : { kind: 'not-live' }
+    })
+  }
+
+  /** An answer as it arrived (`cancelled: true` withdraws the question); the question's own dialog machine decides. */
+  answer(dialogId: string, payload: Record<string, unknown>): Promise<AnswerOutcome> {
+    const replyTo = randomUUID()
+    const { cancelled, ...answer } = payload
+    const event =
+      cancelled === true
+        ? ({ type: 'DIALOG.CANCEL', dialogId, replyTo } as const)
+        : ({ type: 'DIALOG.ANSWER', dialogId, answer: cancelled === undefined ? answer : payload, replyTo } as const)
+    return this.#request(replyTo, event, { kind: 'unknown' }, (reply) => {
+      if (reply.type === 'dialog.answered') return { kind: 'answered' }
+      return reply.type === 'dialog.refused' ? { kind: 'refused', refusal: reply.refusal } : { kind: 'unknown' }
+    })
+  }
+
+  /** The one way a request gets the machine's answer: send it with a correlation id, wait for the reply carrying it. */
+  #request<R>(replyTo: string, event: ThreadEvent, ifGone: R, read: (reply: Reply) => R): Promise<R> {
+    if (this.actor.getSnapshot().status !== 'active') return Promise.resolve(ifGone)
     return new Promise((resolve) => {
-      this.#waiters.set(messageId, resolve)
-      this.actor.send({ type: 'PROMPT', messageId, ...request })
+      this.#replies.set(replyTo, { deliver: (reply) => resolve(read(reply)), gone: () => resolve(ifGone) })
+      this.actor.send(event)
     })
   }
 
-  abort(run?: number): AbortOutcome {
-    let outcome: AbortOutcome = { kind: 'not-live' }
-    const off = this.actor.on('*', (e) => {
-      const emitted = e as ThreadEmitted
-      if (emitted.type === 'abort.answered') outcome = { kind: 'stopped', restored: emitted.restored }
-      if (emitted.type === 'abort.refused') outcome = { kind: emitted.reason }
-    })
-    // The machine answers within this send: QUEUE_CLEARED is sent back synchronously by clearQueue.
-    this.actor.send({ type: 'ABORT', run })
-    off.unsubscribe()
-    return outcome
-  }
-
-  openDialog(dialogId: string): DialogRequest | undefined {
-    return this.actor.getSnapshot().context.dialogs.includes(dialogId) ? this.#parked.get(dialogId)?.request : undefined
-  }
-
-  answer(dialogId: string, answer: DialogAnswer): void {
-    this.actor.send({ type: 'DIALOG.ANSWER', dialogId, answer })
-  }
-
-  cancelDialog(dialogId: string): void {
-    this.actor.send({ type: 'DIALOG.CANCEL', dialogId })
+  #onReply(reply: Reply): void {
+    const id = 'messageId' in reply ? reply.messageId : reply.replyTo
+    const pending = this.#replies.get(id)
+    if (!pending) return
+    this.#replies.delete(id)
+    pending.deliver(reply)
   }
 
   /** Stops the run, settles every open dialog with `dialogOutcome`, reports queued prompts rejected, releases the runtime. */
@@ -269,13 +294,14 @@ export class LiveThread {
         },
         rejectPrompt: (_, { messageId, reason }) => {
           feed.append({ type: 'prompt-rejected', messageId, reason })
-          this.#settleWaiter(messageId, { kind: 'rejected', reason })
         },
       },
       actors: {
         dialog: dialogMachine.provide({
           actions: {
-            showRequest: ({ context }) => {
+            showRequest: ({ context, self }) => {
+              // An open question replies to the answers that name it (answered or refused) itself.
+              self.on('*', (reply) => this.#onReply(reply as DialogEmitted))
               feed.append({
                 type: 'extension-ui-request',
                 id: context.id,
@@ -303,17 +329,6 @@ export class LiveThread {
         }),
       },
     })
-  }
-
-  #onEmitted(e: ThreadEmitted): void {
-    if (e.type === 'prompt.admitted') this.#settleWaiter(e.messageId, { kind: 'admitted', messageId: e.messageId, run: e.run, queued: e.queued })
-    if (e.type === 'prompt.refused') this.#settleWaiter(e.messageId, e.reason === 'disposed' ? { kind: 'rejected', reason: e.reason } : { kind: e.reason })
-  }
-
-  #settleWaiter(messageId: string, outcome: PromptOutcome): void {
-    const waiter = this.#waiters.get(messageId)
-    this.#waiters.delete(messageId)
-    waiter?.(outcome)
   }
 
   #onRuntimeEvent(event: RuntimeEvent): void {
@@ -462,9 +477,12 @@ export class LiveThread {
   #retire(): void {
     if (this.#retired) return
     this.#retired = true
-    // The machine answered every prompt it took; one that reached it in the same instant as the
+    // The machine replied to every request it took; one that reached it in the same instant as the
     // thread went away still hears back.
-    for (const messageId of [...this.#waiters.keys()]) this.#settleWaiter(messageId, { kind: 'rejected', reason: 'disposed' })
+    for (const [id, pending] of [...this.#replies]) {
+      this.#replies.delete(id)
+      pending.gone()
+    }
     queueMicrotask(() => {
       this.#subscription?.unsubscribe()
       this.#options.onRetired(this)

@@ -8,9 +8,7 @@
 import { randomUUID } from 'node:crypto'
 import {
   THINKING_LEVELS,
-  validateDialogAnswer,
   type CommandInfo,
-  type DialogAnswer,
   type ModelList,
   type ThinkingLevel,
   type ThreadSummary,
@@ -61,7 +59,7 @@ export type DialogOutcomeForRoute =
   | { kind: 'unknown' }
   | { kind: 'refused'; refusal: string }
 
-export type DialogBody = { id: string; value?: string; confirmed?: boolean; answers?: unknown; cancelled?: true }
+export type DialogBody = { id: string; [field: string]: unknown }
 
 interface Entry {
   record: ThreadRecord
@@ -87,6 +85,7 @@ export class ThreadRegistry {
   #closing = false
   #shutdown?: Promise<void>
   readonly #liveListeners = new Set<(thread: LiveThread, event: 'started' | 'retired') => void>()
+  readonly #feedWatchers = new Set<(threadId: string, feed: Feed) => void>()
 
   private constructor(options: RegistryOptions, index: ThreadIndex) {
     this.#options = options
@@ -110,6 +109,17 @@ export class ThreadRegistry {
   onLiveChange(listener: (thread: LiveThread, event: 'started' | 'retired') => void): () => void {
     this.#liveListeners.add(listener)
     return () => this.#liveListeners.delete(listener)
+  }
+
+  /**
+   * Every feed as it is loaded, and at once those loaded now: for watchers outside the host
+   * (metrics) that read observations and follower counts. A feed is dropped when its thread goes
+   * cold with nobody following, so a watcher must not be what keeps one alive.
+   */
+  watchFeeds(watcher: (threadId: string, feed: Feed) => void): () => void {
+    this.#feedWatchers.add(watcher)
+    for (const entry of this.#entries.values()) if (entry.feed) watcher(entry.record.threadId, entry.feed)
+    return () => this.#feedWatchers.delete(watcher)
   }
 
   /** What a new thread may run on, and what it gets when it names nothing. */
@@ -242,26 +252,18 @@ export class ThreadRegistry {
     return true
   }
 
-  abort(threadId: string, run?: number): AbortOutcome {
+  async abort(threadId: string, run?: number): Promise<AbortOutcome> {
     const live = this.#entries.get(threadId)?.live
     if (!live) return { kind: 'not-live' }
     return live.abort(run)
   }
 
-  answer(threadId: string, body: DialogBody): DialogOutcomeForRoute {
+  /** Finds the thread; the question's own dialog machine decides whether the payload answers it. */
+  async answer(threadId: string, body: DialogBody): Promise<DialogOutcomeForRoute> {
     const live = this.#entries.get(threadId)?.live
     if (!live || !live.live) return { kind: 'not-live' }
-    const request = live.openDialog(body.id)
-    if (!request) return { kind: 'unknown' }
-    if (body.cancelled === true) {
-      live.cancelDialog(body.id)
-      return { kind: 'answered' }
-    }
-    const { id: _id, cancelled: _cancelled, ...payload } = body
-    const refusal = validateDialogAnswer(request.spec, payload)
-    if (refusal !== undefined) return { kind: 'refused', refusal }
-    live.answer(body.id, payload as DialogAnswer)
-    return { kind: 'answered' }
+    const { id, ...payload } = body
+    return live.answer(id, payload)
   }
 
   /** The thread's feed, loading a cold thread's persisted transcript without building a runtime. */
@@ -372,6 +374,7 @@ export class ThreadRegistry {
         )
       })
       entry.feed = feed
+      for (const watcher of this.#feedWatchers) watcher(entry.record.threadId, feed)
       return feed
     }
     entry.feedLoading ??= this.#options.runtimes.readTranscript(entry.record.threadId).then(make, () => make([]))

@@ -10,9 +10,14 @@
  *
  * Its parent (the thread) learns that it ended from its done event, and forgets the id.
  *
+ * It also decides an answer: a payload that answers THIS question settles it and is replied
+ * `dialog.answered`; anything else leaves it open and is replied `dialog.refused` with the reason
+ * (`validateDialogAnswer`). A browser cancel is replied `dialog.answered` too: the question is done.
+ * Replies are emitted with the caller's `replyTo`, as the thread's are.
+ *
  * Pure: the feed, the timer, the signal and the extension's promise arrive as provided actions.
  */
-import { assign, setup } from 'xstate'
+import { assign, emit, setup } from 'xstate'
 import {
   validateDialogAnswer,
   type DialogAnswer,
@@ -38,16 +43,24 @@ export interface DialogContext extends DialogInput {
 }
 
 export type DialogEvent =
-  | { type: 'ANSWER'; answer: DialogAnswer }
-  | { type: 'CANCEL' }
+  /** An answer as it arrived: checked here, against this question. */
+  | { type: 'ANSWER'; answer: unknown; replyTo?: string }
+  | { type: 'CANCEL'; replyTo?: string }
   | { type: 'TIMEOUT' }
   | { type: 'ABORT' }
+
+export type DialogEmitted =
+  | { type: 'dialog.answered'; replyTo: string }
+  | { type: 'dialog.refused'; replyTo: string; refusal: string }
+
+const replyTo = (event: DialogEvent) => ('replyTo' in event && event.replyTo) || ''
 
 export const dialogMachine = setup({
   types: {
     input: {} as DialogInput,
     context: {} as DialogContext,
     events: {} as DialogEvent,
+    emitted: {} as DialogEmitted,
   },
   actions: {
     /** Emit `extension-ui-request` on the thread's feed. */
@@ -79,12 +92,27 @@ export const dialogMachine = setup({
       entry: ['showRequest', 'watch'],
       exit: 'unwatch',
       on: {
-        ANSWER: {
-          guard: 'answersThisDialog',
+        ANSWER: [
+          {
+            guard: 'answersThisDialog',
+            target: 'settled',
+            actions: [
+              assign({ outcome: 'answered', answer: ({ event }) => event.answer as DialogAnswer }),
+              emit(({ event }) => ({ type: 'dialog.answered', replyTo: replyTo(event) }) as const),
+            ],
+          },
+          {
+            actions: emit(({ context, event }) => ({
+              type: 'dialog.refused',
+              replyTo: replyTo(event),
+              refusal: event.type === 'ANSWER' ? (validateDialogAnswer(context.spec, event.answer) ?? 'not an answer') : 'not an answer',
+            }) as const),
+          },
+        ],
+        CANCEL: {
           target: 'settled',
-          actions: assign({ outcome: 'answered', answer: ({ event }) => event.answer }),
+          actions: [assign({ outcome: 'cancelled' }), emit(({ event }) => ({ type: 'dialog.answered', replyTo: replyTo(event) }) as const)],
         },
-        CANCEL: { target: 'settled', actions: assign({ outcome: 'cancelled' }) },
         TIMEOUT: { target: 'settled', actions: assign({ outcome: 'timeout' }) },
         ABORT: { target: 'settled', actions: assign({ outcome: 'aborted' }) },
       },

@@ -12,9 +12,9 @@
  * - a run ends only by the runtime's own settle.
  *
  * Open questions are child dialog actors, so stop and dispose reach each of them through the same
- * one finish. Answers reach the machine as events; replies leave it as emitted events
- * (`prompt.admitted`, `prompt.refused`, `abort.answered`, `abort.refused`), so the caller reads the
- * machine's answer rather than guessing it. Side effects are provided actions.
+ * one finish. Requests reach the machine as events carrying a correlation id; each gets exactly one
+ * reply, emitted with that id (`ThreadEmitted`, and `DialogEmitted` from the dialog an answer names),
+ * so the caller reads the machine's answer rather than guessing it. Side effects are provided actions.
  */
 import { assign, emit, setup, type ActorRefFrom } from 'xstate'
 import type { DialogAnswer, DialogOrigin, DialogOutcome, DialogSpec } from '../schemas/index.js'
@@ -38,6 +38,8 @@ export interface ThreadContext {
   pending: PromptRequest[]
   /** Whether a human can be asked at all; without one every ask_user_question is `unavailable`. */
   hasUI: boolean
+  /** The correlation id of the stop being carried out: its reply comes once the queue is cleared. */
+  stopReplyTo?: string
   /** Why the thread is being disposed, and how its open dialogs settle. */
   closing?: { reason: string; dialogOutcome: 'cancelled' | 'aborted'; interrupted: boolean }
 }
@@ -45,7 +47,7 @@ export interface ThreadContext {
 export type ThreadEvent =
   | { type: 'LIVE' }
   | ({ type: 'PROMPT' } & PromptRequest)
-  | { type: 'ABORT'; run?: number }
+  | { type: 'ABORT'; run?: number; replyTo?: string }
   | { type: 'QUEUE_CLEARED'; steering: string[]; followUp: string[] }
   | { type: 'QUEUE_CLEAR_FAILED'; message: string }
   | { type: 'SETTLED'; aborted: boolean; unclaimed: { messageId: string; text: string }[] }
@@ -57,18 +59,26 @@ export type ThreadEvent =
       expiresAt?: number
       signalAborted?: boolean
     }
-  | { type: 'DIALOG.ANSWER'; dialogId: string; answer: DialogAnswer }
-  | { type: 'DIALOG.CANCEL'; dialogId: string }
+  /** An answer as it arrived; the dialog it names decides whether it answers the question. */
+  | { type: 'DIALOG.ANSWER'; dialogId: string; answer: unknown; replyTo?: string }
+  | { type: 'DIALOG.CANCEL'; dialogId: string; replyTo?: string }
   | { type: 'DIALOG.TIMEOUT'; dialogId: string }
   | { type: 'DIALOG.SIGNAL'; dialogId: string }
   | { type: 'IDLE_TIMEOUT' }
   | { type: 'DISPOSE'; reason: string; dialogOutcome: Extract<DialogOutcome, 'cancelled' | 'aborted'> }
 
+/**
+ * Replies: exactly one per request, carrying the request's correlation id — a prompt's `messageId`,
+ * else its `replyTo`. An answer to an open question is replied by that dialog (`DialogEmitted`).
+ */
 export type ThreadEmitted =
   | { type: 'prompt.admitted'; messageId: string; run: number; queued: boolean }
-  | { type: 'prompt.refused'; messageId: string; reason: 'busy' | 'not-live' | 'disposed' }
-  | { type: 'abort.answered'; restored: string[] }
-  | { type: 'abort.refused'; reason: 'idle' | 'stale-run' | 'not-live' }
+  /** `closing`: why a disposed thread refused it (the delete or shutdown that took it). */
+  | { type: 'prompt.refused'; messageId: string; reason: 'busy' | 'not-live' | 'disposed'; closing?: string }
+  | { type: 'abort.answered'; replyTo: string; restored: string[] }
+  | { type: 'abort.refused'; replyTo: string; reason: 'idle' | 'stale-run' | 'not-live' }
+  /** The answer names no open question: never asked, or already settled. */
+  | { type: 'dialog.gone'; replyTo: string }
 
 type Prompt = Extract<ThreadEvent, { type: 'PROMPT' }>
 type Settled = Extract<ThreadEvent, { type: 'SETTLED' }>
@@ -147,10 +157,28 @@ const forward = (type: 'ANSWER' | 'CANCEL' | 'TIMEOUT' | 'ABORT') => ({
     if (!('dialogId' in event)) return
     // Two ways may end one dialog in the same instant (the stop and the extension's own signal);
     // the first already finished it, and its done event is still on its way.
-    if (self?.getSnapshot?.().children[event.dialogId]?.getSnapshot().status === 'done') return
-    enqueue.sendTo(event.dialogId, type === 'ANSWER' && event.type === 'DIALOG.ANSWER' ? { type, answer: event.answer } : { type })
+    if (self?.getSnapshot?.().children[event.dialogId]?.getSnapshot().status === 'done') {
+      if (event.type === 'DIALOG.ANSWER' || event.type === 'DIALOG.CANCEL') enqueue.emit({ type: 'dialog.gone', replyTo: replyToOf(event) })
+      return
+    }
+    const replyTo = replyToOf(event)
+    enqueue.sendTo(
+      event.dialogId,
+      type === 'ANSWER' && event.type === 'DIALOG.ANSWER' ? { type, answer: event.answer, replyTo } : type === 'CANCEL' ? { type, replyTo } : { type },
+    )
   }),
 })
+
+/** A human's answer or cancel naming no open question is replied `dialog.gone`; the dialog is never reached. */
+const forwardRequest = (type: 'ANSWER' | 'CANCEL') => [
+  forward(type),
+  { actions: threadSetup.emit(({ event }) => ({ type: 'dialog.gone', replyTo: replyToOf(event) }) as const) },
+]
+
+const replyToOf = (event: ThreadEvent) => ('replyTo' in event && event.replyTo) || ''
+
+const abortRefused = (reason: 'idle' | 'stale-run' | 'not-live') =>
+  threadSetup.emit(({ event }) => ({ type: 'abort.refused', replyTo: replyToOf(event), reason }) as const)
 
 const refuse = (reason: 'busy' | 'not-live') =>
   threadSetup.emit(({ event }) => ({ type: 'prompt.refused', messageId: event.type === 'PROMPT' ? event.messageId : '', reason }) as const)
@@ -206,8 +234,8 @@ export const threadMachine = threadSetup.createMachine({
   ),
   initial: 'cold',
   on: {
-    'DIALOG.ANSWER': forward('ANSWER'),
-    'DIALOG.CANCEL': forward('CANCEL'),
+    'DIALOG.ANSWER': forwardRequest('ANSWER'),
+    'DIALOG.CANCEL': forwardRequest('CANCEL'),
     'DIALOG.TIMEOUT': forward('TIMEOUT'),
     'DIALOG.SIGNAL': forward('ABORT'),
     // A dialog child reached its final state: forget its id and release the child.
@@ -225,7 +253,7 @@ export const threadMachine = threadSetup.createMachine({
       on: {
         LIVE: 'idle',
         PROMPT: { actions: refuse('not-live') },
-        ABORT: { actions: emit({ type: 'abort.refused', reason: 'not-live' }) },
+        ABORT: { actions: abortRefused('not-live') },
         // No runtime to answer for yet (an extension asking while the runtime is being built).
         ASK: { actions: spawnDialog(true) },
         DISPOSE: dispose,
@@ -243,7 +271,7 @@ export const threadMachine = threadSetup.createMachine({
             emit(({ context, event }) => admitted(event.messageId, context.run, false)),
           ],
         },
-        ABORT: { actions: emit({ type: 'abort.refused', reason: 'idle' }) },
+        ABORT: { actions: abortRefused('idle') },
         ASK: { actions: spawnDialog(false) },
         IDLE_TIMEOUT: 'retiring',
         DISPOSE: dispose
@@ -261,7 +289,10 @@ export const threadMachine = threadSetup.createMachine({
             ],
           },
         ],
-        ABORT: [{ guard: 'staleRun', actions: emit({ type: 'abort.refused', reason: 'stale-run' }) }, { target: 'aborting' }],
+        ABORT: [
+          { guard: 'staleRun', actions: abortRefused('stale-run') },
+          { target: 'aborting', actions: assign({ stopReplyTo: ({ event }) => replyToOf(event) }) },
+        ],
         ASK: { actions: spawnDialog(false) },
         SETTLED: settled,
         DISPOSE: disposeRun
@@ -286,7 +317,11 @@ export const threadMachine = threadSetup.createMachine({
             QUEUE_CLEARED: {
               target: 'stopping',
               actions: [
-                emit(({ event }) => ({ type: 'abort.answered', restored: [...event.steering, ...event.followUp] }) as const),
+                emit(({ context, event }) => ({
+                  type: 'abort.answered',
+                  replyTo: context.stopReplyTo ?? '',
+                  restored: event.type === 'QUEUE_CLEARED' ? [...event.steering, ...event.followUp] : [],
+                }) as const),
                 'tellRuntimeAbort',
                 settleDialogs('ABORT'),
               ],
@@ -296,7 +331,7 @@ export const threadMachine = threadSetup.createMachine({
               target: 'stopping',
               actions: [
                 { type: 'recordError', params: ({ event }) => ({ message: `the queue could not be cleared: ${event.message}` }) },
-                emit({ type: 'abort.answered', restored: [] }),
+                emit(({ context }) => ({ type: 'abort.answered', replyTo: context.stopReplyTo ?? '', restored: [] }) as const),
                 'tellRuntimeAbort',
                 settleDialogs('ABORT'),
               ],
@@ -307,8 +342,8 @@ export const threadMachine = threadSetup.createMachine({
           on: {
             // The first stop took the queue and told the runtime; a repeat gets the same answer and nothing more.
             ABORT: [
-              { guard: 'staleRun', actions: emit({ type: 'abort.refused', reason: 'stale-run' }) },
-              { actions: emit({ type: 'abort.answered', restored: [] }) },
+              { guard: 'staleRun', actions: abortRefused('stale-run') },
+              { actions: emit(({ event }) => ({ type: 'abort.answered', replyTo: replyToOf(event), restored: [] }) as const) },
             ],
           },
         },
@@ -332,7 +367,7 @@ export const threadMachine = threadSetup.createMachine({
           const { reason, dialogOutcome } = context.closing ?? { reason: 'disposed', dialogOutcome: 'cancelled' }
           for (const p of context.pending) {
             enqueue({ type: 'rejectPrompt', params: { messageId: p.messageId, reason } })
-            enqueue.emit({ type: 'prompt.refused', messageId: p.messageId, reason: 'disposed' })
+            enqueue.emit({ type: 'prompt.refused', messageId: p.messageId, reason: 'disposed', closing: reason })
           }
           enqueue.assign({ pending: [] })
           enqueue({ type: 'disposeRuntime', params: { reason } })

@@ -1,6 +1,6 @@
 /** Request bodies, receipts and error shapes of the HTTP API (see docs/api.md). */
 import { Type, type Static } from 'typebox'
-import { QuestionAnswer } from './dialog.js'
+import { QuestionAnswer, type DialogAnswer } from './dialog.js'
 
 export const THREAD_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$'
 export const MAX_PROMPT_CHARS = 100_000
@@ -115,15 +115,25 @@ export const AbortReceipt = Type.Object(
 )
 export type AbortReceipt = Static<typeof AbortReceipt>
 
-/** `{id}` plus exactly one way of answering; `cancelled: true` withdraws the question. */
-export const DialogAnswerBody = Type.Object({
-  id: Type.String({ minLength: 1 }),
-  value: Type.Optional(Type.String()),
-  confirmed: Type.Optional(Type.Boolean()),
-  answers: Type.Optional(Type.Array(QuestionAnswer)),
-  cancelled: Type.Optional(Type.Literal(true)),
-})
+const QuestionId = Type.String({ minLength: 1 })
+
+/** What a client sends to `POST …/dialog`: `{id}` plus exactly one way of answering; `cancelled: true` withdraws the question. */
+export const DialogAnswerBody = Type.Union([
+  Type.Object({ id: QuestionId, value: Type.String() }, { additionalProperties: false }),
+  Type.Object({ id: QuestionId, confirmed: Type.Boolean() }, { additionalProperties: false }),
+  Type.Object({ id: QuestionId, answers: Type.Array(QuestionAnswer) }, { additionalProperties: false }),
+  Type.Object({ id: QuestionId, cancelled: Type.Literal(true) }, { additionalProperties: false }),
+])
 export type DialogAnswerBody = Static<typeof DialogAnswerBody>
+/** A `DialogAnswerBody` without its id: what a card submits. */
+export type DialogReply = DialogAnswer | { cancelled: true }
+
+/**
+ * What the route checks itself: an object naming a question. Whether the rest answers THAT question
+ * is the question's own dialog machine's call — a `422` with the reason, never a `400` from here.
+ */
+export const DialogAnswerRequest = Type.Object({ id: QuestionId }, { additionalProperties: true })
+export type DialogAnswerRequest = Static<typeof DialogAnswerRequest>
 
 export const ThreadSummary = Type.Object({
   threadId: Type.String(),

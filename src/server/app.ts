@@ -11,7 +11,7 @@ import { Type } from 'typebox'
 import {
   AbortBody,
   CreateThreadBody,
-  DialogAnswerBody,
+  DialogAnswerRequest,
   DraftBody,
   MAX_PROMPT_CHARS,
   PromptBody,
@@ -155,7 +155,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     { schema: { params: ThreadParams, body: AbortBody }, preValidation: emptyBodyIsObject },
     async (request, reply) => {
     const { id } = request.params
-    const outcome = registry.abort(id, request.body.run)
+    const outcome = await registry.abort(id, request.body.run)
     switch (outcome.kind) {
       case 'stopped':
         request.log.info({ threadId: id, restored: outcome.restored.length }, 'abort: queue restored to the caller')
@@ -170,9 +170,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   },
   )
 
-  app.post('/api/threads/:id/dialog', { schema: { params: ThreadParams, body: DialogAnswerBody } }, async (request, reply) => {
+  app.post('/api/threads/:id/dialog', { schema: { params: ThreadParams, body: DialogAnswerRequest } }, async (request, reply) => {
     const { id } = request.params
-    const outcome = registry.answer(id, request.body)
+    const outcome = await registry.answer(id, request.body)
     switch (outcome.kind) {
       case 'answered':
         return reply.code(204).send()

@@ -6,7 +6,7 @@
  */
 import { LitElement, css, html, nothing, type PropertyValues } from 'lit'
 import { customElement, property, state } from 'lit/decorators.js'
-import type { DialogAnswerBody, OpenDialog, QuestionAnswer, QuestionnaireQuestion } from '../schemas/index.js'
+import type { DialogAnswerBody, DialogReply, OpenDialog, QuestionAnswer, QuestionnaireQuestion } from '../schemas/index.js'
 import { ApiError } from './api.js'
 import { controls, tokens } from './styles.js'
 import { dialogTitle } from './thread-store.js'
@@ -407,7 +407,7 @@ export class DialogCard extends LitElement {
 
   #cancel = () => this.#send({ cancelled: true })
 
-  async #send(answer: Omit<DialogAnswerBody, 'id'>) {
+  async #send(answer: DialogReply) {
     if (this.sending) return
     this.sending = true
     this.refusal = ''

@@ -50,8 +50,8 @@ describe('thread registry', () => {
     await prompt('t1', 'hello')
     const fake = runtimes.get('t1')
     fake.holdAbort = true
-    expect(registry.abort('t1')).toEqual({ kind: 'stopped', restored: [] })
-    expect(registry.abort('t1')).toEqual({ kind: 'stopped', restored: [] })
+    expect(await registry.abort('t1')).toEqual({ kind: 'stopped', restored: [] })
+    expect(await registry.abort('t1')).toEqual({ kind: 'stopped', restored: [] })
     expect(fake.calls.filter((c) => c === 'abort')).toHaveLength(1)
     expect(fake.disposed).toBe(false)
 
@@ -71,10 +71,10 @@ describe('thread registry', () => {
     await prompt('t1', 's2')
     const fake = runtimes.get('t1')
     fake.holdAbort = true
-    expect(registry.abort('t1')).toEqual({ kind: 'stopped', restored: ['s1', 's2', 'f1'] })
+    expect(await registry.abort('t1')).toEqual({ kind: 'stopped', restored: ['s1', 's2', 'f1'] })
     expect(fake.steering).toEqual([])
     expect(fake.followUps).toEqual([])
-    expect(registry.abort('t1')).toEqual({ kind: 'stopped', restored: [] })
+    expect(await registry.abort('t1')).toEqual({ kind: 'stopped', restored: [] })
   })
 
   it('a stop must stop: if clearing the queue throws, the runtime is still told to abort and the loss is said', async () => {
@@ -82,22 +82,22 @@ describe('thread registry', () => {
     const seen = await observe('t1')
     const fake = runtimes.get('t1')
     fake.clearThrows = true
-    expect(registry.abort('t1')).toEqual({ kind: 'stopped', restored: [] })
+    expect(await registry.abort('t1')).toEqual({ kind: 'stopped', restored: [] })
     expect(fake.calls).toContain('abort')
     expect(seen.find((o) => o.type === 'error')).toMatchObject({ message: expect.stringContaining('queue mirror corrupted') })
   })
 
   it('abort on a thread that is not live is not-live, and with nothing in flight is idle; neither reaches the runtime', async () => {
-    expect(registry.abort('never')).toEqual({ kind: 'not-live' })
+    expect(await registry.abort('never')).toEqual({ kind: 'not-live' })
     await prompt('t1', 'hello')
     runtimes.get('t1').settle()
-    expect(registry.abort('t1')).toEqual({ kind: 'idle' })
+    expect(await registry.abort('t1')).toEqual({ kind: 'idle' })
     expect(runtimes.get('t1').calls).toEqual(['prompt:hello'])
   })
 
   it('abort naming a run that is not the current run is refused as stale', async () => {
     await prompt('t1', 'hello')
-    expect(registry.abort('t1', 7)).toEqual({ kind: 'stale-run' })
+    expect(await registry.abort('t1', 7)).toEqual({ kind: 'stale-run' })
     expect(runtimes.get('t1').calls).not.toContain('abort')
   })
 
@@ -132,12 +132,12 @@ describe('thread registry', () => {
     const asked = fake.ui.ask({ spec: { method: 'select', title: 'Pick', options: ['a', 'b'] }, origin: { kind: 'extension' } })
     const feed = await registry.feed('t1')
     const [open] = feed!.view.openDialogs
-    expect(registry.answer('t1', { id: 'nope', value: 'a' })).toEqual({ kind: 'unknown' })
-    expect(registry.answer('t1', { id: open.id, value: 'c' })).toEqual({ kind: 'refused', refusal: "'c' is not one of the offered options" })
+    expect(await registry.answer('t1', { id: 'nope', value: 'a' })).toEqual({ kind: 'unknown' })
+    expect(await registry.answer('t1', { id: open.id, value: 'c' })).toEqual({ kind: 'refused', refusal: "'c' is not one of the offered options" })
     expect(feed!.view.openDialogs).toHaveLength(1)
-    expect(registry.answer('t1', { id: open.id, value: 'b' })).toEqual({ kind: 'answered' })
+    expect(await registry.answer('t1', { id: open.id, value: 'b' })).toEqual({ kind: 'answered' })
     expect(await asked).toEqual({ outcome: 'answered', answer: { value: 'b' } })
-    expect(registry.answer('t1', { id: open.id, value: 'b' })).toEqual({ kind: 'unknown' })
+    expect(await registry.answer('t1', { id: open.id, value: 'b' })).toEqual({ kind: 'unknown' })
     expect(feed!.view.openDialogs).toEqual([])
   })
 

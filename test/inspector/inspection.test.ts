@@ -56,7 +56,7 @@ describe('inspection records', () => {
     void w.runtimes.get('t1').ui.ask(confirm)
     const dialogId = openDialogId(w, 't1')
     const path = `thread:t1/${dialogId}`
-    expect(w.registry.answer('t1', { id: dialogId, confirmed: true })).toEqual({ kind: 'answered' })
+    expect(await w.registry.answer('t1', { id: dialogId, confirmed: true })).toEqual({ kind: 'answered' })
     await tick()
     const dialog = of(seen, path)
     expect(dialog[0]).toMatchObject({ kind: 'actor.started', machineId: 'dialog', parentId: 'thread:t1' })

@@ -179,6 +179,10 @@ describe('dialog machine: coverage of the model-based paths', () => {
         for (const key of replay(input, path)) taken.add(key)
         for (const s of path.steps) reached.add(String(s.state.value))
       }
+    // A refused answer leaves the dialog exactly as it was, so no generated path takes it: walk it once.
+    const refused = liveDialog(base)
+    refused.actor.send({ type: 'ANSWER', answer: { value: 'maybe' } })
+    for (const key of refused.taken) taken.add(key)
     // a transient state (left by an eventless transition) is reached when one of its transitions was taken
     for (const key of taken) reached.add(key.split('|')[0].replace(/^dialog\./, ''))
     const missingStates = Object.keys(dialogMachine.root.states).filter((s) => !reached.has(s))
@@ -186,6 +190,24 @@ describe('dialog machine: coverage of the model-based paths', () => {
       .map((t) => t.key)
       .filter((k) => !taken.has(k))
     expect({ missingStates, missingTransitions: missing }).toEqual({ missingStates: [], missingTransitions: [] })
+  })
+})
+
+describe('dialog machine: it decides the answers it is given', () => {
+  it('an answer that fits settles the question and is replied answered; one that does not is replied refused with the reason and leaves it open', () => {
+    const dialog = liveDialog(base)
+    const replies: unknown[] = []
+    dialog.actor.on('*', (e) => replies.push(e))
+    dialog.actor.send({ type: 'ANSWER', answer: { value: 'maybe' }, replyTo: 'r1' })
+    dialog.actor.send({ type: 'ANSWER', answer: { value: 5 }, replyTo: 'r2' })
+    expect(dialog.actor.getSnapshot().value).toBe('open')
+    dialog.actor.send({ type: 'ANSWER', answer: { value: 'yes' }, replyTo: 'r3' })
+    expect(replies).toEqual([
+      { type: 'dialog.refused', replyTo: 'r1', refusal: "'maybe' is not one of the offered options" },
+      { type: 'dialog.refused', replyTo: 'r2', refusal: expect.stringMatching(/not a dialog answer/) },
+      { type: 'dialog.answered', replyTo: 'r3' },
+    ])
+    expect(dialog.log.filter((e) => e.action === 'recordSettle')).toEqual([{ action: 'recordSettle', outcome: 'answered' }])
   })
 })
 

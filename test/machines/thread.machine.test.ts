@@ -697,7 +697,7 @@ describe('thread machine: replies a caller waits on', () => {
     const waiting = (h.sent.at(-2) as PromptRequest).messageId
     expect(thread(h, 'rejectPrompt').map((e) => e.params)).toEqual([{ messageId: waiting, reason: 'deleted' }])
     expect(h.emitted.filter((e) => 'messageId' in e && e.messageId === waiting)).toEqual([
-      { type: 'prompt.refused', messageId: waiting, reason: 'disposed' },
+      { type: 'prompt.refused', messageId: waiting, reason: 'disposed', closing: 'deleted' },
     ])
   })
 
