@@ -154,7 +154,7 @@ export class LiveThread {
     this.#runtime = runtime
     this.#wasLive = true
     this.#unsubscribe = runtime.subscribe((event) => this.#onRuntimeEvent(event))
-    this.actor.send({ type: 'LIVE' })
+    this.actor.send({ type: 'LIVE', run: runtime.lastRun() })
   }
 
   get live(): boolean {
@@ -257,7 +257,7 @@ export class LiveThread {
     return threadMachine.provide({
       actions: {
         publishStatus: (_, status) => void feed.append({ type: 'status', ...status }),
-        startRun: (_, { prompt }) => this.#runtime?.prompt({ messageId: prompt.messageId, text: prompt.text }),
+        startRun: (_, { prompt, run }) => this.#runtime?.prompt({ messageId: prompt.messageId, text: prompt.text }, run),
         queuePrompt: (_, { prompt }) => {
           const queued = { messageId: prompt.messageId, text: prompt.text }
           if (prompt.deliverAs === 'followUp') this.#runtime?.followUp(queued)

@@ -45,7 +45,8 @@ export interface ThreadContext {
 }
 
 export type ThreadEvent =
-  | { type: 'LIVE' }
+  /** The runtime is attached; `run` is the highest run its persisted session records (it may be ahead after a crash). */
+  | { type: 'LIVE'; run?: number }
   | ({ type: 'PROMPT' } & PromptRequest)
   | { type: 'ABORT'; run?: number; replyTo?: string }
   | { type: 'QUEUE_CLEARED'; steering: string[]; followUp: string[] }
@@ -251,7 +252,7 @@ export const threadMachine = threadSetup.createMachine({
   states: {
     cold: {
       on: {
-        LIVE: 'idle',
+        LIVE: { target: 'idle', actions: assign({ run: ({ context, event }) => Math.max(context.run, event.run ?? 0) }) },
         PROMPT: { actions: refuse('not-live') },
         ABORT: { actions: abortRefused('not-live') },
         // No runtime to answer for yet (an extension asking while the runtime is being built).

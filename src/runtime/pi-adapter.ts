@@ -99,7 +99,6 @@ export class PiRuntime implements AgentRuntime {
   private readonly mapper: EventMapper
   private readonly unsubscribe: Array<() => void> = []
   private run: Run | undefined
-  private runNumber: number
   private disposed = false
 
   constructor(
@@ -109,17 +108,20 @@ export class PiRuntime implements AgentRuntime {
     /** Asked before the first run when pi needs a human to decide project trust (see project-trust.ts). */
     private pendingTrust?: () => Promise<void>,
   ) {
-    this.runNumber = lastRun(session.sessionManager.getBranch())
     this.mapper = new EventMapper({ userMessageId: (text) => this.userMessageId(text) })
     this.unsubscribe.push(session.subscribe((event) => this.onSessionEvent(event)))
   }
 
-  prompt(prompt: QueuedPrompt): void {
+  lastRun(): number {
+    return lastRun(this.session.sessionManager.getBranch())
+  }
+
+  prompt(prompt: QueuedPrompt, runNumber: number): void {
     if (this.run) {
       this.emit({ type: 'prompt-rejected', messageId: prompt.messageId, reason: 'A run is already in progress.' })
       return
     }
-    const run: Run = { number: ++this.runNumber, prompt, promptDelivered: false, aborted: false }
+    const run: Run = { number: runNumber, prompt, promptDelivered: false, aborted: false }
     this.run = run
     this.append(RUN_ENTRY, { run: run.number })
     const trust = this.pendingTrust
@@ -317,7 +319,8 @@ export class PiRuntime implements AgentRuntime {
 
   private onSessionEvent(event: AgentSessionEvent): void {
     for (const mapped of this.mapper.map(event)) {
-      if (mapped.type === 'user-message') this.mark({ messageId: mapped.messageId, run: this.run?.number ?? this.runNumber })
+      // A user message outside a run (an extension's own sendUserMessage) keeps no run number.
+      if (mapped.type === 'user-message') this.mark({ messageId: mapped.messageId, ...(this.run ? { run: this.run.number } : {}) })
       // Written before pi appends the message (subscribers run first), so the marker precedes it.
       if (mapped.type === 'assistant-end') this.mark({ messageId: mapped.messageId })
       this.emit(mapped)

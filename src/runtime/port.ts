@@ -15,6 +15,7 @@ import type {
   WorkingState,
   QuestionnaireQuestion,
   ThinkingLevel,
+  ToolResult,
   TranscriptEntry,
 } from '../schemas/index.js'
 
@@ -41,8 +42,8 @@ export type RuntimeEvent =
   | { type: 'assistant-delta'; messageId: string; text: string }
   | { type: 'assistant-end'; messageId: string; text: string; stopReason: string }
   | { type: 'tool-start'; toolCallId: string; name: string; args: unknown }
-  | { type: 'tool-update'; toolCallId: string; partial: unknown }
-  | { type: 'tool-end'; toolCallId: string; result: unknown; isError: boolean }
+  | { type: 'tool-update'; toolCallId: string; partial: ToolResult }
+  | { type: 'tool-end'; toolCallId: string; result: ToolResult; isError: boolean }
   | { type: 'queue'; steering: string[]; followUp: string[] }
   | { type: 'prompt-rejected'; messageId: string; reason: string }
   /** An extension consumed the prompt (a command, or an input handler that took it): no model turn. */
@@ -64,8 +65,13 @@ export type RuntimeEvent =
 export type RuntimeListener = (event: RuntimeEvent) => void
 
 export interface AgentRuntime {
-  /** Starts a run with this prompt. Only called while idle. The run ends with a `settled` event. */
-  prompt(prompt: QueuedPrompt): void
+  /**
+   * Starts run number `run` (the thread machine counts runs; the runtime only records the number)
+   * with this prompt. Only called while idle. The run ends with a `settled` event.
+   */
+  prompt(prompt: QueuedPrompt, run: number): void
+  /** The highest run number its persisted session records, so a thread's count never goes back after a crash. */
+  lastRun(): number
   /** Queues a prompt into the running run: delivered after the current tool calls, before the next model call. */
   steer(prompt: QueuedPrompt): void
   /** Queues a prompt to run when the agent would otherwise stop. */

@@ -33,8 +33,18 @@ export class FakeRuntime implements AgentRuntime {
 
   constructor(readonly ui: UiBridge) {}
 
-  prompt(p: QueuedPrompt): void {
+  /** The run numbers the host started, in order. */
+  readonly runs: number[] = []
+  /** What the "persisted session" says the last run was. */
+  persistedRun = 0
+
+  lastRun(): number {
+    return this.persistedRun
+  }
+
+  prompt(p: QueuedPrompt, run: number): void {
     this.calls.push(`prompt:${p.text}`)
+    this.runs.push(run)
     this.running = true
     this.aborted = false
     this.emit({ type: 'user-message', messageId: p.messageId, text: p.text })
@@ -110,11 +120,14 @@ export class FakeRuntimeFactory implements RuntimeFactory {
   readonly built: string[] = []
   readonly options: RuntimeOptions[] = []
   transcripts = new Map<string, TranscriptEntry[]>()
+  /** The last run each thread's "session file" records, e.g. ahead of the index after a crash. */
+  persistedRuns = new Map<string, number>()
 
   async create(options: RuntimeOptions): Promise<FakeRuntime> {
     this.built.push(options.threadId)
     this.options.push(options)
     const runtime = new FakeRuntime(options.ui)
+    runtime.persistedRun = this.persistedRuns.get(options.threadId) ?? 0
     this.runtimes.set(options.threadId, runtime)
     return runtime
   }

@@ -54,6 +54,16 @@ describe('a thread\'s model, thinking level and workspace', () => {
     expect(registry.list()).toEqual([])
   })
 
+  it('the thread machine numbers runs and tells the runtime; after a crash left the session ahead of the index, runs continue above it', async () => {
+    await registry.create({ id: 't' })
+    runtimes.persistedRuns.set('t', 5)
+    expect(await registry.prompt('t', { message: 'hi', admission: 'enqueue', deliverAs: 'steer' })).toMatchObject({ kind: 'admitted', run: 6 })
+    runtimes.get('t').settle()
+    await new Promise((r) => setTimeout(r, 10))
+    expect(await registry.prompt('t', { message: 'again', admission: 'enqueue', deliverAs: 'steer' })).toMatchObject({ run: 7 })
+    expect(runtimes.get('t').runs).toEqual([6, 7])
+  })
+
   it('PATCH changes the model between runs, is refused during a run, and refuses a model without credentials', async () => {
     await registry.create({ id: 't' })
     await registry.prompt('t', { message: 'hi', admission: 'enqueue', deliverAs: 'steer' })

@@ -8,6 +8,7 @@ import type { NotifyLevel, QuestionnaireQuestion, WorkingState } from '../../src
 import { createPiRuntimeFactory, PiModels, type RuntimeLogger, type ToolPolicy } from '../../src/runtime/index.js'
 import type {
   AgentRuntime,
+  QueuedPrompt,
   RuntimeFactory,
   RuntimeOptions,
   AskUserResult,
@@ -121,7 +122,7 @@ export class Recorder {
   readonly events: RuntimeEvent[] = []
   private waiters: Array<() => void> = []
 
-  constructor(runtime: AgentRuntime) {
+  constructor(runtime: Pick<AgentRuntime, 'subscribe'>) {
     runtime.subscribe((e) => {
       this.events.push(e)
       for (const w of this.waiters.splice(0)) w()
@@ -197,11 +198,25 @@ export interface PiTestOptions {
   trustProjects?: 'yes' | 'no' | 'ask'
 }
 
+/** A runtime driven as the thread machine drives it: each prompt without a number is the next run. */
+export type TestRuntime = Omit<AgentRuntime, 'prompt'> & { prompt(prompt: QueuedPrompt, run?: number): void }
+
+function numbered(runtime: AgentRuntime): TestRuntime {
+  let run = runtime.lastRun()
+  return new Proxy(runtime, {
+    get(target, key) {
+      if (key === 'prompt') return (prompt: QueuedPrompt, n?: number) => target.prompt(prompt, (run = n ?? run + 1))
+      const value = Reflect.get(target, key)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  }) as TestRuntime
+}
+
 /** The real pi runtime factory on a fresh model runtime; `create` defaults the workspace to the data dir. */
 export async function piRuntimes(o: PiTestOptions): Promise<{
   models: PiModels
   factory: RuntimeFactory
-  create(options: Omit<RuntimeOptions, 'cwd'> & { cwd?: string }): Promise<AgentRuntime>
+  create(options: Omit<RuntimeOptions, 'cwd'> & { cwd?: string }): Promise<TestRuntime>
 }> {
   const agentDir = o.agentDir ?? join(o.dataDir, 'agent')
   const models = await PiModels.create({ agentDir, demoDelayMs: o.demoDelayMs ?? 0 })
@@ -215,5 +230,5 @@ export async function piRuntimes(o: PiTestOptions): Promise<{
     ...(o.toolPolicy ? { toolPolicy: o.toolPolicy } : {}),
     ...(o.trustProjects ? { trustProjects: o.trustProjects } : {}),
   })
-  return { models, factory, create: (options) => factory.create({ cwd: o.dataDir, ...options }) }
+  return { models, factory, create: async (options) => numbered(await factory.create({ cwd: o.dataDir, ...options })) }
 }

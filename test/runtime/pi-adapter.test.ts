@@ -3,8 +3,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createFauxCore, createProvider } from '@earendil-works/pi-ai'
 import { PiModels } from '../../src/runtime/index.js'
-import type { AgentRuntime } from '../../src/runtime/port.js'
-import { answered, FakeBridge, piRuntimes, Recorder, tempDir } from './helpers.js'
+import { answered, FakeBridge, piRuntimes, Recorder, tempDir, type TestRuntime } from './helpers.js'
 const cleanups: Array<() => unknown> = []
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c()
@@ -25,7 +24,7 @@ async function setup(opts: { demoDelayMs?: number; threadId?: string; dataDir?: 
   return { factory, ui, runtime, rec, dataDir }
 }
 
-const prompt = (runtime: AgentRuntime, text: string, messageId = `m-${text.length}-${Math.random()}`) => {
+const prompt = (runtime: TestRuntime, text: string, messageId = `m-${text.length}-${Math.random()}`) => {
   runtime.prompt({ messageId, text })
   return messageId
 }
