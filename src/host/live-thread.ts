@@ -12,6 +12,7 @@ import { askQueueMachine, type AskStatus } from '../machines/ask-queue.machine.j
 import { dialogMachine, type DialogEmitted } from '../machines/dialog.machine.js'
 import { threadMachine, type PromptRequest, type ThreadActor, type ThreadEmitted, type ThreadEvent } from '../machines/thread.machine.js'
 import type { AgentRuntime, AskUserResult, DialogRequest, DialogResolution, RuntimeEvent, UiBridge } from '../runtime/port.js'
+import { errorText } from '../runtime/extension-ui.js'
 import type { Feed } from './feed.js'
 
 export type PromptOutcome =
@@ -272,7 +273,7 @@ export class LiveThread {
               followUp: cleared.followUp.map((p) => p.text),
             })
           } catch (error) {
-            self.send({ type: 'QUEUE_CLEAR_FAILED', message: errorMessage(error) })
+            self.send({ type: 'QUEUE_CLEAR_FAILED', message: errorText(error) })
           }
         },
         recordError: (_, { message }) => {
@@ -280,7 +281,7 @@ export class LiveThread {
           feed.append({ type: 'error', message })
         },
         tellRuntimeAbort: () => {
-          this.#runtime?.abort().catch((error) => this.#log('error', `abort failed: ${errorMessage(error)}`))
+          this.#runtime?.abort().catch((error) => this.#log('error', `abort failed: ${errorText(error)}`))
         },
         recordSettled: (_, settled) => void feed.append({ type: 'settled', ...settled }),
         armIdleTimer: ({ self }) => {
@@ -458,7 +459,7 @@ export class LiveThread {
         this.#feed.append({ type: 'prompt-rejected', messageId: p.messageId, reason })
       }
     } catch (error) {
-      this.#feed.append({ type: 'error', message: `the queue could not be cleared: ${errorMessage(error)}` })
+      this.#feed.append({ type: 'error', message: `the queue could not be cleared: ${errorText(error)}` })
     }
     // Nothing the released runtime says afterwards belongs on the feed: the thread has moved on.
     this.#unsubscribe?.()
@@ -470,7 +471,7 @@ export class LiveThread {
       await Promise.race([stopped, delay(5000)])
       await runtime.dispose()
     } catch (error) {
-      this.#log('warn', `runtime release: ${errorMessage(error)}`)
+      this.#log('warn', `runtime release: ${errorText(error)}`)
     }
   }
 
@@ -502,9 +503,6 @@ function pick(answer: { value?: string; values?: string[]; other?: string }) {
   }
 }
 
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
-}
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref())

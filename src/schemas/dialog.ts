@@ -187,17 +187,3 @@ function answerRefusal(question: QuestionnaireQuestion, answer: QuestionAnswer):
     }
   }
 }
-
-/** What the extension sees when a dialog ends without an answer: pi's own defaults, never a wrong type. */
-export type QuestionnaireResult = { status: 'answered'; answers: QuestionAnswer[] } | { status: 'cancelled' }
-
-export function cancelValue(spec: DialogSpec): string | boolean | QuestionnaireResult | undefined {
-  switch (spec.method) {
-    case 'confirm':
-      return false
-    case 'questionnaire':
-      return { status: 'cancelled' }
-    default:
-      return undefined
-  }
-}

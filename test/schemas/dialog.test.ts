@@ -1,11 +1,9 @@
 /**
  * The dialog answer fence, every branch: `validateDialogAnswer` (what the server answers 422 with
- * before the runtime sees an answer), `questionnaireRefusal` (each questionnaire rule) and
- * `cancelValue` (what a non-answer resolves, per method).
+ * before the runtime sees an answer) and `questionnaireRefusal` (each questionnaire rule).
  */
 import { describe, expect, it } from 'vitest'
 import {
-  cancelValue,
   questionnaireRefusal,
   validateDialogAnswer,
   type DialogSpec,
@@ -146,14 +144,4 @@ describe('questionnaireRefusal: a skipped question', () => {
     expect(one(multi, { skipped: true, values: ['a'] })).toBe(`question 'm': a skipped question carries no value`)
     expect(one(single, { skipped: true, other: 'c' })).toBe(`question 's': a skipped question carries no value`)
   })
-})
-
-describe('cancelValue: what a non-answer resolves, per method', () => {
-  it('confirm resolves false', () => expect(cancelValue(confirm)).toBe(false))
-  it('select, input and editor resolve undefined', () => {
-    expect(cancelValue(select)).toBeUndefined()
-    expect(cancelValue(input)).toBeUndefined()
-    expect(cancelValue(editor)).toBeUndefined()
-  })
-  it('questionnaire resolves { status: cancelled }', () => expect(cancelValue(questionnaire)).toEqual({ status: 'cancelled' }))
 })
