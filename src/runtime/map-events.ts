@@ -9,26 +9,34 @@ import { randomUUID } from 'node:crypto'
 import type { AgentSessionEvent } from '@earendil-works/pi-coding-agent'
 import type { RuntimeEvent } from './port.js'
 import type { AgentMessage } from '@earendil-works/pi-agent-core'
+import type { ToolResult, ToolResultImage } from '../schemas/index.js'
 
 /** Large tool output stays in pi's session; the feed carries a bounded, JSON-safe summary. */
 export const MAX_RESULT_TEXT = 8000
 export const MAX_DETAILS_JSON = 2000
 
-export interface CompactResult {
-  text: string
-  details?: unknown
-}
-
-/** `{text, details?}` from a tool result or partial result: text parts joined, details only if small. */
-export function compactToolResult(result: unknown): CompactResult | undefined {
-  if (!result || typeof result !== 'object') return result === undefined ? undefined : { text: String(result) }
+/**
+ * pi's tool result or partial result → the feed's `ToolResult`: text parts joined by newlines (cut
+ * to MAX_RESULT_TEXT, the cut counted in `truncated`), images named but never sent, details only
+ * when JSON-safe and small. Anything that is not pi's shape still becomes text, so a frame never
+ * carries a shape the client was not built for.
+ */
+export function compactToolResult(result: unknown): ToolResult {
+  if (result === undefined || result === null) return { text: '' }
+  if (typeof result !== 'object') return bounded(String(result))
   const r = result as { content?: unknown; details?: unknown }
-  const parts = Array.isArray(r.content) ? r.content : []
-  let text = parts
-    .map((c: { type?: string; text?: string }) => (c?.type === 'text' ? (c.text ?? '') : c?.type ? `[${c.type}]` : ''))
-    .join('\n')
-  if (text.length > MAX_RESULT_TEXT) text = `${text.slice(0, MAX_RESULT_TEXT)}… (${text.length - MAX_RESULT_TEXT} more characters)`
-  const out: CompactResult = { text }
+  const texts: string[] = []
+  const images: ToolResultImage[] = []
+  for (const part of Array.isArray(r.content) ? (r.content as unknown[]) : []) {
+    if (!part || typeof part !== 'object') continue
+    const p = part as { type?: unknown; text?: unknown; mimeType?: unknown }
+    if (p.type === 'text') texts.push(typeof p.text === 'string' ? p.text : '')
+    else if (p.type === 'image') images.push({ mimeType: typeof p.mimeType === 'string' ? p.mimeType : 'image' })
+    // A part pi may add later: named in place, so the reader knows something was there.
+    else if (typeof p.type === 'string') texts.push(`[${p.type}]`)
+  }
+  const out = bounded(texts.join('\n'))
+  if (images.length > 0) out.images = images
   if (r.details !== undefined) {
     try {
       const json = JSON.stringify(r.details)
@@ -38,6 +46,11 @@ export function compactToolResult(result: unknown): CompactResult | undefined {
     }
   }
   return out
+}
+
+function bounded(text: string): ToolResult {
+  if (text.length <= MAX_RESULT_TEXT) return { text }
+  return { text: text.slice(0, MAX_RESULT_TEXT), truncated: text.length - MAX_RESULT_TEXT }
 }
 
 /** The text parts of a message, joined. */

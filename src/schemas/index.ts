@@ -1,3 +1,4 @@
 export * from './dialog.js'
 export * from './observation.js'
+export * from './tool-result.js'
 export * from './http.js'

@@ -6,6 +6,7 @@
  */
 import { Type, type Static } from 'typebox'
 import { DialogOrigin, DialogOutcome, DialogSpec, OpenDialog } from './dialog.js'
+import { ToolResult } from './tool-result.js'
 
 const Seq = Type.Integer({ minimum: 1 })
 
@@ -49,10 +50,10 @@ export const ToolStartObservation = obs('tool-start', {
   name: Type.String(),
   args: Type.Unknown(),
 })
-export const ToolUpdateObservation = obs('tool-update', { toolCallId: Type.String(), partial: Type.Unknown() })
+export const ToolUpdateObservation = obs('tool-update', { toolCallId: Type.String(), partial: ToolResult })
 export const ToolEndObservation = obs('tool-end', {
   toolCallId: Type.String(),
-  result: Type.Unknown(),
+  result: ToolResult,
   isError: Type.Boolean(),
 })
 export const QueueObservation = obs('queue', { steering: Type.Array(Type.String()), followUp: Type.Array(Type.String()) })
@@ -141,8 +142,9 @@ export const TranscriptEntry = Type.Union([
     name: Type.String(),
     args: Type.Unknown(),
     state: Type.Union([Type.Literal('running'), Type.Literal('done'), Type.Literal('error')]),
-    partial: Type.Optional(Type.Unknown()),
-    result: Type.Optional(Type.Unknown()),
+    /** The latest partial result while it runs; dropped when it ends. */
+    partial: Type.Optional(ToolResult),
+    result: Type.Optional(ToolResult),
   }),
   Type.Object({ kind: Type.Literal('notify'), message: Type.String(), level: NotifyLevel }),
   Type.Object({ kind: Type.Literal('stopped'), run: Type.Integer() }),

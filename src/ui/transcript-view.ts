@@ -3,7 +3,7 @@ import { LitElement, css, html, nothing, type TemplateResult } from 'lit'
 import { customElement, property } from 'lit/decorators.js'
 import { repeat } from 'lit/directives/repeat.js'
 import { unsafeHTML } from 'lit/directives/unsafe-html.js'
-import type { TranscriptEntry, WorkingState } from '../schemas/index.js'
+import type { ToolResult, TranscriptEntry, WorkingState } from '../schemas/index.js'
 import { renderMarkdown } from './markdown.js'
 import { controls, tokens } from './styles.js'
 import type { PendingPrompt } from './thread-store.js'
@@ -17,19 +17,6 @@ function markdown(text: string): string {
     cache.set(text, out)
   }
   return out
-}
-
-/** Tool results from pi are `{ content: [{ type: 'text', text }] , details? }`; show the text. */
-export function resultText(result: unknown): string {
-  if (result === undefined || result === null) return ''
-  if (typeof result === 'string') return result
-  if (typeof result === 'object' && Array.isArray((result as { content?: unknown }).content)) {
-    const parts = (result as { content: unknown[] }).content.flatMap((c) =>
-      c && typeof c === 'object' && (c as { type?: unknown }).type === 'text' ? [String((c as { text?: unknown }).text ?? '')] : [],
-    )
-    if (parts.length) return parts.join('\n')
-  }
-  return pretty(result)
 }
 
 function pretty(v: unknown): string {
@@ -245,6 +232,11 @@ export class TranscriptView extends LitElement {
         max-height: 20rem;
         overflow: auto;
       }
+      .tool-body .tool-note {
+        margin: 0.3rem 0 0;
+        color: var(--th-fg-soft);
+        font-size: 0.75rem;
+      }
       .notify {
         align-self: center;
         font-size: 0.85rem;
@@ -329,7 +321,7 @@ export class TranscriptView extends LitElement {
         </div>`
       case 'tool': {
         const label = e.state === 'running' ? 'running' : e.state === 'done' ? 'done' : 'error'
-        const out = e.state === 'running' ? resultText(e.partial) : resultText(e.result)
+        const out = e.state === 'running' ? e.partial : e.result
         return html`<details class="tool" data-tool=${e.toolCallId}>
           <summary>
             <span class="tool-name">${e.name}</span>
@@ -339,7 +331,7 @@ export class TranscriptView extends LitElement {
           <div class="tool-body">
             <h4>Arguments</h4>
             <pre>${pretty(e.args)}</pre>
-            ${out ? html`<h4>${e.state === 'running' ? 'Progress' : 'Result'}</h4><pre>${out}</pre>` : nothing}
+            ${out && hasOutput(out) ? html`<h4>${e.state === 'running' ? 'Progress' : 'Result'}</h4>${toolOutput(out)}` : nothing}
           </div>
         </details>`
       }
@@ -355,6 +347,22 @@ export class TranscriptView extends LitElement {
         return html`<div class="error" role="alert">${e.message}</div>`
     }
   }
+}
+
+const hasOutput = (r: ToolResult) => r.text !== '' || r.truncated !== undefined || (r.images?.length ?? 0) > 0 || r.details !== undefined
+
+/**
+ * A tool's output as the feed carries it: its text preformatted (tool output is mostly terminal
+ * text, not Markdown), then what the host left out — cut characters, images — said, not hidden.
+ * Details are shown only when there is nothing else: they are for renderers, the text is for people.
+ */
+function toolOutput(r: ToolResult): TemplateResult {
+  const images = r.images ?? []
+  const showDetails = r.text === '' && images.length === 0 && r.details !== undefined
+  return html`${r.text !== '' || r.truncated ? html`<pre class="output">${r.text}</pre>` : nothing}
+    ${r.truncated ? html`<p class="tool-note">… ${r.truncated} more characters not shown.</p>` : nothing}
+    ${images.map((i) => html`<p class="tool-note image">[image: ${i.mimeType}, not shown]</p>`)}
+    ${showDetails ? html`<pre class="output details">${pretty(r.details)}</pre>` : nothing}`
 }
 
 function key(e: TranscriptEntry, i: number): string {

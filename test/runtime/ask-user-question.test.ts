@@ -47,7 +47,7 @@ describe('ask_user_question tool', () => {
     expect(q.request.options.signal).toBeInstanceOf(AbortSignal)
     q.resolve({ status: 'answered', value: 'b' })
     await rec.next('settled')
-    expect((rec.of('tool-end')[0].result as { text: string }).text).toBe('answered: b')
+    expect(rec.of('tool-end')[0].result.text).toBe('answered: b')
   })
 
   it('three questions in one assistant message reach ui.askUser in call order, all at once (pi runs the batch concurrently)', async () => {
@@ -74,7 +74,7 @@ describe('ask_user_question tool', () => {
     ui.questions[1].resolve({ status: 'answered', values: ['x', 'y'], other: 'w' })
     ui.questions[0].resolve({ status: 'answered', value: 'because' })
     await rec.next('settled')
-    const byId = new Map(rec.of('tool-end').map((e) => [e.toolCallId, (e.result as { text: string }).text]))
+    const byId = new Map(rec.of('tool-end').map((e) => [e.toolCallId, e.result.text]))
     expect(ids.map((id) => byId.get(id))).toEqual(['answered: because', 'answered: x, y, other: w', 'skipped'])
     expect(rec.of('assistant-end').at(-1)?.text).toBe(
       'Tool results:\n- ask_user_question: answered: because\n- ask_user_question: answered: x, y, other: w\n- ask_user_question: skipped',
@@ -86,7 +86,7 @@ describe('ask_user_question tool', () => {
     runtime.prompt({ messageId: 'p', text: call({ question: 'Hm?', mode: 'text' }) })
     ;(await ui.nthQuestion(0)).resolve({ status: 'unavailable' })
     await rec.next('settled')
-    expect((rec.of('tool-end')[0].result as { text: string }).text).toBe('unavailable')
+    expect(rec.of('tool-end')[0].result.text).toBe('unavailable')
   })
 
   it('too many options is a clear tool error and nothing is asked', async () => {

@@ -72,7 +72,7 @@ async function probe(method: string, resolution: DialogResolution | undefined, e
   const ask = resolution ? await s.ui.nthAsk(0) : undefined
   ask?.resolve(resolution!)
   await s.rec.next('settled')
-  const text = (s.rec.of('tool-end')[0].result as { text: string }).text
+  const text = s.rec.of('tool-end')[0].result.text
   return { ...s, ask, seen: (JSON.parse(text) as { value: unknown }).value }
 }
 

@@ -65,7 +65,7 @@ describe('runs: steer, follow-up, Stop and settle', () => {
     const settled = await rec.next('settled')
     expect(cleared).toEqual({ steering: [], followUp: [] })
     expect(settled).toEqual({ type: 'settled', aborted: true, unclaimed: [] })
-    expect((rec.of('tool-end')[0].result as { text: string }).text).toBe('{"outcome":"aborted","value":false}')
+    expect(rec.of('tool-end')[0].result.text).toBe('{"outcome":"aborted","value":false}')
     expect(runtime.transcript().some((e) => e.kind === 'stopped')).toBe(true)
   })
 
@@ -78,7 +78,7 @@ describe('runs: steer, follow-up, Stop and settle', () => {
     q.resolve({ status: 'cancelled' })
     await stopping
     expect(await rec.next('settled')).toMatchObject({ aborted: true })
-    expect((rec.of('tool-end')[0].result as { text: string }).text).toBe('cancelled')
+    expect(rec.of('tool-end')[0].result.text).toBe('cancelled')
   })
 
   it('Stop with queued steer and follow-ups hands them back (steering first) and none of them ever runs', async () => {

@@ -41,7 +41,6 @@ async function setup(toolPolicy?: ToolPolicy) {
 }
 
 const call = (tool: string, args: object) => `call ${tool} ${JSON.stringify(args)}`
-const resultText = (result: unknown) => (result as { text: string }).text
 
 function permissionEntries(dataDir: string, threadId = 't'): unknown[] {
   return readFileSync(sessionPaths(dataDir, threadId).file, 'utf8')
@@ -67,7 +66,7 @@ describe('tool permissions: one policy on every tool call', () => {
     await rec.next('settled')
     const end = rec.of('tool-end')[0]
     expect(end.isError).toBe(true)
-    expect(resultText(end.result)).toBe('The user denied this write call, so it did not run.')
+    expect(end.result.text).toBe('The user denied this write call, so it did not run.')
     expect(existsSync(target)).toBe(false)
     // The decision is in the thread's session, beside the tool's error result.
     expect(permissionEntries(dataDir)).toEqual([
@@ -83,7 +82,7 @@ describe('tool permissions: one policy on every tool call', () => {
     expect(ui.asks).toEqual([])
     const end = rec.of('tool-end')[0]
     expect(end.isError).toBe(false)
-    expect(resultText(end.result)).toContain('inside the workspace')
+    expect(end.result.text).toContain('inside the workspace')
   })
 
   it('reading outside the workspace asks even though read is allowed, also through a symlink that leads out', async () => {
@@ -97,7 +96,7 @@ describe('tool permissions: one policy on every tool call', () => {
     await rec.next('settled')
     const end = rec.of('tool-end')[0]
     expect(end.isError).toBe(true)
-    expect(resultText(end.result)).toMatch(/timed out, so it did not run/)
+    expect(end.result.text).toMatch(/timed out, so it did not run/)
   })
 
   it('bash asks; "Allow for this thread" lets the next bash call in that thread run unasked, and another thread still asks', async () => {
@@ -105,14 +104,14 @@ describe('tool permissions: one policy on every tool call', () => {
     runtime.prompt({ messageId: 'p1', text: call('bash', { command: 'echo one' }) })
     ;(await ui.nthAsk(0)).resolve(answered({ value: ALLOW_FOR_THREAD }))
     await rec.next('settled')
-    expect(resultText(rec.of('tool-end')[0].result)).toContain('one')
+    expect(rec.of('tool-end')[0].result.text).toContain('one')
 
     runtime.prompt({ messageId: 'p2', text: call('bash', { command: 'echo two' }) })
     await rec.next('settled', 2)
     expect(ui.asks).toHaveLength(1)
     const second = rec.of('tool-end')[1]
     expect(second.isError).toBe(false)
-    expect(resultText(second.result)).toContain('two')
+    expect(second.result.text).toContain('two')
 
     const other = await open('other')
     other.runtime.prompt({ messageId: 'p3', text: call('bash', { command: 'echo three' }) })
@@ -130,7 +129,7 @@ describe('tool permissions: one policy on every tool call', () => {
     expect(ui.asks).toEqual([])
     const end = rec.of('tool-end')[0]
     expect(end.isError).toBe(true)
-    expect(resultText(end.result)).toBe('The tool policy does not allow bash, so it did not run.')
+    expect(end.result.text).toBe('The tool policy does not allow bash, so it did not run.')
     expect(existsSync(join(workspace, 'made.txt'))).toBe(false)
   })
 
@@ -142,7 +141,7 @@ describe('tool permissions: one policy on every tool call', () => {
     runtime.prompt({ messageId: 'p', text: call('read', { path: join(outside, 'secret.txt') }) })
     await rec.next('settled')
     expect(ui.asks).toEqual([])
-    expect(resultText(rec.of('tool-end')[0].result)).toMatch(/does not allow read outside the workspace/)
+    expect(rec.of('tool-end')[0].result.text).toMatch(/does not allow read outside the workspace/)
   })
 })
 

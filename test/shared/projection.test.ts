@@ -7,11 +7,21 @@ import { fc, test } from '@fast-check/vitest'
 import { describe, expect, it } from 'vitest'
 import { Feed } from '../../src/host/feed.js'
 import { initialView, project, projectAll } from '../../src/shared/projection.js'
-import type { Observation, ObservationInput } from '../../src/schemas/index.js'
+import type { Observation, ObservationInput, ToolResult } from '../../src/schemas/index.js'
 
 const id = fc.constantFrom('a', 'b', 'c')
 const str = fc.string({ maxLength: 6 })
 const json = fc.jsonValue({ maxDepth: 2 })
+/** Tool results as the schema types them, every optional field sometimes present. */
+const toolResult: fc.Arbitrary<ToolResult> = fc.record(
+  {
+    text: str,
+    truncated: fc.integer({ min: 1, max: 100 }),
+    images: fc.array(fc.record({ mimeType: fc.constantFrom('image/png', 'image/jpeg') }), { maxLength: 2 }),
+    details: json,
+  },
+  { requiredKeys: ['text'] },
+)
 const spec = fc.constantFrom(
   { method: 'confirm' as const, title: 'Sure?', message: 'm' },
   { method: 'select' as const, title: 'Where?', options: ['x', 'y'] },
@@ -25,8 +35,8 @@ const observationInput: fc.Arbitrary<ObservationInput> = fc.oneof(
   fc.record({ type: fc.constant('assistant-delta' as const), messageId: id, text: str }),
   fc.record({ type: fc.constant('assistant-end' as const), messageId: id, text: str, stopReason: fc.constantFrom('stop', 'aborted') }),
   fc.record({ type: fc.constant('tool-start' as const), toolCallId: id, name: str, args: json }),
-  fc.record({ type: fc.constant('tool-update' as const), toolCallId: id, partial: json }),
-  fc.record({ type: fc.constant('tool-end' as const), toolCallId: id, result: json, isError: fc.boolean() }),
+  fc.record({ type: fc.constant('tool-update' as const), toolCallId: id, partial: toolResult }),
+  fc.record({ type: fc.constant('tool-end' as const), toolCallId: id, result: toolResult, isError: fc.boolean() }),
   fc.record({ type: fc.constant('queue' as const), steering: fc.array(str, { maxLength: 3 }), followUp: fc.array(str, { maxLength: 3 }) }),
   fc.record({ type: fc.constant('prompt-rejected' as const), messageId: id, reason: str }),
   fc.record(
@@ -186,9 +196,11 @@ describe('projection: what each observation does to the view', () => {
   it('a tool end drops the partial result and records done or error', () => {
     const v = projectAll(initialView('t1'), [
       o({ type: 'tool-start', toolCallId: 'c', name: 'bash', args: { cmd: 'ls' } }, 1),
-      o({ type: 'tool-update', toolCallId: 'c', partial: 'half' }, 2),
-      o({ type: 'tool-end', toolCallId: 'c', result: 'all', isError: true }, 3),
+      o({ type: 'tool-update', toolCallId: 'c', partial: { text: 'half' } }, 2),
+      o({ type: 'tool-end', toolCallId: 'c', result: { text: 'all' }, isError: true }, 3),
     ])
-    expect(v.transcript).toEqual([{ kind: 'tool', toolCallId: 'c', name: 'bash', args: { cmd: 'ls' }, state: 'error', result: 'all' }])
+    expect(v.transcript).toEqual([
+      { kind: 'tool', toolCallId: 'c', name: 'bash', args: { cmd: 'ls' }, state: 'error', result: { text: 'all' } },
+    ])
   })
 })

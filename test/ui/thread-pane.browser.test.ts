@@ -46,7 +46,7 @@ describe('thread pane', () => {
     await expect.element(log.getByText('hello', { exact: true })).toBeVisible()
     es().frame(n({ type: 'tool-start', toolCallId: 'c1', name: 'bash', args: { command: 'ls' } }))
     await expect.element(log.getByText('running')).toBeVisible()
-    es().frame(n({ type: 'tool-end', toolCallId: 'c1', result: { content: [{ type: 'text', text: 'README.md' }] }, isError: false }))
+    es().frame(n({ type: 'tool-end', toolCallId: 'c1', result: { text: 'README.md' }, isError: false }))
     await expect.element(log.getByText('done')).toBeVisible()
     await log.getByText('bash').click()
     await expect.element(log.getByText('README.md')).toBeVisible()
