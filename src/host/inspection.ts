@@ -9,9 +9,10 @@
  * sessions; on attach each actor is re-read (an `attached` snapshot) so the gap is visible and the
  * picture is current. See docs/inspector.md.
  */
-import type { AnyActorRef, InspectionEvent, StateValue, Subscription } from 'xstate'
+import type { AnyActorRef, InspectionEvent, Subscription } from 'xstate'
 import { transitionKey } from '../machines/diagram.js'
 import type { ActorStatus, EventDigest, InspectionRecord, RecordBase } from '../schemas/inspection.js'
+import { machineIdOf, microstepTransitions, parentOf, snapshotOf, systemIdOf, type SnapshotView } from '../shared/xstate-internals.js'
 
 export type { ActorStatus, EventDigest, InspectionRecord } from '../schemas/inspection.js'
 
@@ -130,10 +131,10 @@ export class Inspection {
     const walk = (ref: AnyActorRef) => {
       const actorId = this.#pathOf(ref)
       seen.add(actorId)
-      const snapshot = ref.getSnapshot()
+      const snapshot = snapshotOf(ref)
       if (!this.#histories.get(actorId)?.live) this.#started(threadId, ref)
       this.#snapshot(threadId, ref, ATTACHED, snapshot, [])
-      for (const child of Object.values((snapshot.children ?? {}) as Record<string, AnyActorRef>)) if (child) walk(child)
+      for (const child of snapshot.children) walk(child)
     }
     walk(actor)
     this.#stopMissing(threadId, seen)
@@ -169,7 +170,7 @@ export class Inspection {
       }
       case '@xstate.microstep': {
         const keys = this.#taken.get(e.actorRef) ?? []
-        for (const t of e._transitions) keys.push(transitionKey(t as unknown as Parameters<typeof transitionKey>[0]))
+        for (const t of microstepTransitions(e)) keys.push(transitionKey(t))
         this.#taken.set(e.actorRef, keys)
         return
       }
@@ -177,7 +178,7 @@ export class Inspection {
         const ref = e.actorRef as AnyActorRef
         const taken = this.#taken.get(ref) ?? []
         this.#taken.delete(ref)
-        const status = this.#snapshot(threadId, ref, e.event.type, e.snapshot as AnySnapshot, taken)
+        const status = this.#snapshot(threadId, ref, e.event.type, snapshotOf(ref, e.snapshot), taken)
         if (status !== 'active') this.#stopped(threadId, this.#pathOf(ref), status)
         return
       }
@@ -188,22 +189,21 @@ export class Inspection {
 
   #started(threadId: string, ref: AnyActorRef): void {
     const actorId = this.#pathOf(ref)
-    const parent = (ref as { _parent?: AnyActorRef })._parent
+    const parent = parentOf(ref)
     const history = this.#histories.get(actorId)
     if (history?.live) return
-    const machineId = (ref as { logic?: { id?: unknown } }).logic?.id
+    const systemId = systemIdOf(ref)
     this.#add(threadId, actorId, {
       kind: 'actor.started',
-      machineId: typeof machineId === 'string' ? machineId : 'unknown',
+      machineId: machineIdOf(ref) ?? 'unknown',
       ...(parent ? { parentId: this.#pathOf(parent) } : {}),
-      // At registration xstate has not yet copied the systemId onto the actor; its options have it.
-      ...(systemIdOf(ref) ? { systemId: systemIdOf(ref) } : {}),
+      ...(systemId ? { systemId } : {}),
     })
     this.#histories.get(actorId)!.live = true
   }
 
-  #snapshot(threadId: string, ref: AnyActorRef, event: string, snapshot: AnySnapshot, transitions: string[]): ActorStatus {
-    const status = (snapshot.status ?? 'active') as ActorStatus
+  #snapshot(threadId: string, ref: AnyActorRef, event: string, snapshot: SnapshotView, transitions: string[]): ActorStatus {
+    const status = snapshot.status as ActorStatus
     this.#add(threadId, this.#pathOf(ref), {
       kind: 'snapshot',
       event,
@@ -255,14 +255,13 @@ export class Inspection {
   #pathOf(ref: AnyActorRef): string {
     const known = this.#paths.get(ref)
     if (known !== undefined) return known
-    const parent = (ref as { _parent?: AnyActorRef })._parent
+    const parent = parentOf(ref)
     const path = parent ? `${this.#pathOf(parent)}/${ref.id}` : ref.id
     this.#paths.set(ref, path)
     return path
   }
 }
 
-type AnySnapshot = { status?: string; value?: StateValue; context?: unknown; children?: unknown }
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
 
 const MAX_STRING = 80
@@ -294,11 +293,6 @@ export function digest(value: unknown, depth = 0): unknown {
   for (const [k, v] of entries.slice(0, MAX_KEYS)) out[k] = digest(v, depth + 1)
   if (entries.length > MAX_KEYS) out['…'] = `+${entries.length - MAX_KEYS} keys`
   return out
-}
-
-function systemIdOf(ref: AnyActorRef): string | undefined {
-  const r = ref as { systemId?: string; options?: { systemId?: string } }
-  return r.systemId ?? r.options?.systemId
 }
 
 function isActorRef(value: object): value is AnyActorRef {

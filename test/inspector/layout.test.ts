@@ -2,12 +2,14 @@ import { loadElk } from '../../src/ui/inspector/elk.js'
 import { describe, expect, it } from 'vitest'
 import { transitionsOf } from '../../src/machines/diagram.js'
 import { threadMachine } from '../../src/machines/thread.machine.js'
-import { activeIds, layoutMachine } from '../../src/ui/inspector/layout.js'
-import type { MachineInfo, StateDef } from '../../src/ui/inspector/types.js'
+import { dialogMachine } from '../../src/machines/dialog.machine.js'
+import { activeStateIds, machineDefinition } from '../../src/shared/xstate-internals.js'
+import { layoutMachine } from '../../src/ui/inspector/layout.js'
+import type { MachineInfo } from '../../src/ui/inspector/types.js'
 
 const thread: MachineInfo = {
   machineId: 'thread',
-  definition: threadMachine.toJSON() as unknown as StateDef,
+  definition: machineDefinition(threadMachine),
   transitions: transitionsOf(threadMachine),
 }
 
@@ -26,11 +28,13 @@ describe('statechart layout', () => {
     const targeted = thread.transitions.filter((t) => t.targets.length > 0)
     expect(new Set(d.edges.filter((e) => !e.initial).map((e) => e.key))).toEqual(new Set(targeted.map((t) => t.key)))
     expect(byId.get('thread.running')!.internal.map((t) => t.event)).toContain('ASK')
+    // Each compound state marks the child it enters first.
+    expect(d.edges.filter((e) => e.initial).map((e) => e.key).sort()).toEqual(['thread.aborting|initial', 'thread|initial'])
     expect(d.edges.every((e) => e.points.length >= 2 && e.points.every((p) => p.x >= 0 && p.x <= d.width && p.y >= 0 && p.y <= d.height))).toBe(true)
   })
 
   it('an active state value names the state and all its ancestors', () => {
-    expect(activeIds('thread', { aborting: 'clearing' })).toEqual(new Set(['thread', 'thread.aborting', 'thread.aborting.clearing']))
-    expect(activeIds('dialog', 'open')).toEqual(new Set(['dialog', 'dialog.open']))
+    expect(activeStateIds(thread.definition, { aborting: 'clearing' })).toEqual(new Set(['thread', 'thread.aborting', 'thread.aborting.clearing']))
+    expect(activeStateIds(machineDefinition(dialogMachine), 'open')).toEqual(new Set(['dialog', 'dialog.open']))
   })
 })

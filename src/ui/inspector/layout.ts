@@ -5,6 +5,7 @@
  * every coordinate here is absolute, so the SVG needs no nested transforms.
  */
 import type { ElkExtendedEdge, ElkNode } from 'elkjs/lib/elk-api.js'
+import { initialChildId } from '../../shared/xstate-internals.js'
 import type { MachineInfo, StateDef, TransitionInfo } from './types.js'
 
 export interface DrawnState {
@@ -60,7 +61,7 @@ export function toElkGraph(machine: MachineInfo): ElkNode {
       return { id: def.id, width: Math.max(90, headerWidth), height: HEAD + 6 + lines.length * LINE }
     }
     const kids = children.map(node)
-    const initial = initialChild(def)
+    const initial = initialChildId(def)
     if (initial) {
       kids.unshift({ id: `${def.id}.__initial`, width: 10, height: 10 })
       edges.push({ id: `${def.id}|initial`, sources: [`${def.id}.__initial`], targets: [initial] })
@@ -159,25 +160,6 @@ export async function layoutMachine(elk: Elk, machine: MachineInfo): Promise<Dra
   return toDrawing(machine, await elk.layout(toElkGraph(machine)))
 }
 
-/**
- * The state ids a state value makes active, ancestors included: `{aborting: 'clearing'}` in the
- * thread machine is `thread`, `thread.aborting`, `thread.aborting.clearing`.
- */
-export function activeIds(rootId: string, value: unknown): Set<string> {
-  const out = new Set<string>([rootId])
-  const walk = (prefix: string, v: unknown) => {
-    if (typeof v === 'string') out.add(`${prefix}.${v}`)
-    else if (v && typeof v === 'object') {
-      for (const [k, child] of Object.entries(v)) {
-        out.add(`${prefix}.${k}`)
-        walk(`${prefix}.${k}`, child)
-      }
-    }
-  }
-  walk(rootId, value)
-  return out
-}
-
 function internalBySource(transitions: TransitionInfo[]): Map<string, TransitionInfo[]> {
   const map = new Map<string, TransitionInfo[]>()
   for (const t of transitions) {
@@ -185,9 +167,4 @@ function internalBySource(transitions: TransitionInfo[]): Map<string, Transition
     map.set(t.source, [...(map.get(t.source) ?? []), t])
   }
   return map
-}
-
-function initialChild(def: StateDef): string | undefined {
-  const target = def.initial?.target?.[0]
-  return typeof target === 'string' ? target.replace(/^#/, '') : undefined
 }

@@ -7,7 +7,8 @@ import { LitElement, css, html, svg, nothing } from 'lit'
 import { customElement, property, state } from 'lit/decorators.js'
 import { tokens } from '../styles.js'
 import { loadElk } from './elk.js'
-import { activeIds, layoutMachine, transitionLabel, type Drawing, type DrawnEdge, type DrawnState } from './layout.js'
+import { activeStateIds } from '../../shared/xstate-internals.js'
+import { layoutMachine, transitionLabel, type Drawing, type DrawnEdge, type DrawnState } from './layout.js'
 import type { MachineInfo } from './types.js'
 
 const drawings = new WeakMap<MachineInfo, Promise<Drawing>>()
@@ -133,7 +134,7 @@ export class MachineGraph extends LitElement {
     if (this.error) return html`<p class="note">${this.error}</p>`
     const d = this.drawing
     if (!this.machine || !d) return html`<p class="note">Laying out…</p>`
-    const active = activeIds(this.machine.definition.id, this.value)
+    const active = activeStateIds(this.machine.definition, this.value)
     const taken = new Set(this.taken)
     const activeList = [...active].filter((id) => id !== this.machine!.definition.id).join(', ') || 'none'
     return html`

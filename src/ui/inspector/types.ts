@@ -4,16 +4,9 @@
  */
 export type { InspectionRecord, ActorStatus, ActorNode } from '../../schemas/inspection.js'
 export type { TransitionInfo } from '../../machines/diagram.js'
+export type { StateDef } from '../../shared/xstate-internals.js'
 import type { TransitionInfo } from '../../machines/diagram.js'
-
-/** The part of `machine.toJSON()` the drawing reads. */
-export interface StateDef {
-  id: string
-  key: string
-  type: 'atomic' | 'compound' | 'parallel' | 'final' | 'history'
-  initial?: { target?: string[] }
-  states?: Record<string, StateDef>
-}
+import type { StateDef } from '../../shared/xstate-internals.js'
 
 export interface MachineInfo {
   machineId: string
