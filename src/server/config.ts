@@ -24,6 +24,8 @@ export interface Config {
   /** `--tools-policy FILE` laid over the defaults: which tool calls run, ask first, or are refused. */
   toolPolicy: ToolPolicy
   inspector: boolean
+  /** The structured log's level (`--log-level`). */
+  logLevel: LoggerLevel
   clientDir: string
 }
 
@@ -49,9 +51,15 @@ export const usage = `threadhost — host pi agent threads that many tabs follow
                       (README: Tool permissions), e.g.
                       {"tools":{"bash":"allow","*":"ask"},"outsideWorkspace":"deny"}
   --inspector on|off  the machine inspector (default on when bound to loopback)
+  --log-level L       trace, debug, info (default), warn, error, fatal or silent: the JSON log on
+                      stdout, one line per request at info
 `
 
 export class ConfigError extends Error {}
+
+/** What `--log-level` takes: pino's levels, and `silent`. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const
+export type LoggerLevel = (typeof LOG_LEVELS)[number]
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/
 
@@ -71,6 +79,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       token: { type: 'string' },
       'tools-policy': { type: 'string' },
       inspector: { type: 'string' },
+      'log-level': { type: 'string' },
       help: { type: 'boolean' },
     },
     strict: true,
@@ -91,6 +100,9 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     throw new ConfigError(`--trust-projects takes yes, no or ask, not ${trustProjects}`)
   }
   if (inspector !== 'on' && inspector !== 'off') throw new ConfigError(`--inspector takes on or off, not ${inspector}`)
+  // THREADHOST_DEBUG, the older switch for the host's debug lines, still means debug.
+  const logLevel = values['log-level'] ?? (env.THREADHOST_DEBUG ? 'debug' : 'info')
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new ConfigError(`--log-level takes one of ${LOG_LEVELS.join(', ')}, not ${logLevel}`)
   return {
     port: integer('--port', values.port ?? env.PORT ?? '4317', 0, 65535),
     host,
@@ -104,6 +116,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     token,
     toolPolicy: toolPolicy(values['tools-policy']),
     inspector: inspector === 'on',
+    logLevel: logLevel as LoggerLevel,
     clientDir: resolve(import.meta.dirname, '../../dist/client'),
   }
 }

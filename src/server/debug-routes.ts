@@ -1,12 +1,13 @@
 /**
  * The machine inspector's routes, as a buildApp plugin (so they sit behind the same token check and
- * error handler as the rest of /api, and vanish with `--inspector off`):
+ * error handler as the rest of /api, appear in the OpenAPI document, and vanish with `--inspector off`):
  *
  *   GET /api/debug/actors              the live actors as a tree, each with its machine and state
  *   GET /api/debug/machines/:machineId the machine's definition, for drawing it
  *   GET /api/debug/events              SSE of inspection records; resumable; `?thread=` filters
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { Type, type TSchema } from 'typebox'
 import type { AnyActorRef, AnyStateMachine, StateValue } from 'xstate'
 import { Inspection, type InspectionRecord } from '../host/inspection.js'
 import type { ActorNode } from '../schemas/inspection.js'
@@ -17,6 +18,7 @@ import { transitionsOf } from '../machines/diagram.js'
 import { dialogMachine } from '../machines/dialog.machine.js'
 import { threadMachine } from '../machines/thread.machine.js'
 import { defaultStreamOptions, openEventStream, resumePoint, type StreamOptions } from './event-stream.js'
+import { EventStream, guarded } from './responses.js'
 
 export const MACHINES: Record<string, AnyStateMachine> = {
   thread: threadMachine,
@@ -40,23 +42,96 @@ export function debugRoutes(options: DebugRoutesOptions) {
     const stream = { ...defaultStreamOptions, ...options.stream }
     app.addHook('onClose', async () => inspection.dispose())
 
-    app.get('/api/debug/actors', async () => ({
-      threads: registry.liveThreads().map((t) => actorTree(t.actor as AnyActorRef, t.threadId, undefined)),
-    }))
+    app.get(
+      '/api/debug/actors',
+      { schema: { tags, summary: 'The live actors as a tree, each with its machine and state', response: { 200: ActorForest, ...guarded } } },
+      async () => ({
+        threads: registry.liveThreads().map((t) => actorTree(t.actor as AnyActorRef, t.threadId, undefined)),
+      }),
+    )
 
-    app.get<{ Params: { machineId: string } }>('/api/debug/machines/:machineId', async (request, reply) => {
-      const machine = Object.hasOwn(MACHINES, request.params.machineId) ? MACHINES[request.params.machineId] : undefined
-      if (!machine) return reply.code(404).send({ error: `no machine ${request.params.machineId}`, machines: Object.keys(MACHINES) })
-      // toJSON() leaves out eventless (`always`) transitions; transitionsOf lists them all, with the
-      // keys the snapshot records use for "the transition just taken".
-      return { machineId: request.params.machineId, definition: machine.toJSON(), transitions: transitionsOf(machine) }
-    })
+    app.get<{ Params: { machineId: string } }>(
+      '/api/debug/machines/:machineId',
+      {
+        schema: {
+          tags,
+          summary: "A machine's definition, for drawing it",
+          params: Type.Object({ machineId: Type.String() }),
+          response: {
+            200: MachineDefinition,
+            404: Type.Object({ error: Type.String(), machines: Type.Array(Type.String()) }, { additionalProperties: true, description: 'no such machine; `machines` lists those there are' }),
+            ...guarded,
+          },
+        },
+      },
+      async (request, reply) => {
+        const machine = Object.hasOwn(MACHINES, request.params.machineId) ? MACHINES[request.params.machineId] : undefined
+        if (!machine) return reply.code(404).send({ error: `no machine ${request.params.machineId}`, machines: Object.keys(MACHINES) })
+        // toJSON() leaves out eventless (`always`) transitions; transitionsOf lists them all, with the
+        // keys the snapshot records use for "the transition just taken".
+        return { machineId: request.params.machineId, definition: machine.toJSON(), transitions: transitionsOf(machine) }
+      },
+    )
 
-    app.get<{ Querystring: { after?: string; thread?: string } }>('/api/debug/events', async (request, reply) => {
-      streamRecords(request, reply, inspection, stream)
-    })
+    app.get<{ Querystring: { after?: string; thread?: string } }>(
+      '/api/debug/events',
+      {
+        schema: {
+          tags,
+          summary: 'Inspection records as Server-Sent Events; resumable; `?thread=` filters',
+          querystring: EventsQuery,
+          response: { 200: EventStream('`record` frames, then one `ready` frame where the replay ends'), ...guarded },
+        },
+      },
+      async (request, reply) => {
+        streamRecords(request, reply, inspection, stream)
+      },
+    )
   }
 }
+
+const tags = ['inspector']
+
+const EventsQuery = Type.Object({
+  after: Type.Optional(Type.String()),
+  thread: Type.Optional(Type.String()),
+  /** The token, for EventSource, which cannot send headers. */
+  token: Type.Optional(Type.String()),
+})
+
+/**
+ * An ActorNode (src/schemas/inspection.ts, a plain type) as a schema. The tree is spelled out to a
+ * fixed depth (a thread, its dialogs and ask-queue, theirs) rather than as a `$ref` cycle, which the
+ * OpenAPI document would have to carry as a shared component; deeper children are left open.
+ */
+const actorNode = (depth: number): TSchema =>
+  Type.Object({
+    actorId: Type.String(),
+    id: Type.String(),
+    threadId: Type.String(),
+    machineId: Type.String(),
+    systemId: Type.Optional(Type.String()),
+    value: Type.Unknown({ description: "xstate's state value: a string, or an object of regions; null when it has none" }),
+    status: Type.String(),
+    children: Type.Array(depth > 0 ? actorNode(depth - 1) : Type.Object({}, { additionalProperties: true })),
+  })
+
+const ActorForest = Type.Object({ threads: Type.Array(actorNode(3)) })
+
+const MachineDefinition = Type.Object({
+  machineId: Type.String(),
+  definition: Type.Object({}, { additionalProperties: true, description: "xstate's `machine.toJSON()`" }),
+  transitions: Type.Array(
+    Type.Object({
+      key: Type.String(),
+      source: Type.String(),
+      event: Type.String(),
+      guard: Type.Optional(Type.String()),
+      targets: Type.Array(Type.String()),
+      reenter: Type.Boolean(),
+    }, { additionalProperties: true }),
+  ),
+})
 
 function actorTree(ref: AnyActorRef, threadId: string, parentPath: string | undefined): ActorNode {
   const snapshot = ref.getSnapshot() as { value?: StateValue; status: string; children?: Record<string, AnyActorRef | undefined> }

@@ -10,16 +10,10 @@ import { createPiRuntimeFactory, describeSurvey, PiModels, surveyAgentDir } from
 import { buildApp } from './app.js'
 import { debugRoutes } from './debug-routes.js'
 import { ConfigError, type Config } from './config.js'
-import { log } from './log.js'
-
-const runtimeLog = {
-  info: (m: string) => log('info', m),
-  warn: (m: string) => log('warn', m),
-  error: (m: string) => log('error', m),
-}
+import { createLogger, hostLog, type LogLevel } from './log.js'
 
 /** Stop every thread, but never let a runtime that will not stop keep the process from exiting. */
-const drain = (registry: ThreadRegistry) =>
+const drain = (registry: ThreadRegistry, log: (level: LogLevel, message: string) => void) =>
   Effect.sync(() => registry.closing || log('info', 'shutting down: stopping runs and closing followers')).pipe(
     Effect.andThen(Effect.promise(() => registry.shutdown())),
     Effect.timeout(SHUTDOWN_LIMIT),
@@ -38,6 +32,14 @@ async function chooseDefaultModel(config: Config, models: PiModels, cwd: string)
 
 export const serve = (config: Config) =>
   Effect.gen(function* () {
+    // One structured logger for the routes and the host alike.
+    const logger = createLogger(config.logLevel)
+    const log = hostLog(logger)
+    const runtimeLog = {
+      info: (m: string) => log('info', m),
+      warn: (m: string) => log('warn', m),
+      error: (m: string) => log('error', m),
+    }
     const workspaces = new Workspaces(config.workspaces)
     const models = yield* Effect.promise(() => PiModels.create({ agentDir: config.agentDir, demoDelayMs: config.demoDelayMs }))
     const defaultModel = yield* Effect.promise(() => chooseDefaultModel(config, models, workspaces.default))
@@ -60,7 +62,7 @@ export const serve = (config: Config) =>
           log,
         }),
       ),
-      (registry) => drain(registry),
+      (registry) => drain(registry, log),
     )
     const survey = yield* Effect.promise(() => surveyAgentDir(config.agentDir, workspaces.default, models))
     console.log(describeSurvey(survey, defaultModel))
@@ -70,6 +72,8 @@ export const serve = (config: Config) =>
           registry,
           token: config.token,
           clientDir: config.clientDir,
+          loggerInstance: logger,
+          processMetrics: true,
           plugins: config.inspector ? [debugRoutes({ registry })] : [],
         }),
       ),
@@ -77,7 +81,7 @@ export const serve = (config: Config) =>
     )
     const address = yield* Effect.promise(() => app.listen({ port: config.port, host: config.host }))
     // Runs first on the way out: drain the threads while the listener still answers 503.
-    yield* Effect.addFinalizer(() => drain(registry))
+    yield* Effect.addFinalizer(() => drain(registry, log))
     console.log(`threadhost listening on ${address.replace('[::1]', 'localhost')}`)
     return yield* Effect.never
   }).pipe(Effect.scoped)

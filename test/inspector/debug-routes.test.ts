@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { Inspection } from '../../src/host/inspection.js'
 import { ThreadRegistry } from '../../src/host/thread-registry.js'
 import { buildApp } from '../../src/server/app.js'
-import { debugRoutes, type ActorNode } from '../../src/server/debug-routes.js'
+import { debugRoutes, MACHINES, type ActorNode } from '../../src/server/debug-routes.js'
+import { machineDefinition } from '../../src/shared/xstate-internals.js'
 import { api, is, piHost, sleep, SseClient } from '../server/harness.js'
 
 interface Harness {
@@ -95,6 +96,8 @@ describe('GET /api/debug/machines/:machineId', () => {
       const { status, body } = await api(h.url, 'GET', `/api/debug/machines/${id}`)
       expect(status).toBe(200)
       expect(body.definition).toMatchObject({ id, type: 'compound' })
+      // The page's reading of it (xstate-internals.ts) is of exactly what the route sends.
+      expect(body.definition).toEqual(machineDefinition(MACHINES[id]))
       expect(body.transitions.length).toBeGreaterThan(0)
     }
     const dialog = (await api(h.url, 'GET', '/api/debug/machines/dialog')).body

@@ -1,0 +1,253 @@
+/**
+ * Prometheus metrics at `GET /metrics` (behind the same guard as /api).
+ *
+ * Everything is counted from outside the code it describes: threads from the registry's list; runs,
+ * dialogs and frames from each feed's observations (through the registry's `watchFeeds`); followers
+ * and bytes from the follow responses' sockets; prompt admissions and HTTP answers from what the
+ * routes answered. The follow stream's own code (follow.ts, event-stream.ts) is not touched, so its
+ * fan-out can change freely. Nothing here decides anything, and nothing on the request path waits on it.
+ *
+ * Not counted: followers dropped for lag. The drop happens inside the event stream, which says so
+ * only in a log line; counting it needs a hook there.
+ */
+import type { ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Type } from 'typebox'
+import type { ThreadRegistry } from '../host/thread-registry.js'
+import type { Observation } from '../schemas/index.js'
+import { guarded } from './responses.js'
+
+export const METRICS_PATH = '/metrics'
+const PROMPT_ROUTE = '/api/threads/:id/prompt'
+const FOLLOW_ROUTE = '/api/threads/:id/follow'
+
+export interface MetricsOptions {
+  registry: ThreadRegistry
+  /** The /api guard, applied to /metrics too. */
+  guard: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
+  /** Node's process metrics (memory, event loop, GC): on in the server, off in tests that build many apps. */
+  processMetrics?: boolean
+}
+
+/** What a prompt came to, by the status and body the route answered (docs/api.md, Prompt). */
+export type PromptKind = 'admitted' | 'queued' | 'busy' | 'rejected' | 'command' | 'refused' | 'unknown' | 'failed' | 'bad-request'
+
+export function classifyPrompt(status: number, body: { queued?: unknown; reason?: unknown } | undefined): PromptKind {
+  if (status === 202) return body?.queued === true ? 'queued' : 'admitted'
+  if (status === 200) return 'command'
+  if (status === 409) return body?.reason === 'busy' ? 'busy' : 'rejected'
+  if (status === 503) return 'rejected'
+  if (status === 422) return 'refused'
+  if (status === 404) return 'unknown'
+  if (status === 502) return 'failed'
+  return 'bad-request'
+}
+
+/** Adds the metrics hooks to the root app (so they see every route) and serves `GET /metrics`. */
+export function installMetrics(app: FastifyInstance, options: MetricsOptions): Registry {
+  const { registry } = options
+  const register = new Registry()
+  if (options.processMetrics) collectDefaultMetrics({ register, prefix: 'threadhost_' })
+  const registers = [register]
+
+  new Gauge({
+    name: 'threadhost_threads',
+    help: 'Known threads: live (a runtime is built) or cold (only the transcript)',
+    labelNames: ['state'],
+    registers,
+    collect() {
+      const threads = registry.list()
+      const live = threads.filter((t) => t.live).length
+      this.set({ state: 'live' }, live)
+      this.set({ state: 'cold' }, threads.length - live)
+    },
+  })
+
+  // The follow responses now open, by thread, each with its socket (kept: a finished response lets
+  // go of it) and the socket's bytes already counted.
+  type Tracked = { socket: Socket | null; counted: number }
+  const follows = new Map<string, Map<ServerResponse, Tracked>>()
+  /** A follow answered with its stream (not a 404 or a refusal), and not yet closed. */
+  const streaming = (res: ServerResponse) => res.statusCode === 200 && res.headersSent && !res.destroyed
+  const bytesOut = new Counter({
+    name: 'threadhost_follow_bytes_out_total',
+    help: 'Bytes written to follow streams: headers, snapshots, frames and heartbeats',
+    registers,
+    collect() {
+      for (const streams of follows.values()) for (const tracked of streams.values()) account(tracked)
+    },
+  })
+  const account = (tracked: Tracked) => {
+    const written = tracked.socket?.bytesWritten
+    if (written === undefined || written <= tracked.counted) return
+    bytesOut.inc(written - tracked.counted)
+    tracked.counted = written
+  }
+  new Gauge({
+    name: 'threadhost_followers',
+    help: 'Open follow streams, over all threads',
+    registers,
+    collect() {
+      let open = 0
+      for (const streams of follows.values()) for (const res of streams.keys()) if (streaming(res)) open++
+      this.set(open)
+    },
+  })
+  const framesOut = new Counter({
+    name: 'threadhost_follow_frames_out_total',
+    help: 'Observation frames sent to follow streams (one per stream per frame), counted as the feed appends them; snapshots and resume replays are not included',
+    registers,
+  })
+  const runsStarted = new Counter({ name: 'threadhost_runs_started_total', help: 'Runs started (status busy with a new run number)', registers })
+  const runsSettled = new Counter({ name: 'threadhost_runs_settled_total', help: 'Runs ended by their settle, aborted or not', registers })
+  const runsAborted = new Counter({ name: 'threadhost_runs_aborted_total', help: 'Runs whose settle says aborted', registers })
+  const runDuration = new Histogram({
+    name: 'threadhost_run_duration_seconds',
+    help: 'From a run starting to its settle',
+    labelNames: ['aborted'],
+    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800],
+    registers,
+  })
+  const dialogsOpened = new Counter({
+    name: 'threadhost_dialogs_opened_total',
+    help: 'Questions asked of a human, by dialog method',
+    labelNames: ['method'],
+    registers,
+  })
+  const dialogsSettled = new Counter({
+    name: 'threadhost_dialogs_settled_total',
+    help: 'Questions settled, by outcome (answered, cancelled, timeout, aborted)',
+    labelNames: ['outcome'],
+    registers,
+  })
+  const dialogOpen = new Histogram({
+    name: 'threadhost_dialog_open_seconds',
+    help: 'How long a question stayed open, by outcome',
+    labelNames: ['outcome'],
+    buckets: [0.5, 1, 5, 15, 30, 60, 120, 300, 900, 3600],
+    registers,
+  })
+  const prompts = new Counter({
+    name: 'threadhost_prompts_total',
+    help: 'Prompts by what they came to: admitted (a new run), queued, busy, rejected, command, refused, unknown, failed, bad-request',
+    labelNames: ['kind'],
+    registers,
+  })
+  const requests = new Counter({
+    name: 'threadhost_http_requests_total',
+    help: 'HTTP responses by method, route pattern and status (a follow counts only when the server ends its stream)',
+    labelNames: ['method', 'route', 'status'],
+    registers,
+  })
+
+  // ——— the feeds ———
+  const runStarts = new Map<string, { run: number; at?: number }>()
+  const dialogStarts = new Map<string, number>()
+  let closed = false
+  const observe = (threadId: string) => (o: Observation) => {
+    if (closed) return
+    let streams = 0
+    for (const res of follows.get(threadId)?.keys() ?? []) if (streaming(res)) streams++
+    if (streams > 0) framesOut.inc(streams)
+    switch (o.type) {
+      case 'status': {
+        const last = runStarts.get(threadId)
+        if (o.busy && last?.run !== o.run) {
+          runStarts.set(threadId, { run: o.run, at: performance.now() })
+          runsStarted.inc()
+        }
+        break
+      }
+      case 'settled': {
+        runsSettled.inc()
+        if (o.aborted) runsAborted.inc()
+        const start = runStarts.get(threadId)
+        if (start?.run === o.run && start.at !== undefined) {
+          runDuration.observe({ aborted: String(o.aborted) }, (performance.now() - start.at) / 1000)
+          runStarts.set(threadId, { run: o.run })
+        }
+        break
+      }
+      case 'extension-ui-request':
+        dialogsOpened.inc({ method: o.dialog.method })
+        dialogStarts.set(`${threadId}\n${o.id}`, performance.now())
+        break
+      case 'dialog-settled': {
+        dialogsSettled.inc({ outcome: o.outcome })
+        const key = `${threadId}\n${o.id}`
+        const at = dialogStarts.get(key)
+        dialogStarts.delete(key)
+        if (at !== undefined) dialogOpen.observe({ outcome: o.outcome }, (performance.now() - at) / 1000)
+        break
+      }
+    }
+  }
+  const unwatch = registry.watchFeeds((threadId, feed) => {
+    feed.observe(observe(threadId))
+  })
+  app.addHook('onClose', async () => {
+    closed = true
+    unwatch()
+  })
+
+  // ——— the responses ———
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.url !== FOLLOW_ROUTE) return
+    const threadId = (request.params as { id: string }).id
+    const res = reply.raw
+    const streams = follows.get(threadId) ?? new Map<ServerResponse, Tracked>()
+    follows.set(threadId, streams)
+    const tracked = { socket: res.socket, counted: res.socket?.bytesWritten ?? 0 }
+    streams.set(res, tracked)
+    res.once('close', () => {
+      account(tracked)
+      streams.delete(res)
+      if (streams.size === 0 && follows.get(threadId) === streams) follows.delete(threadId)
+    })
+  })
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.routeOptions.url !== PROMPT_ROUTE || request.method !== 'POST') return payload
+    prompts.inc({ kind: classifyPrompt(reply.statusCode, parseBody(payload)) })
+    return payload
+  })
+  app.addHook('onResponse', async (request, reply) => {
+    requests.inc({ method: request.method, route: request.routeOptions.url ?? '(unmatched)', status: String(reply.statusCode) })
+  })
+
+  app.get(
+    METRICS_PATH,
+    {
+      schema: {
+        tags: ['meta'],
+        summary: 'Prometheus metrics (text exposition format)',
+        response: {
+          200: { description: 'the metrics', content: { 'text/plain': { schema: Type.String() } } },
+          ...guarded,
+        },
+      },
+      onRequest: (request, reply) => options.guard(asApiRoute(request), reply),
+    },
+    async (_request, reply) => reply.type(register.contentType).send(await register.metrics()),
+  )
+  return register
+}
+
+function parseBody(payload: unknown): { queued?: unknown; reason?: unknown } | undefined {
+  if (typeof payload !== 'string' || !payload.startsWith('{')) return undefined
+  try {
+    return JSON.parse(payload) as { queued?: unknown; reason?: unknown }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The /api guard decides by the matched route (never the raw URL), and only for /api routes; so
+ * /metrics is put to it as the /api route it is guarded like.
+ */
+function asApiRoute(request: FastifyRequest): FastifyRequest {
+  const routeOptions = { ...request.routeOptions, url: '/api/metrics' }
+  return new Proxy(request, { get: (target, key) => (key === 'routeOptions' ? routeOptions : Reflect.get(target, key, target)) })
+}

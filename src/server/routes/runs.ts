@@ -1,0 +1,108 @@
+/**
+ * Starting and stopping runs: `POST …/prompt` and `POST …/abort`. The registry (and the thread's
+ * machine behind it) decides; these map its answer to the statuses docs/api.md lists.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { AbortBody, AbortReceipt, CommandReceipt, MAX_PROMPT_CHARS, PromptBody, PromptReceipt, ThreadParams } from '../../schemas/index.js'
+import type { ThreadRegistry } from '../../host/thread-registry.js'
+import { errorBody, guarded, notFound, ReasonError, unprocessable, withBody } from '../responses.js'
+import { emptyBodyIsObject } from './threads.js'
+
+const tags = ['runs']
+
+export const runRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry }> = async (app, { registry }) => {
+  app.post(
+    '/api/threads/:id/prompt',
+    {
+      schema: {
+        tags,
+        summary: 'Start a run, or queue the prompt into the running one; or run one of threadhost\'s commands',
+        description: 'The first prompt to an unknown id creates the thread.',
+        params: ThreadParams,
+        body: PromptBody,
+        response: {
+          200: CommandReceipt,
+          202: PromptReceipt,
+          404: notFound('a command named a thread that does not exist'),
+          409: ReasonError('`busy` (admission `reject`), or accepted and then rejected (`deleted`, `not-live`)'),
+          422: unprocessable('an unknown command (`suggestions` holds close names), or a command refused with its reason', {
+            suggestions: Type.Optional(Type.Array(Type.String())),
+          }),
+          502: errorBody("the thread's runtime could not start"),
+          ...withBody,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params
+      const { message, admission = 'enqueue', deliverAs = 'steer' } = request.body
+      if (message.length > MAX_PROMPT_CHARS) {
+        return reply.code(413).send({ error: `a prompt is at most ${MAX_PROMPT_CHARS} characters`, limit: MAX_PROMPT_CHARS })
+      }
+      const outcome = await registry.prompt(id, { message, admission, deliverAs })
+      switch (outcome.kind) {
+        case 'admitted':
+          return reply.code(202).send({ threadId: id, messageId: outcome.messageId, run: outcome.run, queued: outcome.queued })
+        case 'command-done':
+          return reply.code(200).send({ threadId: id, command: outcome.command, thread: outcome.summary })
+        case 'unknown-command':
+          return reply.code(422).send({
+            error: `unknown command /${outcome.name}${outcome.suggestions.length ? `; did you mean ${outcome.suggestions.join(', ')}?` : ''}`,
+            suggestions: outcome.suggestions,
+          })
+        case 'invalid':
+          return reply.code(422).send({ error: outcome.reason })
+        case 'unknown':
+          return reply.code(404).send({ error: `no thread ${id}` })
+        case 'busy':
+          return reply.code(409).send({ error: `thread ${id} is busy and the prompt asked not to be queued`, reason: 'busy' })
+        case 'closing':
+          return reply.code(503).send({ error: 'threadhost is shutting down' })
+        case 'build-failed':
+          return reply.code(502).send({ error: `the thread's runtime could not start: ${outcome.reason}` })
+        case 'not-live':
+        case 'rejected':
+          return reply
+            .code(409)
+            .send({ error: `the prompt was not run`, reason: outcome.kind === 'rejected' ? outcome.reason : 'not-live' })
+      }
+    },
+  )
+
+  app.post(
+    '/api/threads/:id/abort',
+    {
+      schema: {
+        tags,
+        summary: 'Stop the run (the body is optional); the queued prompts are handed back',
+        description: 'The run still ends on the follow, by its own `settled`.',
+        params: ThreadParams,
+        body: AbortBody,
+        response: {
+          200: AbortReceipt,
+          404: notFound('the thread is not live (a stop never builds a runtime)'),
+          409: ReasonError('`idle`: nothing is running; `stale-run`: `run` is not the current run'),
+          ...withBody,
+        },
+      },
+      preValidation: emptyBodyIsObject,
+    },
+    async (request, reply) => {
+      const { id } = request.params
+      const outcome = await registry.abort(id, request.body.run)
+      switch (outcome.kind) {
+        case 'stopped':
+          // The count only: the texts are the user's and go back to the caller alone.
+          request.log.info({ threadId: id, restored: outcome.restored.length }, 'abort: queue restored to the caller')
+          return reply.code(200).send({ threadId: id, restored: outcome.restored })
+        case 'not-live':
+          return reply.code(404).send({ error: `no live session for thread ${id}` })
+        case 'idle':
+          return reply.code(409).send({ error: `nothing is running on thread ${id}`, reason: 'idle' })
+        case 'stale-run':
+          return reply.code(409).send({ error: `run ${request.body.run} is not the current run of thread ${id}`, reason: 'stale-run' })
+      }
+    },
+  )
+}
