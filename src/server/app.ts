@@ -75,7 +75,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // Before the routes: the document is built from each route as it is added.
   await registerOpenApi(app)
-  installMetrics(app, { registry, guard, processMetrics: options.processMetrics })
+  installMetrics(app, { registry, processMetrics: options.processMetrics })
 
   await app.register(threadRoutes, { registry })
   await app.register(runRoutes, { registry })

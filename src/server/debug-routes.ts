@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type, type TSchema } from 'typebox'
-import type { AnyActorRef, AnyStateMachine, StateValue } from 'xstate'
+import type { AnyActorRef, AnyStateMachine } from 'xstate'
 import { Inspection, type InspectionRecord } from '../host/inspection.js'
 import type { ActorNode } from '../schemas/inspection.js'
 import { encodeFrame } from '../host/frame.js'
@@ -17,6 +17,7 @@ import { askQueueMachine } from '../machines/ask-queue.machine.js'
 import { transitionsOf } from '../machines/diagram.js'
 import { dialogMachine } from '../machines/dialog.machine.js'
 import { threadMachine } from '../machines/thread.machine.js'
+import { machineDefinition, machineIdOf, snapshotOf, systemIdOf } from '../shared/xstate-internals.js'
 import { defaultStreamOptions, openEventStream, resumePoint, type StreamOptions } from './event-stream.js'
 import { EventStream, guarded } from './responses.js'
 
@@ -69,7 +70,7 @@ export function debugRoutes(options: DebugRoutesOptions) {
         if (!machine) return reply.code(404).send({ error: `no machine ${request.params.machineId}`, machines: Object.keys(MACHINES) })
         // toJSON() leaves out eventless (`always`) transitions; transitionsOf lists them all, with the
         // keys the snapshot records use for "the transition just taken".
-        return { machineId: request.params.machineId, definition: machine.toJSON(), transitions: transitionsOf(machine) }
+        return { machineId: request.params.machineId, definition: machineDefinition(machine), transitions: transitionsOf(machine) }
       },
     )
 
@@ -120,7 +121,7 @@ const ActorForest = Type.Object({ threads: Type.Array(actorNode(3)) })
 
 const MachineDefinition = Type.Object({
   machineId: Type.String(),
-  definition: Type.Object({}, { additionalProperties: true, description: "xstate's `machine.toJSON()`" }),
+  definition: Type.Object({}, { additionalProperties: true, description: "the machine's definition, as xstate serialises it" }),
   transitions: Type.Array(
     Type.Object({
       key: Type.String(),
@@ -134,21 +135,18 @@ const MachineDefinition = Type.Object({
 })
 
 function actorTree(ref: AnyActorRef, threadId: string, parentPath: string | undefined): ActorNode {
-  const snapshot = ref.getSnapshot() as { value?: StateValue; status: string; children?: Record<string, AnyActorRef | undefined> }
+  const snapshot = snapshotOf(ref)
   const actorId = parentPath === undefined ? ref.id : `${parentPath}/${ref.id}`
-  const machineId = (ref as { logic?: { id?: unknown } }).logic?.id
-  const systemId = (ref as { systemId?: string }).systemId
+  const systemId = systemIdOf(ref)
   return {
     actorId,
     id: ref.id,
     threadId,
-    machineId: typeof machineId === 'string' ? machineId : 'unknown',
+    machineId: machineIdOf(ref) ?? 'unknown',
     ...(systemId ? { systemId } : {}),
     value: snapshot.value ?? null,
     status: snapshot.status,
-    children: Object.values(snapshot.children ?? {})
-      .filter((c): c is AnyActorRef => c !== undefined)
-      .map((c) => actorTree(c, threadId, actorId)),
+    children: snapshot.children.map((c) => actorTree(c, threadId, actorId)),
   }
 }
 

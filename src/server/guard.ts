@@ -1,5 +1,5 @@
 /**
- * Who may call the API. Checked on the matched route, never on the raw URL: the router decodes
+ * Who may call the API (and read /metrics). Checked on the matched route, never on the raw URL: the router decodes
  * `/%61pi/…` to `/api/…`, and a prefix test on the raw URL would wave it through.
  *
  * - While shutting down, every API route answers 503.
@@ -18,7 +18,8 @@ const STREAM_ROUTE = /\/(follow|events)$/
 export function apiGuard(options: { token?: string; closing: () => boolean }) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const route = request.routeOptions.url
-    if (!route?.startsWith('/api/')) return
+    // /metrics tells how busy the agents are; it is guarded like the API it describes.
+    if (!route?.startsWith('/api/') && route !== '/metrics') return
     if (options.closing()) return reply.code(503).header('retry-after', '5').send({ error: 'threadhost is shutting down' })
     if (options.token) {
       const queryToken = request.method === 'GET' && STREAM_ROUTE.test(route) ? (request.query as { token?: string })?.token : undefined

@@ -12,7 +12,7 @@
  */
 import type { ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import { Type } from 'typebox'
 import type { ThreadRegistry } from '../host/thread-registry.js'
@@ -25,8 +25,6 @@ const FOLLOW_ROUTE = '/api/threads/:id/follow'
 
 export interface MetricsOptions {
   registry: ThreadRegistry
-  /** The /api guard, applied to /metrics too. */
-  guard: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
   /** Node's process metrics (memory, event loop, GC): on in the server, off in tests that build many apps. */
   processMetrics?: boolean
 }
@@ -227,7 +225,6 @@ export function installMetrics(app: FastifyInstance, options: MetricsOptions): R
           ...guarded,
         },
       },
-      onRequest: (request, reply) => options.guard(asApiRoute(request), reply),
     },
     async (_request, reply) => reply.type(register.contentType).send(await register.metrics()),
   )
@@ -241,13 +238,4 @@ function parseBody(payload: unknown): { queued?: unknown; reason?: unknown } | u
   } catch {
     return undefined
   }
-}
-
-/**
- * The /api guard decides by the matched route (never the raw URL), and only for /api routes; so
- * /metrics is put to it as the /api route it is guarded like.
- */
-function asApiRoute(request: FastifyRequest): FastifyRequest {
-  const routeOptions = { ...request.routeOptions, url: '/api/metrics' }
-  return new Proxy(request, { get: (target, key) => (key === 'routeOptions' ? routeOptions : Reflect.get(target, key, target)) })
 }

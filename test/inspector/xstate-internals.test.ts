@@ -131,10 +131,8 @@ describe('xstate internals the inspector reads', () => {
     expect(nodes).toEqual(active)
   })
 
-  it('the host and the inspector page read them only through the adapter', () => {
-    // src/server is not checked yet: debug-routes.ts still reads `logic.id` and `toJSON()` itself, and
-    // is another change's to edit. Add 'server' here once it calls the adapter.
-    const offenders = ['host', 'ui', 'shared']
+  it('the host, the server and the inspector page read them only through the adapter', () => {
+    const offenders = ['host', 'server', 'ui', 'shared']
       .flatMap((layer) => files(join(SRC, layer)))
       .map((file) => relative(SRC, file))
       .filter((file) => file !== ADAPTER && PRIVATE.test(readFileSync(join(SRC, file), 'utf8')))
