@@ -8,6 +8,7 @@
  */
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import fastifyHelmet from '@fastify/helmet'
 import fastifyStatic from '@fastify/static'
 import { type TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify'
@@ -62,6 +63,31 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500
     if (status >= 500) request.log.error(error)
     return reply.code(status).send({ error: status >= 500 ? 'internal error' : error.message })
+  })
+
+  // Model output is untrusted and rendered in the page: whatever slips past the Markdown sanitiser
+  // still cannot run a script, load a remote image or talk to another origin, and no site can frame us.
+  await app.register(fastifyHelmet, {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        // Lit's styles are constructed sheets; a few style attributes remain, and styles carry no script.
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        fontSrc: ["'self'", 'data:'],
+        objectSrc: ["'none'"],
+        baseUri: ["'self'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+      },
+    },
+    referrerPolicy: { policy: 'no-referrer' },
+    // threadhost serves plain http on loopback by default; HSTS there would only confuse.
+    strictTransportSecurity: false,
+    crossOriginEmbedderPolicy: false,
   })
 
   const guard = apiGuard({ token: options.token, closing: () => registry.closing })
