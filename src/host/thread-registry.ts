@@ -18,8 +18,13 @@ import type { ModelCatalog, RuntimeFactory } from '../runtime/port.js'
 import { Feed } from './feed.js'
 import { LiveThread, type AbortOutcome, type PromptOutcome } from './live-thread.js'
 import { initialView } from '../shared/projection.js'
-import { ThreadIndex, type ThreadRecord } from './thread-index.js'
+import type { PromptFate, StoreOrigin, ThreadRow, ThreadStore } from './store/port.js'
+import { SqliteThreadStore } from './store/sqlite.js'
+import { EarlyFates, lostCeiling, reconcile, ThreadJournal, withReports } from './store/journal.js'
 import type { Workspaces } from './workspaces.js'
+
+/** A thread as the registry keeps it: its row in the store. */
+export type ThreadRecord = ThreadRow
 
 export interface RegistryOptions {
   dataDir: string
@@ -30,6 +35,11 @@ export interface RegistryOptions {
   idleMs: number
   ringSize?: number
   log?: (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void
+  /**
+   * The host's durable state. Default: the SQLite store in `dataDir` (threadhost.db), opened and
+   * recovered by `open`; host tests pass the in-memory one.
+   */
+  store?: ThreadStore
 }
 
 export type CreateOutcome = { kind: 'created'; threadId: string } | { kind: 'taken' } | { kind: 'invalid'; reason: string }
@@ -63,6 +73,8 @@ export type DialogBody = { id: string; [field: string]: unknown }
 
 interface Entry {
   record: ThreadRecord
+  /** Writes the thread's journal and reserves its seq ceiling, from every feed it gets. */
+  journal: ThreadJournal
   feed?: Feed
   feedLoading?: Promise<Feed>
   live?: LiveThread
@@ -81,20 +93,94 @@ class ThreadGone extends Error {
 export class ThreadRegistry {
   readonly #entries = new Map<string, Entry>()
   readonly #options: RegistryOptions
-  readonly #index: ThreadIndex
+  readonly #store: ThreadStore
+  readonly #early = new EarlyFates()
   #closing = false
   #shutdown?: Promise<void>
   readonly #liveListeners = new Set<(thread: LiveThread, event: 'started' | 'retired') => void>()
   readonly #feedWatchers = new Set<(threadId: string, feed: Feed) => void>()
 
-  private constructor(options: RegistryOptions, index: ThreadIndex) {
+  private constructor(options: RegistryOptions, store: ThreadStore) {
     this.#options = options
-    this.#index = index
-    for (const record of index.list()) this.#entries.set(record.threadId, { record })
+    this.#store = store
   }
 
+  /**
+   * Opens the store and recovers before anything is accepted: a lost or unusable database is rebuilt
+   * from the runtime's persisted threads (one warning line), and the journal is reconciled with the
+   * transcripts (docs/flows/durability.md). threadhost never refuses to start because of its own data.
+   */
   static async open(options: RegistryOptions): Promise<ThreadRegistry> {
-    return new ThreadRegistry(options, await ThreadIndex.open(options.dataDir))
+    let store = options.store
+    let origin: StoreOrigin = 'kept'
+    let reason: string | undefined
+    if (!store) {
+      const opened = SqliteThreadStore.open(options.dataDir, { floorSeq: () => lostCeiling() })
+      ;({ store, origin, reason } = opened)
+    }
+    const registry = new ThreadRegistry(options, store)
+    await registry.#recover(origin, reason)
+    return registry
+  }
+
+  /** The durable state (tests and the inspector read the journal). */
+  get store(): ThreadStore {
+    return this.#store
+  }
+
+  async #recover(origin: StoreOrigin, reason: string | undefined): Promise<void> {
+    const log = this.#options.log
+    const store = this.#store
+    if (origin !== 'kept') {
+      const known = new Set(store.threads().map((t) => t.threadId))
+      const persisted = (await this.#options.runtimes.listPersisted?.().catch(() => [])) ?? []
+      const missing = persisted.filter((p) => !known.has(p.threadId))
+      for (const p of missing) {
+        const model = p.model && (await this.#options.models.check(p.model).catch(() => ({ ok: false }))).ok ? p.model : this.#options.defaultModel
+        const workspace = this.#options.workspaces.check(p.cwd)
+        store.putThread({
+          threadId: p.threadId,
+          title: p.threadId,
+          model,
+          ...(p.thinkingLevel ? { thinkingLevel: p.thinkingLevel } : {}),
+          cwd: workspace.ok ? workspace.cwd : this.#options.workspaces.default,
+          createdAt: p.createdAt,
+          updatedAt: p.updatedAt,
+          run: p.lastRun,
+          seq: lostCeiling(),
+        })
+      }
+      if (origin === 'rebuilt' || missing.length > 0) {
+        const why = origin === 'rebuilt' ? `the database was unusable (${reason ?? 'unknown'}; kept aside)` : 'the database was missing'
+        log?.('warn', `thread index rebuilt: ${why}; ${missing.length} thread(s) recovered from the session directories`)
+      } else if (origin === 'migrated') {
+        log?.('info', 'thread index migrated from threads.json to threadhost.db')
+      }
+    }
+    for (const record of store.threads()) {
+      const runs = store.openRuns(record.threadId)
+      const run = Math.max(record.run, ...runs.map((r) => r.run))
+      const entry: Entry = {
+        record: { ...record, run },
+        journal: new ThreadJournal(record.threadId, store, { ceiling: record.seq, run }, this.#early, log),
+      }
+      this.#entries.set(record.threadId, entry)
+    }
+    // Reconcile what was in flight at a crash (after a clean shutdown nothing is open).
+    let rejected = 0
+    let interrupted = 0
+    const threads = new Set([...store.openPrompts(), ...store.openRuns(), ...store.openDialogs()].map((r) => r.threadId))
+    for (const threadId of threads) {
+      const entry = this.#entries.get(threadId)
+      if (!entry) continue
+      const transcript = await this.#options.runtimes.readTranscript(threadId).catch(() => [])
+      const done = reconcile(store, threadId, entry.record.run, transcript)
+      rejected += done?.rejected.length ?? 0
+      interrupted += done?.interruptedRuns.length ?? 0
+    }
+    if (rejected || interrupted) {
+      log?.('warn', `recovered from an unclean stop: ${interrupted} run(s) ended aborted, ${rejected} accepted prompt(s) reported rejected (restart)`)
+    }
   }
 
   get closing(): boolean {
@@ -180,7 +266,7 @@ export class ThreadRegistry {
       ...(change.thinkingLevel !== undefined ? { thinkingLevel: change.thinkingLevel } : {}),
       updatedAt: Date.now(),
     }
-    await this.#index.put(entry.record)
+    this.#store.putThread(entry.record)
     return { kind: 'updated', summary: this.#summary(entry) }
   }
 
@@ -197,7 +283,7 @@ export class ThreadRegistry {
       await live?.dispose('deleted', 'cancelled')
       const feed = entry.feed ?? (await entry.feedLoading?.catch(() => undefined))
       feed?.close()
-      await this.#index.delete(threadId)
+      this.#store.deleteThread(threadId)
       await this.#options.runtimes.remove(threadId)
     })()
     try {
@@ -240,7 +326,8 @@ export class ThreadRegistry {
     if (command.kind === 'unknown') return { kind: 'unknown-command', name: command.name, suggestions: command.suggestions }
     if (command.kind === 'host') return this.#hostCommand(threadId, command.name, command.args)
     const outcome = await live.prompt({ text: request.message, admission: request.admission, deliverAs: request.deliverAs })
-    if (outcome.kind === 'admitted') await this.#touch(threadId)
+    // Durable before it is answered: the route's 202 comes after this commit.
+    if (outcome.kind === 'admitted') this.#admitted(threadId, request, outcome)
     return outcome
   }
 
@@ -253,9 +340,12 @@ export class ThreadRegistry {
   }
 
   async abort(threadId: string, run?: number): Promise<AbortOutcome> {
-    const live = this.#entries.get(threadId)?.live
-    if (!live) return { kind: 'not-live' }
-    return live.abort(run)
+    const entry = this.#entries.get(threadId)
+    const live = entry?.live
+    if (!entry || !live) return { kind: 'not-live' }
+    const outcome = await live.abort(run)
+    if (outcome.kind === 'stopped' && outcome.restored.length > 0) this.#restored(entry, outcome.restored)
+    return outcome
   }
 
   /** Finds the thread; the question's own dialog machine decides whether the payload answers it. */
@@ -273,7 +363,7 @@ export class ThreadRegistry {
     return this.#feedOf(entry)
   }
 
-  /** Refuse new work, stop every run (queued prompts reported), settle open dialogs `aborted`, flush. */
+  /** Refuse new work, stop every run (queued prompts reported), settle open dialogs `aborted`, close the store. */
   shutdown(): Promise<void> {
     this.#shutdown ??= this.#drain()
     return this.#shutdown
@@ -287,10 +377,43 @@ export class ThreadRegistry {
         const live = await this.#currentLive(entry)
         await live?.dispose('shutdown', 'aborted')
         entry.feed?.close()
-        if (entry.feed) this.#index.update({ ...entry.record, run: live?.run ?? entry.record.run, seq: entry.feed.seq })
       }),
     )
-    await this.#index.flush()
+    // Every frame sent is at or below its thread's reserved ceiling already; nothing is left to flush.
+    this.#store.close()
+  }
+
+  /** An admitted prompt and the thread's row, in one commit. */
+  #admitted(threadId: string, request: { message: string; admission: 'enqueue' | 'reject'; deliverAs: 'steer' | 'followUp' }, outcome: Extract<PromptOutcome, { kind: 'admitted' }>): void {
+    const entry = this.#entries.get(threadId)
+    if (!entry) return
+    entry.record = { ...entry.record, updatedAt: Date.now(), run: Math.max(entry.record.run, entry.live?.run ?? 0, outcome.run) }
+    const fate = this.#early.take(threadId, outcome.messageId)
+    this.#store.admitPrompt(
+      {
+        threadId,
+        messageId: outcome.messageId,
+        text: request.message,
+        admission: request.admission,
+        deliverAs: request.deliverAs,
+        queued: outcome.queued,
+        run: outcome.run,
+        acceptedAt: Date.now(),
+        ...(fate ? { fate } : {}),
+      },
+      { ...entry.record, seq: entry.journal.ceiling },
+    )
+  }
+
+  /** A stop handed these texts back: their prompts' fate (oldest queued prompt with the text first). */
+  #restored(entry: Entry, texts: string[]): void {
+    const open = this.#store.openPrompts(entry.record.threadId).filter((p) => p.queued && !p.fate)
+    for (const text of texts) {
+      const i = open.findIndex((p) => p.text === text)
+      if (i === -1) continue
+      const [p] = open.splice(i, 1)
+      entry.journal.fate(p.messageId, { kind: 'restored' } satisfies PromptFate)
+    }
   }
 
   // ——— internals ———
@@ -346,26 +469,31 @@ export class ThreadRegistry {
       run: 0,
       seq: 0,
     }
-    this.#entries.set(threadId, { record })
-    await this.#index.put(record)
+    this.#store.putThread(record)
+    this.#entries.set(threadId, { record, journal: new ThreadJournal(threadId, this.#store, { ceiling: 0, run: 0 }, this.#early, this.#options.log) })
   }
 
   async #touch(threadId: string): Promise<void> {
     const entry = this.#entries.get(threadId)
     if (!entry) return
-    entry.record = { ...entry.record, updatedAt: Date.now(), run: entry.live?.run ?? entry.record.run, seq: entry.feed?.seq ?? entry.record.seq }
-    await this.#index.put(entry.record)
+    entry.record = { ...entry.record, updatedAt: Date.now(), run: Math.max(entry.record.run, entry.live?.run ?? 0) }
+    this.#store.putThread({ ...entry.record, seq: entry.journal.ceiling })
   }
 
   #feedOf(entry: Entry): Promise<Feed> {
     if (entry.feed) return Promise.resolve(entry.feed)
     const make = (transcript: Awaited<ReturnType<RuntimeFactory['readTranscript']>>) => {
       if (entry.feed) return entry.feed
-      const view = initialView(entry.record.threadId, transcript, entry.record.seq)
+      const threadId = entry.record.threadId
+      const reports = this.#store.reports(threadId)
+      // Reports an earlier feed delivered are part of the transcript; the ones still owed are appended below.
+      const view = initialView(threadId, withReports(transcript, reports.filter((r) => r.delivered)), entry.record.seq)
       const feed = new Feed({ ...view, status: { live: false, busy: false, run: entry.record.run } }, {
         ringSize: this.#options.ringSize,
         onUnfollowed: () => this.#releaseFeed(entry),
       })
+      // First observer: the seq ceiling is reserved (and the journal written) before any follower gets a frame.
+      feed.observe((o) => entry.journal.observe(o))
       // An extension's ctx.ui.setTitle reaches the feed as a `title` observation; it is a rename.
       feed.observe((o) => {
         if (o.type !== 'title') return
@@ -375,6 +503,11 @@ export class ThreadRegistry {
       })
       entry.feed = feed
       for (const watcher of this.#feedWatchers) watcher(entry.record.threadId, feed)
+      const owed = reports.filter((r) => !r.delivered)
+      if (owed.length > 0) {
+        for (const report of owed) feed.append(report.body)
+        this.#store.markDelivered(threadId, owed.map((r) => r.id))
+      }
       return feed
     }
     entry.feedLoading ??= this.#options.runtimes.readTranscript(entry.record.threadId).then(make, () => make([]))
@@ -382,7 +515,8 @@ export class ThreadRegistry {
   }
 
   /**
-   * A cold thread nobody follows keeps no feed: its transcript is on disk and its seq in the index,
+   * A cold thread nobody follows keeps no feed: its transcript is on disk and its seq in the entry
+   * (the store holds the ceiling above it),
    * so memory stays with the threads people are actually using.
    */
   #releaseFeed(entry: Entry): void {
@@ -447,9 +581,13 @@ export class ThreadRegistry {
 
   #retired(entry: Entry, thread: LiveThread): void {
     if (entry.live === thread) {
-      entry.record = { ...entry.record, run: thread.run, seq: entry.feed?.seq ?? entry.record.seq }
+      entry.record = { ...entry.record, run: Math.max(entry.record.run, thread.run), seq: entry.feed?.seq ?? entry.record.seq }
       if (!entry.deleting && !this.#closing) {
-        void this.#index.put(entry.record).catch((error) => this.#options.log?.('error', `index write failed: ${String(error)}`))
+        try {
+          this.#store.putThread({ ...entry.record, seq: entry.journal.ceiling })
+        } catch (error) {
+          this.#options.log?.('error', `store write failed: ${String(error)}`)
+        }
       }
       void thread.released.then(() => {
         if (entry.live !== thread) return

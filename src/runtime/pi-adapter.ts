@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
-import { rm } from 'node:fs/promises'
+import { readdir, readFile, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import {
   createAgentSession,
@@ -24,6 +24,7 @@ import {
   type AgentSessionEvent,
   type ExtensionFactory,
 } from '@earendil-works/pi-coding-agent'
+import { DEMO_MODEL, DEMO_MODEL_ID, DEMO_PROVIDER } from './demo-model.js'
 import type { CommandInfo, ThinkingLevel, TranscriptEntry } from '../schemas/index.js'
 import type {
   AgentRuntime,
@@ -32,6 +33,7 @@ import type {
   RuntimeEvent,
   RuntimeFactory,
   RuntimeListener,
+  PersistedThread,
   RuntimeOptions,
   UiBridge,
 } from './port.js'
@@ -40,7 +42,7 @@ import { askBridge, consoleLogger, createExtensionUi, errorText, type RuntimeLog
 import { decideTrust, extensionTrust, needsTrustDecision, trustAnswer, trustQuestion, type TrustPolicy } from './project-trust.js'
 import { EventMapper } from './map-events.js'
 import { DEFAULT_TOOL_POLICY, type ToolPolicy } from './tool-policy.js'
-import { foldTranscript, IDS_ENTRY, lastRun, readSessionFile, RUN_ENTRY, type IdsMarker } from './transcript.js'
+import { foldTranscript, IDS_ENTRY, lastRun, readSessionFile, RUN_ENTRY, sessionFacts, setAsideTornSession, type IdsMarker } from './transcript.js'
 import { askUserQuestionExtension } from './tools/ask-user-question.js'
 import { toolPermissionExtension } from './tools/tool-permission.js'
 import { uiDialogExtension } from './tools/ui-dialog.js'
@@ -68,6 +70,16 @@ export function sessionPaths(dataDir: string, threadId: string): { dir: string; 
   const key = SAFE_ID.test(threadId) ? threadId : `x-${Buffer.from(threadId).toString('base64url')}`
   const dir = join(dataDir, 'sessions', key)
   return { dir, file: join(dir, 'session.jsonl') }
+}
+
+/** The thread id a session directory's name stands for (the inverse of `sessionPaths`), or undefined. */
+export function threadIdOfSessionDir(key: string): string | undefined {
+  if (key.startsWith('x-')) {
+    const decoded = Buffer.from(key.slice(2), 'base64url').toString()
+    // Only an id that is not safe as it is was encoded; a safe id beginning with `x-` is its own name.
+    if (!SAFE_ID.test(decoded) && `x-${Buffer.from(decoded).toString('base64url')}` === key) return decoded
+  }
+  return SAFE_ID.test(key) ? key : undefined
 }
 
 /**
@@ -416,6 +428,8 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
       )
       const paths = sessionPaths(options.dataDir, threadId)
       mkdirSync(paths.dir, { recursive: true })
+      const torn = setAsideTornSession(paths.file)
+      if (torn) log.warn(`thread ${threadId}: its session file was torn by a crash before its first entry was whole; moved to ${torn}, starting a fresh session`)
       // open() on a missing file starts a new session that will be written to exactly this path.
       const sessionManager = SessionManager.open(paths.file, paths.dir, cwd)
       const { session } = await createAgentSession({
@@ -452,6 +466,35 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
 
     async readTranscript(threadId: string): Promise<TranscriptEntry[]> {
       return foldTranscript(await readSessionFile(sessionPaths(options.dataDir, threadId).file))
+    },
+
+    async listPersisted(): Promise<PersistedThread[]> {
+      const root = join(options.dataDir, 'sessions')
+      const keys = await readdir(root).catch(() => [] as string[])
+      const found: PersistedThread[] = []
+      for (const key of keys) {
+        const threadId = threadIdOfSessionDir(key)
+        if (threadId === undefined) continue
+        const { file } = sessionPaths(options.dataDir, threadId)
+        const info = await stat(file).catch(() => undefined)
+        if (!info?.isFile()) continue
+        const facts = sessionFacts(await readFile(file, 'utf8').catch(() => ''))
+        const model = facts.model
+          ? facts.model.provider === DEMO_PROVIDER && facts.model.modelId === DEMO_MODEL_ID
+            ? DEMO_MODEL
+            : `${facts.model.provider}/${facts.model.modelId}`
+          : undefined
+        found.push({
+          threadId,
+          ...(facts.cwd ? { cwd: facts.cwd } : {}),
+          ...(model ? { model } : {}),
+          ...(facts.thinkingLevel ? { thinkingLevel: facts.thinkingLevel } : {}),
+          createdAt: facts.createdAt ?? info.birthtimeMs,
+          updatedAt: info.mtimeMs,
+          lastRun: facts.lastRun,
+        })
+      }
+      return found
     },
 
     async remove(threadId: string): Promise<void> {

@@ -156,8 +156,24 @@ export interface ModelCatalog {
   check(name: string): Promise<ModelCheck>
 }
 
+/** A thread whose conversation the runtime has persisted, as found on disk (to rebuild a lost thread index). */
+export interface PersistedThread {
+  threadId: string
+  /** The workspace the session was started in. */
+  cwd?: string
+  /** The model the session last ran on, as the catalog names it (`demo` or `<provider>/<model-id>`). */
+  model?: string
+  thinkingLevel?: ThinkingLevel
+  createdAt: number
+  updatedAt: number
+  /** The highest run number the session records. */
+  lastRun: number
+}
+
 export interface RuntimeFactory {
   create(options: RuntimeOptions): Promise<AgentRuntime>
+  /** Every thread with a persisted conversation (optional: a factory that cannot say finds none). */
+  listPersisted?(): Promise<PersistedThread[]>
   /** The persisted transcript of a thread that has no live runtime (cold), without building one. */
   readTranscript(threadId: string): Promise<TranscriptEntry[]>
   /** Removes a thread's persisted conversation. */

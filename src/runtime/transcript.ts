@@ -6,10 +6,10 @@
  * sees: the host's messageId and, for user messages, the run number. Folding pairs each marker
  * with the next message entry; messages without a marker fall back to pi's entry id.
  */
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync, renameSync, statSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { parseSessionEntries, type FileEntry, type SessionEntry } from '@earendil-works/pi-coding-agent'
-import type { TranscriptEntry } from '../schemas/index.js'
+import type { ThinkingLevel, TranscriptEntry } from '../schemas/index.js'
 import { compactToolResult, messageText } from './map-events.js'
 
 export const IDS_ENTRY = 'threadhost.ids'
@@ -41,6 +41,52 @@ export function branchOf(entries: FileEntry[]): SessionEntry[] {
 export async function readSessionFile(file: string): Promise<SessionEntry[]> {
   if (!existsSync(file)) return []
   return branchOf(parseSessionEntries(await readFile(file, 'utf8')))
+}
+
+/**
+ * A session file torn by a crash while pi first wrote it (its header line incomplete) makes pi refuse
+ * to open it, which would leave the thread unusable for ever. Such a file is moved aside
+ * (`session.jsonl.torn-<time>`) so the thread starts a fresh session; returns where it went. A torn
+ * *last* line is not this case: pi skips it when reading and starts the next entry on a new line.
+ */
+export function setAsideTornSession(file: string): string | undefined {
+  if (!existsSync(file) || statSync(file).size === 0) return undefined
+  const entries = parseSessionEntries(readFileSync(file, 'utf8'))
+  const header = entries[0]
+  if (header?.type === 'session' && typeof (header as { id?: unknown }).id === 'string') return undefined
+  const aside = `${file}.torn-${Date.now()}`
+  renameSync(file, aside)
+  return aside
+}
+
+/** What a session file says about its thread, to rebuild a lost thread index. */
+export interface SessionFacts {
+  cwd?: string
+  createdAt?: number
+  /** The last model the session switched to: pi's provider and model id. */
+  model?: { provider: string; modelId: string }
+  thinkingLevel?: ThinkingLevel
+  lastRun: number
+}
+
+export function sessionFacts(raw: string): SessionFacts {
+  const entries = parseSessionEntries(raw)
+  const facts: SessionFacts = { lastRun: 0 }
+  const header = entries[0] as { type?: string; cwd?: unknown; timestamp?: unknown } | undefined
+  if (header?.type === 'session') {
+    if (typeof header.cwd === 'string') facts.cwd = header.cwd
+    const at = typeof header.timestamp === 'string' ? Date.parse(header.timestamp) : NaN
+    if (!Number.isNaN(at)) facts.createdAt = at
+  }
+  for (const e of entries) {
+    const entry = e as { type?: string; provider?: unknown; modelId?: unknown; thinkingLevel?: unknown }
+    if (entry.type === 'model_change' && typeof entry.provider === 'string' && typeof entry.modelId === 'string') {
+      facts.model = { provider: entry.provider, modelId: entry.modelId }
+    }
+    if (entry.type === 'thinking_level_change' && typeof entry.thinkingLevel === 'string') facts.thinkingLevel = entry.thinkingLevel as ThinkingLevel
+  }
+  facts.lastRun = lastRun(branchOf(entries))
+  return facts
 }
 
 /** The highest run number recorded so far (0 for a new thread). */

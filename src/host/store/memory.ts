@@ -1,0 +1,158 @@
+/**
+ * The store port in memory, for host tests: the same contract as the SQLite store, nothing durable.
+ * `crash()` hands back a new store holding exactly what was "committed", as a restart would see it.
+ */
+import type { DialogRow, PromptFate, PromptRow, RecoveryReport, ReportBody, RunRow, ThreadRow, ThreadStore } from './port.js'
+
+const copy = <T>(value: T): T => structuredClone(value)
+
+export class MemoryThreadStore implements ThreadStore {
+  readonly kind = 'memory'
+  readonly #threads = new Map<string, ThreadRow>()
+  #prompts: PromptRow[] = []
+  #runs: RunRow[] = []
+  #dialogs: DialogRow[] = []
+  #reports: RecoveryReport[] = []
+  #nextReport = 1
+  #closed = false
+  /** How many writes were made, by method: tests check the hot path stays quiet. */
+  readonly writes = new Map<string, number>()
+
+  /** A store with this one's state, as the next process would open it. */
+  crash(): MemoryThreadStore {
+    const next = new MemoryThreadStore()
+    for (const [id, row] of this.#threads) next.#threads.set(id, copy(row))
+    next.#prompts = copy(this.#prompts)
+    next.#runs = copy(this.#runs)
+    next.#dialogs = copy(this.#dialogs)
+    next.#reports = copy(this.#reports)
+    next.#nextReport = this.#nextReport
+    this.#closed = true
+    return next
+  }
+
+  #write(name: string): boolean {
+    if (this.#closed) return false
+    this.writes.set(name, (this.writes.get(name) ?? 0) + 1)
+    return true
+  }
+
+  threads(): ThreadRow[] {
+    return [...this.#threads.values()].map(copy)
+  }
+
+  putThread(row: ThreadRow): void {
+    if (!this.#write('putThread')) return
+    this.#put(row)
+  }
+
+  /** As the SQLite store: the seq ceiling and the run counter never go back. */
+  #put(row: ThreadRow): void {
+    const old = this.#threads.get(row.threadId)
+    this.#threads.set(row.threadId, copy({ ...row, seq: Math.max(row.seq, old?.seq ?? 0), run: Math.max(row.run, old?.run ?? 0) }))
+  }
+
+  deleteThread(threadId: string): void {
+    if (!this.#write('deleteThread')) return
+    this.#threads.delete(threadId)
+    this.#prompts = this.#prompts.filter((p) => p.threadId !== threadId)
+    this.#runs = this.#runs.filter((r) => r.threadId !== threadId)
+    this.#dialogs = this.#dialogs.filter((d) => d.threadId !== threadId)
+    this.#reports = this.#reports.filter((r) => r.threadId !== threadId)
+  }
+
+  reserveSeq(threadId: string, ceiling: number): void {
+    if (!this.#write('reserveSeq')) return
+    const row = this.#threads.get(threadId)
+    if (row && ceiling > row.seq) row.seq = ceiling
+  }
+
+  admitPrompt(prompt: PromptRow, thread: ThreadRow): void {
+    if (!this.#write('admitPrompt')) return
+    this.#prompts = this.#prompts.filter((p) => !(p.threadId === prompt.threadId && p.messageId === prompt.messageId))
+    this.#prompts.push(copy(prompt))
+    this.#put(thread)
+  }
+
+  settlePrompt(threadId: string, messageId: string, fate: PromptFate): boolean {
+    if (!this.#write('settlePrompt')) return true
+    const row = this.#prompts.find((p) => p.threadId === threadId && p.messageId === messageId)
+    if (!row) return false
+    if (!this.#final(row)) row.fate = copy(fate)
+    return true
+  }
+
+  #final(p: PromptRow): boolean {
+    if (!p.fate) return false
+    if (p.fate.kind !== 'ran') return true
+    const run = p.fate.run
+    return this.#runs.some((r) => r.threadId === p.threadId && r.run === run && r.endedAt !== undefined)
+  }
+
+  openPrompts(threadId?: string): PromptRow[] {
+    return this.#prompts.filter((p) => (threadId === undefined || p.threadId === threadId) && !this.#final(p)).map(copy)
+  }
+
+  startRun(threadId: string, run: number, at: number): void {
+    if (!this.#write('startRun')) return
+    if (!this.#runs.some((r) => r.threadId === threadId && r.run === run)) this.#runs.push({ threadId, run, startedAt: at })
+    const row = this.#threads.get(threadId)
+    if (row && run > row.run) row.run = run
+  }
+
+  endRun(threadId: string, run: number, aborted: boolean, at: number, by: 'settled' | 'restart'): void {
+    if (!this.#write('endRun')) return
+    let row = this.#runs.find((r) => r.threadId === threadId && r.run === run)
+    if (!row) {
+      row = { threadId, run, startedAt: at }
+      this.#runs.push(row)
+    }
+    if (row.endedAt !== undefined) return
+    Object.assign(row, { endedAt: at, aborted, endedBy: by })
+  }
+
+  openRuns(threadId?: string): RunRow[] {
+    return this.#runs.filter((r) => (threadId === undefined || r.threadId === threadId) && r.endedAt === undefined).map(copy)
+  }
+
+  openDialog(row: DialogRow): void {
+    if (!this.#write('openDialog')) return
+    if (!this.#dialogs.some((d) => d.threadId === row.threadId && d.dialogId === row.dialogId)) this.#dialogs.push(copy(row))
+  }
+
+  settleDialog(threadId: string, dialogId: string, outcome: string): void {
+    if (!this.#write('settleDialog')) return
+    const row = this.#dialogs.find((d) => d.threadId === threadId && d.dialogId === dialogId)
+    if (row && row.outcome === undefined) row.outcome = outcome
+  }
+
+  openDialogs(threadId?: string): DialogRow[] {
+    return this.#dialogs.filter((d) => (threadId === undefined || d.threadId === threadId) && d.outcome === undefined).map(copy)
+  }
+
+  addReport(threadId: string, afterRun: number, body: ReportBody): void {
+    if (!this.#write('addReport')) return
+    this.#reports.push({ id: this.#nextReport++, threadId, afterRun, delivered: false, body: copy(body) })
+  }
+
+  reports(threadId: string): RecoveryReport[] {
+    return this.#reports.filter((r) => r.threadId === threadId).map(copy)
+  }
+
+  markDelivered(threadId: string, ids: number[]): void {
+    if (!this.#write('markDelivered')) return
+    for (const r of this.#reports) if (r.threadId === threadId && ids.includes(r.id)) r.delivered = true
+  }
+
+  journal(threadId: string): { prompts: PromptRow[]; runs: RunRow[]; dialogs: DialogRow[] } {
+    return {
+      prompts: this.#prompts.filter((p) => p.threadId === threadId).map(copy),
+      runs: this.#runs.filter((r) => r.threadId === threadId).map(copy),
+      dialogs: this.#dialogs.filter((d) => d.threadId === threadId).map(copy),
+    }
+  }
+
+  close(): void {
+    this.#closed = true
+  }
+}

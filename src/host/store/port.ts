@@ -1,0 +1,134 @@
+/**
+ * The host's store port: what threadhost itself owns and must not lose, behind one interface.
+ *
+ * pi's session JSONL files are the transcripts; this store holds the rest — the threads (title,
+ * model, thinking level, workspace, run counter, the seq ceiling) and a per-thread journal of the
+ * commands the host accepted: every admitted prompt and its fate, every run and how it ended, every
+ * dialog and its outcome, and the reports recovery still owes a feed. Every method is synchronous:
+ * when it returns, the change is durable (the SQLite implementation commits before returning), so a
+ * route can answer 2xx right after. No SQLite type or SQL leaves src/host/store/.
+ */
+import type { ThinkingLevel } from '../../schemas/index.js'
+
+export interface ThreadRow {
+  threadId: string
+  title: string
+  model: string
+  /** Unset: pi's configured default for the model. */
+  thinkingLevel?: ThinkingLevel
+  /** The thread's workspace, fixed at creation. Absent in records from before workspaces: the default root. */
+  cwd?: string
+  createdAt: number
+  updatedAt: number
+  /** The highest run number started, so run numbers keep counting across restarts. */
+  run: number
+  /**
+   * The seq ceiling: no frame of this thread was ever numbered above it. A new life of the thread
+   * continues strictly above it, so no tab's Last-Event-ID is ever reused.
+   */
+  seq: number
+}
+
+/** How an accepted prompt ended, when known. */
+export type PromptFate =
+  /** Delivered to the agent as run N's user message (final once run N ends, or once the transcript shows it). */
+  | { kind: 'ran'; run: number }
+  /** Handed back by a stop (`restored`). */
+  | { kind: 'restored' }
+  /** Reported `prompt-rejected` with this reason (`restart`: accepted before a crash, never started). */
+  | { kind: 'rejected'; reason: string }
+  /** An extension consumed it (`prompt-handled`). */
+  | { kind: 'handled' }
+
+export interface PromptRow {
+  threadId: string
+  messageId: string
+  text: string
+  admission: 'enqueue' | 'reject'
+  deliverAs: 'steer' | 'followUp'
+  /** Queued into a running run (else it started a run, or waited for a stop and then started one). */
+  queued: boolean
+  /** The run it was admitted into (queued) or started. */
+  run: number
+  acceptedAt: number
+  fate?: PromptFate
+}
+
+export interface RunRow {
+  threadId: string
+  run: number
+  startedAt: number
+  endedAt?: number
+  aborted?: boolean
+  /** `settled`: the runtime's own settle; `restart`: in flight when the host died, ended by recovery. */
+  endedBy?: 'settled' | 'restart'
+}
+
+export interface DialogRow {
+  threadId: string
+  dialogId: string
+  run: number
+  openedAt: number
+  /** The dialog's settle outcome (`answered`, `cancelled`, `timeout`, `aborted`); `aborted` by recovery for one open at a crash. */
+  outcome?: string
+}
+
+/** An observation recovery owes a thread's feed. */
+export type ReportBody =
+  | { type: 'prompt-rejected'; messageId: string; reason: string }
+  | { type: 'settled'; run: number; aborted: true }
+
+export interface RecoveryReport {
+  id: number
+  threadId: string
+  /** The thread's last run when it was written: the report belongs after that run in the transcript. */
+  afterRun: number
+  /**
+   * Not yet appended to a feed: the next feed of the thread appends it (a frame every follower
+   * gets). Once delivered, it is folded into every later snapshot of the thread instead.
+   */
+  delivered: boolean
+  body: ReportBody
+}
+
+export interface ThreadStore {
+  /** `sqlite` or `memory`. */
+  readonly kind: string
+  threads(): ThreadRow[]
+  /** Inserts or replaces the thread row. */
+  putThread(row: ThreadRow): void
+  /** The thread and its whole journal. */
+  deleteThread(threadId: string): void
+  /** Raises the seq ceiling (never lowers it). */
+  reserveSeq(threadId: string, ceiling: number): void
+
+  /** An admitted prompt, with the thread's row (its updatedAt and run), in one commit. */
+  admitPrompt(prompt: PromptRow, thread: ThreadRow): void
+  /** Records a prompt's fate; `false` when no such prompt was journaled (yet). */
+  settlePrompt(threadId: string, messageId: string, fate: PromptFate): boolean
+  /** Prompts whose fate is not final yet: none known, or `ran` in a run that has not ended. */
+  openPrompts(threadId?: string): PromptRow[]
+
+  /** Run N started (the thread's run counter rises with it). */
+  startRun(threadId: string, run: number, at: number): void
+  /** Run N ended; its `ran` prompts become final. A run already ended is left as it was. */
+  endRun(threadId: string, run: number, aborted: boolean, at: number, by: 'settled' | 'restart'): void
+  openRuns(threadId?: string): RunRow[]
+
+  openDialog(row: DialogRow): void
+  settleDialog(threadId: string, dialogId: string, outcome: string): void
+  openDialogs(threadId?: string): DialogRow[]
+
+  addReport(threadId: string, afterRun: number, body: ReportBody): void
+  reports(threadId: string): RecoveryReport[]
+  markDelivered(threadId: string, ids: number[]): void
+
+  /** A thread's journal, oldest first (tests, the inspector). */
+  journal(threadId: string): { prompts: PromptRow[]; runs: RunRow[]; dialogs: DialogRow[] }
+
+  /** Further calls are ignored. */
+  close(): void
+}
+
+/** How a store was opened: `fresh` (no data before), `kept`, `migrated` (from threads.json) or `rebuilt` (the file was unusable). */
+export type StoreOrigin = 'fresh' | 'kept' | 'migrated' | 'rebuilt'

@@ -1,0 +1,429 @@
+/**
+ * The store port on SQLite: one database file in the data dir (`threadhost.db`), WAL mode,
+ * node:sqlite's DatabaseSync. Every write is one synchronous commit: when a method returns, the row
+ * is in the WAL (`synchronous = FULL`: fsynced, so it survives a process kill and a power cut).
+ *
+ * Opening never fails because of the file's contents: a file that is not a database, fails its
+ * integrity check or has a schema from the future is moved aside (`threadhost.db.corrupt-<time>`)
+ * and a fresh one is started; the caller rebuilds the threads from pi's session directories. A data
+ * dir from before the database (`threads.json`) is imported once and the JSON file renamed.
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs'
+import { join } from 'node:path'
+import { DatabaseSync, type StatementSync } from 'node:sqlite'
+import type { ThinkingLevel } from '../../schemas/index.js'
+import type {
+  DialogRow,
+  PromptFate,
+  PromptRow,
+  RecoveryReport,
+  ReportBody,
+  RunRow,
+  StoreOrigin,
+  ThreadRow,
+  ThreadStore,
+} from './port.js'
+
+export const DB_FILE = 'threadhost.db'
+const LEGACY_INDEX = 'threads.json'
+const SCHEMA_VERSION = 1
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS threads (
+  thread_id TEXT PRIMARY KEY, title TEXT NOT NULL, model TEXT NOT NULL, thinking_level TEXT, cwd TEXT,
+  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, run INTEGER NOT NULL, seq INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS prompts (
+  thread_id TEXT NOT NULL, message_id TEXT NOT NULL, text TEXT NOT NULL, admission TEXT NOT NULL,
+  deliver_as TEXT NOT NULL, queued INTEGER NOT NULL, run INTEGER NOT NULL, accepted_at INTEGER NOT NULL,
+  fate TEXT, fate_run INTEGER, reason TEXT, final INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (thread_id, message_id)
+);
+CREATE INDEX IF NOT EXISTS prompts_open ON prompts (thread_id) WHERE final = 0;
+CREATE TABLE IF NOT EXISTS runs (
+  thread_id TEXT NOT NULL, run INTEGER NOT NULL, started_at INTEGER NOT NULL, ended_at INTEGER,
+  aborted INTEGER, ended_by TEXT, PRIMARY KEY (thread_id, run)
+);
+CREATE INDEX IF NOT EXISTS runs_open ON runs (thread_id) WHERE ended_at IS NULL;
+CREATE TABLE IF NOT EXISTS dialogs (
+  thread_id TEXT NOT NULL, dialog_id TEXT NOT NULL, run INTEGER NOT NULL, opened_at INTEGER NOT NULL,
+  outcome TEXT, PRIMARY KEY (thread_id, dialog_id)
+);
+CREATE INDEX IF NOT EXISTS dialogs_open ON dialogs (thread_id) WHERE outcome IS NULL;
+CREATE TABLE IF NOT EXISTS reports (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, thread_id TEXT NOT NULL, after_run INTEGER NOT NULL,
+  delivered INTEGER NOT NULL DEFAULT 0, body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS reports_thread ON reports (thread_id);
+`
+
+type Row = Record<string, unknown>
+
+export interface OpenedStore {
+  store: SqliteThreadStore
+  origin: StoreOrigin
+  /** Why the file was rebuilt (origin `rebuilt`). */
+  reason?: string
+}
+
+export class SqliteThreadStore implements ThreadStore {
+  readonly kind = 'sqlite'
+  readonly #db: DatabaseSync
+  readonly #statements = new Map<string, StatementSync>()
+  #closed = false
+
+  private constructor(db: DatabaseSync) {
+    this.#db = db
+  }
+
+  /**
+   * Opens (or creates) `<dataDir>/threadhost.db`. `floorSeq` is the seq a thread imported from
+   * threads.json continues above: that file kept the seq of the last admission, not of the last frame.
+   */
+  static open(dataDir: string, options: { floorSeq?: () => number } = {}): OpenedStore {
+    mkdirSync(dataDir, { recursive: true })
+    const file = join(dataDir, DB_FILE)
+    const existed = existsSync(file)
+    let db: DatabaseSync
+    let origin: StoreOrigin = existed ? 'kept' : 'fresh'
+    let reason: string | undefined
+    try {
+      db = openChecked(file)
+    } catch (error) {
+      reason = error instanceof Error ? error.message : String(error)
+      const aside = `${file}.corrupt-${Date.now()}`
+      for (const suffix of ['', '-wal', '-shm']) {
+        if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix)
+      }
+      db = openChecked(file)
+      origin = 'rebuilt'
+    }
+    const store = new SqliteThreadStore(db)
+    const legacy = join(dataDir, LEGACY_INDEX)
+    if (origin === 'fresh' && existsSync(legacy)) {
+      try {
+        const parsed = JSON.parse(readFileSync(legacy, 'utf8')) as { threads?: (ThreadRow & { seq?: number })[] }
+        const floor = options.floorSeq?.() ?? 0
+        for (const r of parsed.threads ?? []) {
+          if (typeof r?.threadId !== 'string') continue
+          store.putThread({ ...r, run: r.run ?? 0, seq: Math.max(r.seq ?? 0, floor) })
+        }
+        origin = 'migrated'
+      } catch (error) {
+        reason = `${LEGACY_INDEX}: ${error instanceof Error ? error.message : String(error)}`
+        origin = 'rebuilt'
+      }
+      renameSync(legacy, `${legacy}.migrated-${Date.now()}`)
+    }
+    return { store, origin, ...(reason ? { reason } : {}) }
+  }
+
+  #run(sql: string, ...params: (string | number | null)[]): { changes: number | bigint } {
+    let statement = this.#statements.get(sql)
+    if (!statement) {
+      statement = this.#db.prepare(sql)
+      this.#statements.set(sql, statement)
+    }
+    return statement.run(...params)
+  }
+
+  #all(sql: string, ...params: (string | number | null)[]): Row[] {
+    let statement = this.#statements.get(sql)
+    if (!statement) {
+      statement = this.#db.prepare(sql)
+      this.#statements.set(sql, statement)
+    }
+    return statement.all(...params) as Row[]
+  }
+
+  #tx(fn: () => void): void {
+    if (this.#closed) return
+    this.#db.exec('BEGIN IMMEDIATE')
+    try {
+      fn()
+      this.#db.exec('COMMIT')
+    } catch (error) {
+      this.#db.exec('ROLLBACK')
+      throw error
+    }
+  }
+
+  threads(): ThreadRow[] {
+    return this.#all('SELECT * FROM threads ORDER BY created_at').map(threadOf)
+  }
+
+  putThread(row: ThreadRow): void {
+    if (this.#closed) return
+    this.#putThread(row)
+  }
+
+  #putThread(row: ThreadRow): void {
+    this.#run(
+      `INSERT INTO threads (thread_id, title, model, thinking_level, cwd, created_at, updated_at, run, seq)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (thread_id) DO UPDATE SET title = excluded.title, model = excluded.model,
+         thinking_level = excluded.thinking_level, cwd = excluded.cwd, created_at = excluded.created_at,
+         updated_at = excluded.updated_at, run = max(threads.run, excluded.run), seq = max(threads.seq, excluded.seq)`,
+      row.threadId,
+      row.title,
+      row.model,
+      row.thinkingLevel ?? null,
+      row.cwd ?? null,
+      row.createdAt,
+      row.updatedAt,
+      row.run,
+      row.seq,
+    )
+  }
+
+  deleteThread(threadId: string): void {
+    this.#tx(() => {
+      for (const table of ['threads', 'prompts', 'runs', 'dialogs', 'reports']) this.#run(`DELETE FROM ${table} WHERE thread_id = ?`, threadId)
+    })
+  }
+
+  reserveSeq(threadId: string, ceiling: number): void {
+    if (this.#closed) return
+    this.#run('UPDATE threads SET seq = ? WHERE thread_id = ? AND seq < ?', ceiling, threadId, ceiling)
+  }
+
+  admitPrompt(prompt: PromptRow, thread: ThreadRow): void {
+    this.#tx(() => {
+      const fate = fateColumns(prompt.fate)
+      this.#run(
+        `INSERT OR REPLACE INTO prompts (thread_id, message_id, text, admission, deliver_as, queued, run, accepted_at, fate, fate_run, reason, final)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        prompt.threadId,
+        prompt.messageId,
+        prompt.text,
+        prompt.admission,
+        prompt.deliverAs,
+        prompt.queued ? 1 : 0,
+        prompt.run,
+        prompt.acceptedAt,
+        fate.fate,
+        fate.fateRun,
+        fate.reason,
+        this.#isFinal(prompt.threadId, prompt.fate) ? 1 : 0,
+      )
+      this.#putThread(thread)
+    })
+  }
+
+  #isFinal(threadId: string, fate: PromptFate | undefined): boolean {
+    if (!fate) return false
+    if (fate.kind !== 'ran') return true
+    return this.#all('SELECT 1 FROM runs WHERE thread_id = ? AND run = ? AND ended_at IS NOT NULL', threadId, fate.run).length > 0
+  }
+
+  settlePrompt(threadId: string, messageId: string, fate: PromptFate): boolean {
+    if (this.#closed) return true
+    const known = this.#all('SELECT final FROM prompts WHERE thread_id = ? AND message_id = ?', threadId, messageId)[0]
+    if (!known) return false
+    if (known.final) return true
+    const columns = fateColumns(fate)
+    this.#run(
+      'UPDATE prompts SET fate = ?, fate_run = ?, reason = ?, final = ? WHERE thread_id = ? AND message_id = ? AND final = 0',
+      columns.fate,
+      columns.fateRun,
+      columns.reason,
+      this.#isFinal(threadId, fate) ? 1 : 0,
+      threadId,
+      messageId,
+    )
+    return true
+  }
+
+  openPrompts(threadId?: string): PromptRow[] {
+    const rows =
+      threadId === undefined
+        ? this.#all('SELECT * FROM prompts WHERE final = 0 ORDER BY accepted_at, rowid')
+        : this.#all('SELECT * FROM prompts WHERE final = 0 AND thread_id = ? ORDER BY accepted_at, rowid', threadId)
+    return rows.map(promptOf)
+  }
+
+  startRun(threadId: string, run: number, at: number): void {
+    this.#tx(() => {
+      this.#run('INSERT OR IGNORE INTO runs (thread_id, run, started_at) VALUES (?, ?, ?)', threadId, run, at)
+      this.#run('UPDATE threads SET run = ? WHERE thread_id = ? AND run < ?', run, threadId, run)
+    })
+  }
+
+  endRun(threadId: string, run: number, aborted: boolean, at: number, by: 'settled' | 'restart'): void {
+    this.#tx(() => {
+      this.#run('INSERT OR IGNORE INTO runs (thread_id, run, started_at) VALUES (?, ?, ?)', threadId, run, at)
+      this.#run(
+        'UPDATE runs SET ended_at = ?, aborted = ?, ended_by = ? WHERE thread_id = ? AND run = ? AND ended_at IS NULL',
+        at,
+        aborted ? 1 : 0,
+        by,
+        threadId,
+        run,
+      )
+      this.#run("UPDATE prompts SET final = 1 WHERE thread_id = ? AND final = 0 AND fate = 'ran' AND fate_run = ?", threadId, run)
+    })
+  }
+
+  openRuns(threadId?: string): RunRow[] {
+    const rows =
+      threadId === undefined
+        ? this.#all('SELECT * FROM runs WHERE ended_at IS NULL ORDER BY thread_id, run')
+        : this.#all('SELECT * FROM runs WHERE ended_at IS NULL AND thread_id = ? ORDER BY run', threadId)
+    return rows.map(runOf)
+  }
+
+  openDialog(row: DialogRow): void {
+    if (this.#closed) return
+    this.#run(
+      'INSERT OR IGNORE INTO dialogs (thread_id, dialog_id, run, opened_at) VALUES (?, ?, ?, ?)',
+      row.threadId,
+      row.dialogId,
+      row.run,
+      row.openedAt,
+    )
+  }
+
+  settleDialog(threadId: string, dialogId: string, outcome: string): void {
+    if (this.#closed) return
+    this.#run('UPDATE dialogs SET outcome = ? WHERE thread_id = ? AND dialog_id = ? AND outcome IS NULL', outcome, threadId, dialogId)
+  }
+
+  openDialogs(threadId?: string): DialogRow[] {
+    const rows =
+      threadId === undefined
+        ? this.#all('SELECT * FROM dialogs WHERE outcome IS NULL ORDER BY opened_at')
+        : this.#all('SELECT * FROM dialogs WHERE outcome IS NULL AND thread_id = ? ORDER BY opened_at', threadId)
+    return rows.map(dialogOf)
+  }
+
+  addReport(threadId: string, afterRun: number, body: ReportBody): void {
+    if (this.#closed) return
+    this.#run('INSERT INTO reports (thread_id, after_run, body) VALUES (?, ?, ?)', threadId, afterRun, JSON.stringify(body))
+  }
+
+  reports(threadId: string): RecoveryReport[] {
+    return this.#all('SELECT * FROM reports WHERE thread_id = ? ORDER BY id', threadId).map((r) => ({
+      id: Number(r.id),
+      threadId: String(r.thread_id),
+      afterRun: Number(r.after_run),
+      delivered: Boolean(r.delivered),
+      body: JSON.parse(String(r.body)) as ReportBody,
+    }))
+  }
+
+  markDelivered(threadId: string, ids: number[]): void {
+    this.#tx(() => {
+      for (const id of ids) this.#run('UPDATE reports SET delivered = 1 WHERE thread_id = ? AND id = ?', threadId, id)
+    })
+  }
+
+  journal(threadId: string): { prompts: PromptRow[]; runs: RunRow[]; dialogs: DialogRow[] } {
+    return {
+      prompts: this.#all('SELECT * FROM prompts WHERE thread_id = ? ORDER BY accepted_at, rowid', threadId).map(promptOf),
+      runs: this.#all('SELECT * FROM runs WHERE thread_id = ? ORDER BY run', threadId).map(runOf),
+      dialogs: this.#all('SELECT * FROM dialogs WHERE thread_id = ? ORDER BY opened_at, rowid', threadId).map(dialogOf),
+    }
+  }
+
+  close(): void {
+    if (this.#closed) return
+    this.#closed = true
+    this.#statements.clear()
+    try {
+      this.#db.close()
+    } catch {
+      // already closed
+    }
+  }
+}
+
+/** Opens the file and proves it is a usable database of this schema; throws otherwise (the file is then left as it was). */
+function openChecked(file: string): DatabaseSync {
+  const db = new DatabaseSync(file)
+  try {
+    db.exec('PRAGMA busy_timeout = 5000')
+    const mode = db.prepare('PRAGMA journal_mode = WAL').get() as Row | undefined
+    if (String(mode?.journal_mode).toLowerCase() !== 'wal') throw new Error(`journal_mode is ${String(mode?.journal_mode)}, not wal`)
+    db.exec('PRAGMA synchronous = FULL')
+    const check = db.prepare('PRAGMA quick_check').all() as Row[]
+    const verdict = check.map((r) => String(Object.values(r)[0])).join('; ')
+    if (verdict !== 'ok') throw new Error(`integrity check: ${verdict}`)
+    db.exec(SCHEMA)
+    const version = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as Row | undefined
+    if (version === undefined) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(String(SCHEMA_VERSION))
+    else if (Number(version.value) !== SCHEMA_VERSION) throw new Error(`schema version ${String(version.value)}, expected ${SCHEMA_VERSION}`)
+    return db
+  } catch (error) {
+    try {
+      db.close()
+    } catch {
+      // the handle may already be unusable
+    }
+    throw error
+  }
+}
+
+function fateColumns(fate: PromptFate | undefined): { fate: string | null; fateRun: number | null; reason: string | null } {
+  if (!fate) return { fate: null, fateRun: null, reason: null }
+  return {
+    fate: fate.kind,
+    fateRun: fate.kind === 'ran' ? fate.run : null,
+    reason: fate.kind === 'rejected' ? fate.reason : null,
+  }
+}
+
+function threadOf(r: Row): ThreadRow {
+  return {
+    threadId: String(r.thread_id),
+    title: String(r.title),
+    model: String(r.model),
+    ...(r.thinking_level != null ? { thinkingLevel: String(r.thinking_level) as ThinkingLevel } : {}),
+    ...(r.cwd != null ? { cwd: String(r.cwd) } : {}),
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+    run: Number(r.run),
+    seq: Number(r.seq),
+  }
+}
+
+function promptOf(r: Row): PromptRow {
+  const fate: PromptFate | undefined =
+    r.fate === 'ran'
+      ? { kind: 'ran', run: Number(r.fate_run) }
+      : r.fate === 'rejected'
+        ? { kind: 'rejected', reason: String(r.reason) }
+        : r.fate === 'restored' || r.fate === 'handled'
+          ? { kind: r.fate }
+          : undefined
+  return {
+    threadId: String(r.thread_id),
+    messageId: String(r.message_id),
+    text: String(r.text),
+    admission: r.admission === 'reject' ? 'reject' : 'enqueue',
+    deliverAs: r.deliver_as === 'followUp' ? 'followUp' : 'steer',
+    queued: Boolean(r.queued),
+    run: Number(r.run),
+    acceptedAt: Number(r.accepted_at),
+    ...(fate ? { fate } : {}),
+  }
+}
+
+function runOf(r: Row): RunRow {
+  return {
+    threadId: String(r.thread_id),
+    run: Number(r.run),
+    startedAt: Number(r.started_at),
+    ...(r.ended_at != null ? { endedAt: Number(r.ended_at), aborted: Boolean(r.aborted), endedBy: r.ended_by === 'restart' ? 'restart' : 'settled' } : {}),
+  }
+}
+
+function dialogOf(r: Row): DialogRow {
+  return {
+    threadId: String(r.thread_id),
+    dialogId: String(r.dialog_id),
+    run: Number(r.run),
+    openedAt: Number(r.opened_at),
+    ...(r.outcome != null ? { outcome: String(r.outcome) } : {}),
+  }
+}
