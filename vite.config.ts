@@ -3,13 +3,23 @@
  * serves at `/`. `npm run build` runs `vite build`.
  *
  * Dev: `THREADHOST_API=http://127.0.0.1:PORT npx vite` proxies /api to a running server.
+ *
+ * A build is always a production build. Vite takes NODE_ENV from the environment when it is set,
+ * and a build started under the test runner (the e2e global setup) inherits NODE_ENV=test: that
+ * made a development bundle (lit's dev mode, its warnings and checks) which `npm start` then served
+ * from dist/client. `--mode development` is still there for whoever wants a dev bundle on purpose.
  */
 import { fileURLToPath } from 'node:url'
-import { defineConfig } from 'vite'
+import { defineConfig, type UserConfig } from 'vite'
 
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url))
 
-export default defineConfig({
+export default defineConfig(({ command, mode }) => {
+  if (command === 'build' && mode === 'production') process.env.NODE_ENV = 'production'
+  return config
+})
+
+const config: UserConfig = {
   root: here('./src/ui'),
   base: './',
   build: {
@@ -26,4 +36,4 @@ export default defineConfig({
       ? { '/api': { target: process.env.THREADHOST_API, changeOrigin: true, headers: { origin: process.env.THREADHOST_API } } }
       : {},
   },
-})
+}

@@ -25,6 +25,19 @@ export class ApiError extends Error {
   }
 }
 
+/** What a failed request means to a person: the server's own words, or that it could not be reached. */
+export const UNREACHABLE = 'Cannot reach the server. Check the connection; nothing was lost.'
+
+/** The browser's `fetch` failing outright (no answer at all) says only "Failed to fetch"; say what it means. */
+export function isNetworkError(err: unknown): boolean {
+  return err instanceof TypeError || (err instanceof Error && err.name === 'NetworkError')
+}
+
+export function describeError(err: unknown): string {
+  if (isNetworkError(err)) return UNREACHABLE
+  return err instanceof Error ? err.message : String(err)
+}
+
 /**
  * Where the API lives ('' = the page's own origin) and the bearer token, if the server wants one
  * (`--token`): open the page once as `/?token=<secret>`; it is kept in localStorage.

@@ -2,7 +2,7 @@
 import { LitElement, css, html } from 'lit'
 import { customElement, property, state } from 'lit/decorators.js'
 import type { ModelList, ThreadSummary } from '../schemas/index.js'
-import { api as defaultApi, type Api } from './api.js'
+import { UNREACHABLE, api as defaultApi, describeError, isNetworkError, type Api } from './api.js'
 import { controls, tokens } from './styles.js'
 import './thread-list.js'
 import './thread-pane.js'
@@ -134,7 +134,7 @@ export class AppShell extends LitElement {
       this.threads = this.#overlay([...threads].sort((a, b) => b.updatedAt - a.updatedAt))
       this.listError = ''
     } catch (err) {
-      this.listError = `Cannot reach the server (${(err as Error).message})`
+      this.listError = isNetworkError(err) ? UNREACHABLE : `The thread list failed: ${describeError(err)}`
     } finally {
       this.loading = false
     }
@@ -224,13 +224,21 @@ export class AppShell extends LitElement {
     void this.refresh()
   }
 
+  /** One thread per press: a second press (or a held key) while one is being made makes none. */
+  #creating = false
+
   #onNew = async () => {
+    if (this.#creating) return
+    this.#creating = true
     try {
       const { threadId } = await this.api.createThread({})
+      // The pane that opens takes the focus into its composer.
       location.hash = `#/threads/${encodeURIComponent(threadId)}`
       await this.refresh()
     } catch (err) {
-      this.listError = `Could not create a thread (${(err as Error).message})`
+      this.listError = `Could not create a thread (${describeError(err)})`
+    } finally {
+      this.#creating = false
     }
   }
 }

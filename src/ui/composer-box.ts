@@ -1,11 +1,13 @@
 /**
  * The composer: a draft, Send (Enter) and Stop. During a run a prompt is queued — steering by
- * default, or as a follow-up — and the thread's queue is listed above the box. Stop hands back the
- * prompts that were waiting; they are appended to the draft after anything already typed.
+ * default, or as a follow-up (Alt+Enter always queues a follow-up, as in pi) — and the thread's
+ * queue is listed above the box. Stop (Escape, handled by the pane) hands back the prompts that
+ * were waiting; they are appended to the draft after anything already typed.
  */
 import { LitElement, css, html, nothing, type PropertyValues } from 'lit'
 import { customElement, property, query, state } from 'lit/decorators.js'
 import type { DeliverAs, QueueState } from '../schemas/index.js'
+import { describeError, isNetworkError } from './api.js'
 import { controls, tokens } from './styles.js'
 
 export type ComposerSend = (text: string, deliverAs: DeliverAs | undefined) => Promise<void>
@@ -28,11 +30,17 @@ export class ComposerBox extends LitElement {
   @property({ attribute: false }) stop: ComposerStop = async () => []
   /** Told the draft once typing pauses, so extensions reading the editor (getEditorText) see it. */
   @property({ attribute: false }) draftChanged: (text: string) => void = () => {}
+  /** The follow is connected: an "unreachable" error from before is over once it is. */
+  @property({ type: Boolean }) connected = true
 
   @state() draft = ''
   @state() deliverAs: DeliverAs = 'steer'
   @state() private stopping = false
   @state() private error = ''
+  /** The error shown is "cannot reach the server", which a reconnect makes untrue. */
+  #errorIsNetwork = false
+  /** Said once, under the box: e.g. which restored texts were queued in another tab. */
+  @state() private notice = ''
   @query('textarea') private textarea!: HTMLTextAreaElement
 
   static override styles = [
@@ -144,6 +152,15 @@ export class ComposerBox extends LitElement {
       .error {
         color: var(--th-danger);
       }
+      .row {
+        flex-wrap: wrap;
+      }
+      .row > .notice,
+      .row > .error {
+        white-space: normal;
+        min-width: 0;
+        overflow-wrap: anywhere;
+      }
       .hint {
         margin-left: auto;
       }
@@ -183,6 +200,25 @@ export class ComposerBox extends LitElement {
     this.textarea?.focus()
   }
 
+  /** Something to tell the person about the draft (cleared when they send). */
+  say(notice: string): void {
+    this.notice = notice
+  }
+
+  /** Stop the run (the Stop button, or Escape in the pane): the waiting prompts come back into the draft. */
+  stopRun(): Promise<void> {
+    return this.#stop()
+  }
+
+  protected override willUpdate(changed: PropertyValues<this>): void {
+    if (changed.has('connected') && this.connected && this.#errorIsNetwork) this.#setError(undefined)
+  }
+
+  #setError(err: unknown) {
+    this.#errorIsNetwork = err !== undefined && isNetworkError(err)
+    this.error = err === undefined ? '' : describeError(err)
+  }
+
   protected override updated(changed: PropertyValues<this>): void {
     if (!changed.has('draft')) return
     this.#autosize()
@@ -213,7 +249,7 @@ export class ComposerBox extends LitElement {
         <textarea
           rows="1"
           aria-label="Message"
-          placeholder=${this.busy ? 'Queue a message for the agent…' : 'Message the agent…'}
+          placeholder=${this.busy ? 'Queue a message…' : 'Message the agent…'}
           .value=${this.draft}
           ?disabled=${this.disabled}
           @input=${this.#onInput}
@@ -221,9 +257,9 @@ export class ComposerBox extends LitElement {
         ></textarea>
         <div class="buttons">
           ${this.busy
-            ? html`<button class="danger" ?disabled=${this.stopping} @click=${this.#stop}>Stop</button>`
+            ? html`<button class="danger" title="Stop the run (Esc)" ?disabled=${this.stopping} @click=${this.#stop}>Stop</button>`
             : nothing}
-          <button class="primary" ?disabled=${this.disabled || this.draft.trim() === ''} @click=${this.#send}>
+          <button class="primary" ?disabled=${this.disabled || this.draft.trim() === ''} @click=${() => this.#send()}>
             Send
           </button>
         </div>
@@ -250,7 +286,12 @@ export class ComposerBox extends LitElement {
               </span>`
           : nothing}
         ${this.error ? html`<span class="error" role="alert">${this.error}</span>` : nothing}
-        <span class="hint">Enter to send · Shift+Enter for a new line</span>
+        ${this.notice ? html`<span class="notice" role="status">${this.notice}</span>` : nothing}
+        <span class="hint"
+          >${this.busy
+            ? 'Enter queues · Alt+Enter as a follow-up · Esc stops'
+            : 'Enter to send · Shift+Enter for a new line'}</span
+        >
       </div>
     `
   }
@@ -267,34 +308,35 @@ export class ComposerBox extends LitElement {
   }
 
   #onKey = (e: KeyboardEvent) => {
-    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && !e.altKey) {
-      e.preventDefault()
-      void this.#send()
-    }
+    if (e.key !== 'Enter' || e.shiftKey || e.isComposing) return
+    e.preventDefault()
+    // Alt+Enter: a follow-up (delivered when the agent would otherwise stop), as pi's editor does.
+    void this.#send(e.altKey ? 'followUp' : undefined)
   }
 
-  #send = async () => {
+  #send = async (as?: DeliverAs) => {
     const text = this.draft
     if (!text.trim() || this.disabled) return
-    this.error = ''
+    this.#setError(undefined)
+    this.notice = ''
     this.draft = ''
     try {
-      await this.send(text, this.busy ? this.deliverAs : undefined)
+      await this.send(text, this.busy ? (as ?? this.deliverAs) : undefined)
     } catch (err) {
       // Nothing was taken: give the text back, before whatever was typed meanwhile.
       this.draft = this.draft ? `${text}\n\n${this.draft}` : text
-      this.error = err instanceof Error ? err.message : String(err)
+      this.#setError(err)
     }
   }
 
   #stop = async () => {
     if (this.stopping) return
     this.stopping = true
-    this.error = ''
+    this.#setError(undefined)
     try {
       this.appendToDraft(await this.stop())
     } catch (err) {
-      this.error = err instanceof Error ? err.message : String(err)
+      this.#setError(err)
     } finally {
       this.stopping = false
     }

@@ -1,19 +1,26 @@
-/** Connection state of the follow: connecting, live, reconnecting (or closed). */
+/**
+ * Connection state of the follow: connecting, connected, reconnecting (or closed), and "not started"
+ * for a thread that does not exist yet (its first message creates it). The words are the header's
+ * own: the list says whether a thread is *active* (its runtime is loaded), never "connected".
+ */
 import { LitElement, css, html } from 'lit'
 import { customElement, property } from 'lit/decorators.js'
 import type { ConnectionState } from './follow-client.js'
 import { tokens } from './styles.js'
 
-const LABEL: Record<ConnectionState, string> = {
+export type BadgeState = ConnectionState | 'new'
+
+const LABEL: Record<BadgeState, string> = {
+  new: 'Not started',
   connecting: 'Connecting',
-  live: 'Live',
+  live: 'Connected',
   reconnecting: 'Reconnecting',
   closed: 'Offline',
 }
 
 @customElement('connection-badge')
 export class ConnectionBadge extends LitElement {
-  @property({ reflect: true }) state: ConnectionState = 'connecting'
+  @property({ reflect: true }) state: BadgeState = 'connecting'
 
   static override styles = [
     tokens,
@@ -63,7 +70,8 @@ export class ConnectionBadge extends LitElement {
   ]
 
   override render() {
-    return html`<span role="status" aria-label="Connection: ${LABEL[this.state]}" data-state=${this.state}
+    const title = this.state === 'new' ? 'This thread does not exist yet: your first message starts it.' : ''
+    return html`<span role="status" aria-label="Connection: ${LABEL[this.state]}" data-state=${this.state} title=${title}
       >${LABEL[this.state]}</span
     >`
   }

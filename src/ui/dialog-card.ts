@@ -1,13 +1,16 @@
 /**
  * One open question, as a card: confirm, select, input, editor or questionnaire (including the
  * one-question cards of ask_user_question, which offer Skip). The answer is one POST through
- * `submit`; a 422 shows its refusal here and leaves the card open. The card does not remove
- * itself: it leaves when the follow's dialog-settled names its id.
+ * `submit`; a 422 shows its refusal here, above the buttons, and leaves the card open. The card
+ * does not remove itself: it leaves when the follow's dialog-settled names its id.
+ *
+ * Escape cancels — except on an ask_user_question card, where a cancel also drops every question
+ * waiting behind it (ADR-0032), so Escape first asks; a second Escape backs out.
  */
 import { LitElement, css, html, nothing, type PropertyValues } from 'lit'
 import { customElement, property, state } from 'lit/decorators.js'
 import type { DialogAnswerBody, DialogReply, OpenDialog, QuestionAnswer, QuestionnaireQuestion } from '../schemas/index.js'
-import { ApiError } from './api.js'
+import { ApiError, describeError, isNetworkError } from './api.js'
 import { controls, tokens } from './styles.js'
 import { dialogTitle } from './thread-store.js'
 
@@ -23,6 +26,19 @@ interface QState {
 
 let uid = 0
 
+/**
+ * The server's refusal names questions by their ids (`question 'lang': …`), which mean nothing to a
+ * person: name them by their prompts.
+ */
+export function humanRefusal(refusal: string, questions: readonly QuestionnaireQuestion[]): string {
+  const prompt = (id: string) => questions.find((q) => q.id === id)?.prompt
+  return refusal
+    .replace(/\bquestion '([^']*)'/g, (m, id: string) => (prompt(id) !== undefined ? `“${prompt(id)}”` : m))
+    .replace(/'([^']*)' is not a question of this questionnaire/g, 'an answer to a question that was not asked')
+}
+
+const ASK_TOOL = 'ask_user_question'
+
 export function formatRemaining(ms: number): string {
   const s = Math.max(0, Math.ceil(ms / 1000))
   const m = Math.floor(s / 60)
@@ -35,11 +51,16 @@ export class DialogCard extends LitElement {
   @property({ attribute: false }) submit: DialogSubmit = async () => {}
   /** Clock for the countdown; tests may replace it. */
   @property({ attribute: false }) now: () => number = () => Date.now()
+  /** The follow is connected: a "cannot reach the server" refusal from before is over once it is. */
+  @property({ type: Boolean }) connected = true
 
   @state() private sending = false
   @state() private refusal = ''
   @state() private answers: Record<string, QState> = {}
   @state() private tick = 0
+  /** Escape on an ask_user_question card: asking whether to cancel the whole batch. */
+  @state() private confirmingCancel = false
+  #refusalIsNetwork = false
   #timer: ReturnType<typeof setInterval> | undefined
   #uid = `dc${++uid}`
 
@@ -68,13 +89,16 @@ export class DialogCard extends LitElement {
       }
       header {
         display: flex;
+        flex-wrap: wrap;
         align-items: baseline;
-        gap: 0.75rem;
+        gap: 0.25rem 0.75rem;
+        min-width: 0;
       }
       h3 {
         margin: 0;
         font-size: 1rem;
-        flex: 1;
+        flex: 1 1 10rem;
+        min-width: 0;
         /* Permission questions carry the command or an edit preview on lines of their own. */
         white-space: pre-wrap;
         overflow-wrap: anywhere;
@@ -82,9 +106,11 @@ export class DialogCard extends LitElement {
       .meta {
         font-size: 0.75rem;
         color: var(--th-fg-soft);
-        white-space: nowrap;
+        overflow-wrap: anywhere;
+        min-width: 0;
       }
       .countdown {
+        white-space: nowrap;
         font-variant-numeric: tabular-nums;
         color: var(--th-warn);
       }
@@ -163,6 +189,20 @@ export class DialogCard extends LitElement {
         display: block;
         color: var(--th-fg-soft);
       }
+      .ask-cancel {
+        display: flex;
+        flex-wrap: wrap;
+        align-items: center;
+        gap: 0.5rem;
+        padding: 0.5rem 0.7rem;
+        border-radius: 8px;
+        background: var(--th-warn-soft);
+        color: var(--th-fg);
+        font-size: 0.875rem;
+      }
+      .ask-cancel span {
+        flex: 1 1 12rem;
+      }
       .refusal {
         color: var(--th-danger);
         background: var(--th-danger-soft);
@@ -185,7 +225,27 @@ export class DialogCard extends LitElement {
     clearInterval(this.#timer)
   }
 
+  /** Focus the card's first answer control (the pane moves the focus here when a question arrives). */
+  override focus(): void {
+    const target = this.renderRoot.querySelector<HTMLElement>(
+      'input:not(:disabled), textarea:not(:disabled), button.primary:not(:disabled), .options button:not(:disabled), button:not(:disabled)',
+    )
+    target?.focus()
+  }
+
+  protected override updated(changed: PropertyValues): void {
+    // A refusal is shown where it is read: scrolled into view if the card is taller than the screen.
+    if (changed.has('refusal') && this.refusal) this.renderRoot.querySelector('.refusal')?.scrollIntoView?.({ block: 'nearest' })
+    if (changed.has('confirmingCancel') && this.confirmingCancel) {
+      this.renderRoot.querySelector<HTMLElement>('.ask-cancel button.danger')?.focus()
+    }
+  }
+
   protected override willUpdate(changed: PropertyValues<this>): void {
+    if (changed.has('connected') && this.connected && this.#refusalIsNetwork) {
+      this.refusal = ''
+      this.#refusalIsNetwork = false
+    }
     if (changed.has('dialog') && this.dialog?.dialog.method === 'questionnaire') {
       const next: Record<string, QState> = {}
       for (const q of this.dialog.dialog.questions) {
@@ -210,8 +270,8 @@ export class DialogCard extends LitElement {
         ${this.#countdown()}
         ${origin.name ? html`<span class="meta">asked by ${origin.name}</span>` : nothing}
       </header>
+      ${this.confirmingCancel ? this.#askCancel() : nothing}
       ${this.#body()}
-      ${this.refusal ? html`<div class="refusal" role="alert">${this.refusal}</div>` : nothing}
     </section>`
   }
 
@@ -225,9 +285,39 @@ export class DialogCard extends LitElement {
     >`
   }
 
+  /** Above the buttons, so it is seen where the answer was given. */
+  #refusal() {
+    return this.refusal ? html`<div class="refusal" role="alert">${this.refusal}</div>` : nothing
+  }
+
+  #askCancel() {
+    return html`<div class="ask-cancel" role="alertdialog" aria-label="Cancel questions">
+      <span>Cancel this question and every question waiting after it?</span>
+      <button
+        class="danger"
+        @click=${() => {
+          this.confirmingCancel = false
+          void this.#cancel()
+        }}
+      >
+        Cancel all questions
+      </button>
+      <button @click=${this.#keepAnswering}>Keep answering</button>
+    </div>`
+  }
+
+  #cancelTitle(): string {
+    return this.dialog.origin.name === ASK_TOOL ? 'Cancel this question and every question waiting after it' : 'Withdraw the question (Esc)'
+  }
+
+  #keepAnswering = () => {
+    this.confirmingCancel = false
+    void this.updateComplete.then(() => this.focus())
+  }
+
   #cancelButton() {
     return html`<span class="spacer"></span>
-      <button class="ghost" ?disabled=${this.sending} @click=${this.#cancel}>Cancel</button>`
+      <button class="ghost" title=${this.#cancelTitle()} ?disabled=${this.sending} @click=${this.#cancel}>Cancel</button>`
   }
 
   #body() {
@@ -235,13 +325,14 @@ export class DialogCard extends LitElement {
     switch (d.method) {
       case 'confirm':
         return html`${d.message ? html`<p class="message">${d.message}</p>` : nothing}
+          ${this.#refusal()}
           <div class="actions">
             <button class="primary" ?disabled=${this.sending} @click=${() => this.#send({ confirmed: true })}>Yes</button>
             <button ?disabled=${this.sending} @click=${() => this.#send({ confirmed: false })}>No</button>
             ${this.#cancelButton()}
           </div>`
       case 'select':
-        return html`<div class="actions">
+        return html`${this.#refusal()}<div class="actions">
           <div class="options" role="group" aria-label="Options">
             ${d.options.map(
               (o) => html`<button ?disabled=${this.sending} @click=${() => this.#send({ value: o })}>${o}</button>`,
@@ -285,13 +376,14 @@ export class DialogCard extends LitElement {
   }
 
   #submitRow(skippable = false) {
-    return html`<div class="actions" style="margin-top:0.75rem">
+    return html`${this.refusal ? html`<div style="margin-top:0.75rem">${this.#refusal()}</div>` : nothing}
+      <div class="actions" style="margin-top:0.75rem">
       <button type="submit" class="primary" ?disabled=${this.sending}>Submit</button>
       ${skippable
         ? html`<button type="button" ?disabled=${this.sending} @click=${this.#skip}>Skip</button>`
         : nothing}
       <span class="spacer"></span>
-      <button type="button" class="ghost" ?disabled=${this.sending} @click=${this.#cancel}>Cancel</button>
+      <button type="button" class="ghost" title=${this.#cancelTitle()} ?disabled=${this.sending} @click=${this.#cancel}>Cancel</button>
     </div>`
   }
 
@@ -382,10 +474,16 @@ export class DialogCard extends LitElement {
   }
 
   #onKey = (e: KeyboardEvent) => {
-    if (e.key === 'Escape' && !this.sending) {
-      e.preventDefault()
-      void this.#cancel()
+    if (e.key !== 'Escape' || e.isComposing) return
+    e.preventDefault() // the pane's Escape (stop the run) is not for keys pressed on a card
+    if (this.sending) return
+    if (this.dialog.origin.name === ASK_TOOL) {
+      // Cancelling here cancels the whole batch of questions: ask first; Escape again backs out.
+      if (this.confirmingCancel) this.#keepAnswering()
+      else this.confirmingCancel = true
+      return
     }
+    void this.#cancel()
   }
 
   #submitText = (e: Event) => {
@@ -411,17 +509,23 @@ export class DialogCard extends LitElement {
     if (this.sending) return
     this.sending = true
     this.refusal = ''
+    this.#refusalIsNetwork = false
     try {
       await this.submit({ id: this.dialog.id, ...answer })
       // Stay disabled: the card leaves when dialog-settled arrives on the follow.
     } catch (err) {
       this.sending = false
+      this.confirmingCancel = false
+      const d = this.dialog.dialog
       if (err instanceof ApiError) {
-        if (err.status === 422) this.refusal = err.body.refusal ?? err.body.error ?? 'That answer was refused.'
-        else if (err.status === 404) this.refusal = 'This question is no longer open.'
+        if (err.status === 422) {
+          const refusal = err.body.refusal ?? err.body.error ?? 'That answer was refused.'
+          this.refusal = d.method === 'questionnaire' ? humanRefusal(refusal, d.questions) : refusal
+        } else if (err.status === 404) this.refusal = 'This question is no longer open: your answer was not taken.'
         else this.refusal = err.message
       } else {
-        this.refusal = err instanceof Error ? err.message : String(err)
+        this.#refusalIsNetwork = isNetworkError(err)
+        this.refusal = describeError(err)
       }
     }
   }

@@ -141,7 +141,8 @@ export function connectionState(state: FollowState, synced: boolean): Connection
     case 'connecting':
       return synced ? 'reconnecting' : 'connecting'
     case 'backingOff':
-      return 'reconnecting'
+      // Never connected yet (e.g. a thread its first message has not created): not a *re*connect.
+      return synced ? 'reconnecting' : 'connecting'
     case 'closed':
       return 'closed'
   }

@@ -1,4 +1,4 @@
-/** The thread list: title, live/busy indicator, a badge when questions are open, and "New thread". */
+/** The thread list: title, active/busy indicator, a badge when questions are open, and "New thread". */
 import { LitElement, css, html, nothing } from 'lit'
 import { customElement, property } from 'lit/decorators.js'
 import { repeat } from 'lit/directives/repeat.js'
@@ -153,7 +153,8 @@ export class ThreadList extends LitElement {
             (t) => t.threadId,
             (t) => {
               const state = t.busy ? 'busy' : t.live ? 'live' : 'cold'
-              const stateLabel = t.busy ? 'working' : t.live ? 'live' : 'idle'
+              // "active": its runtime is loaded on the server (the header's "Connected" is about this tab).
+              const stateLabel = t.busy ? 'working' : t.live ? 'active' : 'idle'
               return html`<li>
                 <a
                   href=${`#/threads/${encodeURIComponent(t.threadId)}`}

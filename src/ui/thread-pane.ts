@@ -2,6 +2,10 @@
  * One thread: header (title, connection, rename, delete; its model, thinking level and workspace),
  * the transcript, the open questions and the composer. Owns the thread's store and follow
  * connection while it shows that thread.
+ *
+ * Focus follows the work: into the composer when a thread opens, onto a card when a question
+ * arrives, back to the composer (or the next card) once it settles. Escape in the composer or the
+ * transcript stops the run, as in pi's terminal UI.
  */
 import { LitElement, css, html, nothing, type PropertyValues } from 'lit'
 import { customElement, property, query, state } from 'lit/decorators.js'
@@ -9,9 +13,10 @@ import { repeat } from 'lit/directives/repeat.js'
 import type { DeliverAs, DialogAnswerBody, ModelList, ThinkingLevel, ThreadSummary, UpdateThreadBody } from '../schemas/index.js'
 import { ApiError, api as defaultApi, type Api } from './api.js'
 import type { ComposerBox } from './composer-box.js'
+import type { DialogCard } from './dialog-card.js'
 import { FollowClient, type ConnectionState, type EventSourceFactory, followConfig } from './follow-client.js'
 import { controls, tokens } from './styles.js'
-import { createThreadStore, type ThreadStore, type ThreadStoreContext } from './thread-store.js'
+import { answerLabel, createThreadStore, type ThreadStore, type ThreadStoreContext } from './thread-store.js'
 import { folderName } from './thread-list.js'
 import './composer-box.js'
 import './connection-badge.js'
@@ -27,6 +32,26 @@ const thinkingListIsComplete: [Exclude<ThinkingLevel, (typeof THINKING)[number]>
 void thinkingListIsComplete
 
 const NOTE_MS = 8000
+
+/** The element that has the focus, looked for through open shadow roots. */
+function deepActiveElement(): Element | null {
+  let el: Element | null = document.activeElement
+  while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement
+  return el
+}
+
+/** Restored texts that this tab did not queue: what is left of `restored` after taking out `own`, once each. */
+export function foreignTexts(restored: readonly string[], own: readonly string[]): string[] {
+  const left = [...own]
+  return restored.filter((t) => {
+    const i = left.indexOf(t)
+    if (i === -1) return true
+    left.splice(i, 1)
+    return false
+  })
+}
+
+const quote = (t: string) => `“${t.length > 60 ? `${t.slice(0, 59)}…` : t}”`
 const TOAST_MS = 6000
 
 @customElement('thread-pane')
@@ -46,6 +71,8 @@ export class ThreadPane extends LitElement {
   /** A model or thinking level PATCH in flight: its select keeps the user's pick until the answer. */
   @state() private configuring = false
   @state() private configError = ''
+  /** The follow found nothing and the server says the thread does not exist: its first message creates it. */
+  @state() private absent = false
   @query('composer-box') private composer!: ComposerBox
   @query('.scroll') private scroller!: HTMLElement
   @query('select[name="model"]') private modelSelect!: HTMLSelectElement | null
@@ -57,6 +84,11 @@ export class ThreadPane extends LitElement {
   #stick = true
   #noteTimers = new Map<string, ReturnType<typeof setTimeout>>()
   #toastTimers = new Map<string, ReturnType<typeof setTimeout>>()
+  /** Put the focus in the composer once it is rendered (the thread just opened). */
+  #focusOnOpen = false
+  /** The open questions at the last render, to see which arrived and which left. */
+  #seenDialogs = new Set<string>()
+  #existsAsked = false
   /** The seq of the last `editor-text` / `title` frame this pane acted on. */
   #editorSeq = 0
   #titleSeq = 0
@@ -193,6 +225,10 @@ export class ThreadPane extends LitElement {
         overflow-y: auto;
         min-height: 0;
       }
+      .scroll:focus-visible {
+        outline: 2px solid var(--th-accent);
+        outline-offset: -2px;
+      }
       .column {
         max-width: 48rem;
         margin: 0 auto;
@@ -200,6 +236,7 @@ export class ThreadPane extends LitElement {
       }
       .dialogs {
         display: grid;
+        grid-template-columns: minmax(0, 1fr);
         gap: 0.75rem;
         padding: 0.5rem 0 1rem;
       }
@@ -371,11 +408,21 @@ export class ThreadPane extends LitElement {
     this.headerError = ''
     this.configError = ''
     this.configuring = false
+    this.absent = false
+    this.#existsAsked = false
+    this.#focusOnOpen = true
+    this.#seenDialogs = new Set()
     const sub = store.subscribe((s) => {
       this.#rememberScroll()
       this.ctx = s.context
     })
-    this.#unsubscribe = [() => sub.unsubscribe(), follow.onState((c) => (this.connection = c))]
+    this.#unsubscribe = [
+      () => sub.unsubscribe(),
+      follow.onState((c) => {
+        this.connection = c
+        if (follow.actor.getSnapshot().value === 'backingOff' && !store.getSnapshot().context.synced) void this.#askExists(id)
+      }),
+    ]
     follow.start()
     this.connection = follow.state
   }
@@ -390,6 +437,18 @@ export class ThreadPane extends LitElement {
     for (const t of [...this.#noteTimers.values(), ...this.#toastTimers.values()]) clearTimeout(t)
     this.#noteTimers.clear()
     this.#toastTimers.clear()
+  }
+
+  /** The follow never connected: is there a thread at all? (A 404 means its first message will create it.) */
+  async #askExists(id: string) {
+    if (this.#existsAsked) return
+    this.#existsAsked = true
+    try {
+      await this.api.getThread(id)
+    } catch (err) {
+      if (id === this.threadId && err instanceof ApiError && err.status === 404) this.absent = true
+      else this.#existsAsked = false // ask again at the next failure
+    }
   }
 
   #rememberScroll() {
@@ -413,6 +472,8 @@ export class ThreadPane extends LitElement {
   protected override updated(): void {
     this.#announceStatus()
     this.#showSettings()
+    this.#takeReturned()
+    this.#moveFocus()
     // An extension's editor text goes into the composer only when its draft is empty.
     const offer = this.ctx?.editorText
     if (offer && offer.seq > this.#editorSeq && this.composer) {
@@ -445,6 +506,54 @@ export class ThreadPane extends LitElement {
     }
   }
 
+  /** Texts of ours that will never run (withdrawn by another tab's stop, or refused) go back into the draft. */
+  #takeReturned() {
+    const composer = this.composer
+    if (!composer || !this.store) return
+    for (const r of this.ctx?.returned ?? []) {
+      composer.appendToDraft(r.texts)
+      this.store.trigger.returnedTaken({ id: r.id })
+    }
+  }
+
+  #moveFocus() {
+    const ctx = this.ctx
+    const composer = this.composer
+    if (!ctx || !composer) return
+    const ids = ctx.view.openDialogs.map((d) => d.id)
+    const arrived = ids.filter((id) => !this.#seenDialogs.has(id))
+    const left = [...this.#seenDialogs].some((id) => !ids.includes(id))
+    this.#seenDialogs = new Set(ids)
+    const cards = [...this.renderRoot.querySelectorAll<DialogCard>('dialog-card')]
+    const cardOf = (id: string) => cards.find((c) => c.dialog?.id === id)
+    const active = deepActiveElement()
+    const inCard = cards.some((c) => c.shadowRoot?.contains(active ?? null))
+    const lost = !active || active === document.body || active === document.documentElement
+    if (arrived.length > 0 && !inCard) {
+      // A question arrived: answering it is what the run waits for.
+      this.#focusOnOpen = false
+      const card = cardOf(arrived[0])
+      if (card) void card.updateComplete.then(() => card.focus())
+      return
+    }
+    if (this.#focusOnOpen || (left && lost)) {
+      this.#focusOnOpen = false
+      // The next open question if there is one, else the composer.
+      const next = cards[0]
+      const target: { focus(): void; updateComplete: Promise<unknown> } = next ?? composer
+      void target.updateComplete.then(() => target.focus())
+    }
+  }
+
+  #onEscape = (e: KeyboardEvent) => {
+    if (e.key !== 'Escape' || e.defaultPrevented || e.isComposing) return
+    // A card's Escape is the card's (it cancels the question, or asks first).
+    if (e.composedPath().some((n) => (n as Element).localName === 'dialog-card')) return
+    if (!this.ctx?.view.status.busy || !this.composer) return
+    e.preventDefault()
+    void this.composer.stopRun()
+  }
+
   get threadTitle(): string {
     return this.summary?.title || this.threadId
   }
@@ -457,7 +566,7 @@ export class ThreadPane extends LitElement {
       <header>
         <a class="back" href="#/" aria-label="All threads">‹</a>
         ${this.renaming ? this.#renameForm() : html`<h2 title=${this.threadTitle}>${this.threadTitle}</h2>`}
-        <connection-badge .state=${this.connection}></connection-badge>
+        <connection-badge .state=${this.absent && !ctx.synced ? 'new' : this.connection}></connection-badge>
         ${this.renaming
           ? nothing
           : html`<a class="inspect" href="#/inspect?thread=${encodeURIComponent(this.threadId)}" title="See this thread's machines live">Inspect</a>
@@ -485,16 +594,17 @@ export class ThreadPane extends LitElement {
             )}
           </div>`
         : nothing}
-      <div class="scroll" @scroll=${() => this.#rememberScroll()}>
+      <div class="scroll" tabindex="0" @scroll=${() => this.#rememberScroll()} @keydown=${this.#onEscape}>
         <div class="column">
           <transcript-view .entries=${view.transcript} .pending=${ctx.pending} ?busy=${view.status.busy}
             ?waiting=${view.openDialogs.length > 0} .working=${view.working}
+            ?offline=${ctx.synced && this.connection !== 'live'} .rejectedTexts=${ctx.rejectedTexts}
           ></transcript-view>
           <div class="dialogs">
             ${repeat(
               view.openDialogs,
               (d) => d.id,
-              (d) => html`<dialog-card .dialog=${d} .submit=${this.#answer}></dialog-card>`,
+              (d) => html`<dialog-card .dialog=${d} .submit=${this.#answer} ?connected=${this.connection === 'live'}></dialog-card>`,
             )}
             ${repeat(
               ctx.notes,
@@ -509,7 +619,7 @@ export class ThreadPane extends LitElement {
           </div>
         </div>
       </div>
-      <div class="column foot" style="width:100%;box-sizing:border-box">
+      <div class="column foot" style="width:100%;box-sizing:border-box" @keydown=${this.#onEscape}>
         ${this.#surface(view.widgets, view.statusItems)}
         <composer-box
           ?busy=${view.status.busy}
@@ -517,6 +627,7 @@ export class ThreadPane extends LitElement {
           .send=${this.#send}
           .stop=${this.#stop}
           .draftChanged=${this.#reportDraft}
+          ?connected=${this.connection === 'live'}
         ></composer-box>
       </div>
     `
@@ -632,10 +743,6 @@ export class ThreadPane extends LitElement {
     </form>`
   }
 
-  protected override firstUpdated(): void {
-    this.composer?.focus()
-  }
-
   #changed(kind: 'changed' | 'deleted', summary?: ThreadSummary) {
     const detail = { threadId: this.threadId, ...(summary ? { summary } : {}) }
     this.dispatchEvent(new CustomEvent(`thread-${kind}`, { bubbles: true, composed: true, detail }))
@@ -686,12 +793,32 @@ export class ThreadPane extends LitElement {
     this.api.reportDraft(this.threadId, text).catch(() => {}) // a cold thread has no editor to read
   }
 
+  /**
+   * Stop: the server hands back every text that was waiting — this tab's and any other tab's (that
+   * tab puts its own back too, when it sees its run settle with them unclaimed). The texts this tab
+   * did not queue are named, so nothing arrives in the draft unexplained.
+   */
   #stop = async (): Promise<string[]> => {
+    const store = this.store
+    const own = (store?.getSnapshot().context.pending ?? []).filter((p) => p.queued).map((p) => p.text)
+    store?.trigger.stopping()
     try {
       const receipt = await this.api.abort(this.threadId)
-      this.store?.trigger.stopped()
+      store?.trigger.stopped()
+      const foreign = foreignTexts(receipt.restored, own)
+      if (foreign.length > 0) {
+        store?.trigger.noted({
+          note: {
+            id: `restored:${Date.now()}`,
+            title: foreign.length === 1 ? 'One restored message' : `${foreign.length} restored messages`,
+            reason: `queued in another tab, now in your draft too: ${foreign.map(quote).join(', ')}`,
+            at: Date.now(),
+          },
+        })
+      }
       return receipt.restored
     } catch (err) {
+      store?.trigger.stopFailed()
       if (err instanceof ApiError && err.status === 409) return [] // nothing in flight any more
       throw err
     }
@@ -699,12 +826,14 @@ export class ThreadPane extends LitElement {
 
   #answer = async (body: DialogAnswerBody) => {
     const store = this.store
+    const dialog = this.ctx?.view.openDialogs.find((d) => d.id === body.id)
     // Marked before the POST: the settle can reach the follow before the 204 reaches us.
-    store?.trigger.answering({ id: body.id })
+    store?.trigger.answering({ id: body.id, label: answerLabel(dialog, body as unknown as Record<string, unknown>) })
     try {
       await this.api.answerDialog(this.threadId, body)
     } catch (err) {
-      store?.trigger.answerFailed({ id: body.id })
+      // 404: no longer open — when it was answered, another tab's answer won the race.
+      store?.trigger.answerFailed({ id: body.id, refused: err instanceof ApiError && err.status === 404 })
       throw err
     }
   }

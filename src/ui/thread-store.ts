@@ -6,8 +6,15 @@
  *    bubbles, keyed by the receipt's messageId). A claimed prompt becomes a real transcript entry;
  *    a stop drops the unclaimed ones (their texts come back to the draft instead).
  *  - `answering`: dialog ids this tab has answered (or is answering), so a `dialog-settled` can be
- *    told apart: answered here, or "answered in another tab".
- *  - `notes`: why a card just left (answered in another tab, timed out, stopped, cancelled).
+ *    told apart: answered here, or "answered in another tab"; `answerLabels` what this tab chose
+ *    (Yes, Deny, skipped …) and `refused` the ids whose answer from here was refused (404) because
+ *    another tab's answer won the race.
+ *  - `notes`: why a card just left (answered here and how, answered in another tab, timed out,
+ *    stopped, cancelled), and other things said once (queued texts withdrawn by another tab's stop).
+ *  - `returned`: this tab's own texts that will never run and were not handed back to it by a stop
+ *    of its own — withdrawn by a stop in another tab (its run settled with them still unclaimed), or
+ *    refused (`prompt-rejected`, e.g. at shutdown). The pane puts them back into the draft.
+ *  - `rejectedTexts`: the texts of this tab's refused prompts, so their entries can show them.
  *  - `toasts`: extensions' `notify` frames, shown for a moment (not transcript entries, not in snapshots).
  *  - `editorText` / `title`: the latest `editor-text` and `title` frames, with their seq, for the
  *    pane to hand to its composer (only into an empty draft) and its header.
@@ -33,6 +40,14 @@ export interface DialogNote {
   title: string
   reason: string
   at: number
+  /** How the dialog settled (absent for notes that are not about a dialog). */
+  outcome?: DialogOutcome
+}
+
+/** Texts to put back into this tab's draft. */
+export interface Returned {
+  id: string
+  texts: string[]
 }
 
 export interface Toast {
@@ -51,6 +66,12 @@ export interface ThreadStoreContext {
   synced: boolean
   pending: PendingPrompt[]
   answering: string[]
+  answerLabels: Record<string, string>
+  refused: string[]
+  /** This tab asked for a stop and has not had the receipt yet: its queued prompts come back through it. */
+  stopping: boolean
+  returned: Returned[]
+  rejectedTexts: Record<string, string>
   notes: DialogNote[]
   toasts: Toast[]
   editorText?: { text: string; seq: number }
@@ -67,10 +88,19 @@ function defaultTitle(method: DialogSpec['method']): string {
   return { confirm: 'Confirm', select: 'Choose', input: 'Answer', editor: 'Edit', questionnaire: 'Questions' }[method]
 }
 
-export function settleReason(outcome: DialogOutcome | undefined, answeredHere: boolean): string {
+export const NOT_TAKEN = 'answered in another tab; your answer was not taken'
+
+/**
+ * Why a card left. `label` is what this tab chose, when it answered: a choice (Yes, No, Allow once,
+ * Deny …) or `skipped`. `refused`: this tab's answer came back 404 — another tab's won the race.
+ */
+export function settleReason(outcome: DialogOutcome | undefined, answeredHere: boolean, label?: string, refused = false): string {
   switch (outcome) {
     case 'answered':
-      return answeredHere ? 'answered' : 'answered in another tab'
+      if (refused) return NOT_TAKEN
+      if (!answeredHere) return 'answered in another tab'
+      if (label === 'skipped') return 'skipped'
+      return label ? `answered: ${label}` : 'answered'
     case 'timeout':
       return 'timed out'
     case 'aborted':
@@ -85,9 +115,22 @@ export function settleReason(outcome: DialogOutcome | undefined, answeredHere: b
 const claimedIds = (view: ThreadView) =>
   new Set(view.transcript.flatMap((e) => (e.kind === 'user' || e.kind === 'rejected' || e.kind === 'handled' ? [e.messageId] : [])))
 
-function note(d: OpenDialog, outcome: DialogOutcome | undefined, answering: string[]): DialogNote {
-  return { id: d.id, title: dialogTitle(d.dialog), reason: settleReason(outcome, answering.includes(d.id)), at: Date.now() }
+function note(d: OpenDialog, outcome: DialogOutcome | undefined, ctx: ThreadStoreContext): DialogNote {
+  const reason = settleReason(outcome, ctx.answering.includes(d.id), ctx.answerLabels[d.id], ctx.refused.includes(d.id))
+  return { id: d.id, title: dialogTitle(d.dialog), reason, at: Date.now(), ...(outcome ? { outcome } : {}) }
 }
+
+/** What this tab's answer was, in the words of the card's buttons; undefined when there is nothing to add. */
+export function answerLabel(dialog: OpenDialog | undefined, body: Record<string, unknown>): string | undefined {
+  if (body.cancelled === true) return undefined
+  if (typeof body.confirmed === 'boolean') return body.confirmed ? 'Yes' : 'No'
+  if (dialog?.dialog.method === 'select' && typeof body.value === 'string') return body.value
+  const answers = body.answers
+  if (Array.isArray(answers) && answers.length > 0 && answers.every((a) => (a as { skipped?: boolean }).skipped === true)) return 'skipped'
+  return undefined
+}
+
+const WITHDRAWN_TITLE = 'Your queued messages'
 
 export function createThreadStore(threadId: string) {
   return createStore({
@@ -96,6 +139,11 @@ export function createThreadStore(threadId: string) {
       synced: false,
       pending: [],
       answering: [],
+      answerLabels: {},
+      refused: [],
+      stopping: false,
+      returned: [],
+      rejectedTexts: {},
       notes: [],
       toasts: [],
     } as ThreadStoreContext,
@@ -111,14 +159,14 @@ export function createThreadStore(threadId: string) {
           view,
           synced: true,
           pending: ctx.pending.filter((p) => !claimed.has(p.messageId)),
-          notes: [...ctx.notes, ...gone.map((d) => note(d, undefined, ctx.answering))],
+          notes: [...ctx.notes, ...gone.map((d) => note(d, undefined, ctx))],
         }
       },
       frame: (ctx, e: { observation: Observation }) => {
         const o = e.observation
         if (o.seq <= ctx.view.seq) return ctx
         const view = project(ctx.view, o)
-        let { pending, notes, toasts, editorText, title } = ctx
+        let { pending, notes, toasts, editorText, title, returned, rejectedTexts } = ctx
         switch (o.type) {
           case 'notify':
             if (!o.persist) toasts = [...toasts, { id: `toast:${o.seq}`, message: o.message, level: o.level, at: Date.now() }].slice(-MAX_TOASTS)
@@ -130,33 +178,93 @@ export function createThreadStore(threadId: string) {
             title = { title: o.title, seq: o.seq }
             break
           case 'user-message':
-          case 'prompt-rejected':
             pending = pending.filter((p) => p.messageId !== o.messageId)
             break
-          case 'settled':
-            // Nothing behind a settled run is still waiting: it was claimed, or a stop cleared it.
-            pending = pending.filter((p) => p.run > o.run)
+          case 'prompt-rejected': {
+            // One of ours will never run (e.g. the server shut down): its text comes back, and is shown.
+            const mine = pending.find((p) => p.messageId === o.messageId)
+            pending = pending.filter((p) => p.messageId !== o.messageId)
+            if (mine) {
+              rejectedTexts = { ...rejectedTexts, [o.messageId]: mine.text }
+              returned = [...returned, { id: `rejected:${o.seq}`, texts: [mine.text] }]
+            }
             break
+          }
+          case 'settled': {
+            // Nothing behind a settled run is still waiting: it was claimed, or a stop cleared it.
+            const over = pending.filter((p) => p.run <= o.run)
+            pending = pending.filter((p) => p.run > o.run)
+            const unclaimed = over.filter((p) => p.queued)
+            if (unclaimed.length === 0) break
+            if (ctx.stopping) {
+              // Our own stop: its receipt hands these texts back; keep them until it comes.
+              pending = [...unclaimed, ...pending]
+              break
+            }
+            // Another tab's stop took them (the server handed them to that tab): they are ours, put them back.
+            const texts = unclaimed.map((p) => p.text)
+            returned = [...returned, { id: `withdrawn:${o.seq}`, texts }]
+            notes = [
+              ...notes,
+              {
+                id: `withdrawn:${o.seq}`,
+                title: WITHDRAWN_TITLE,
+                reason: `${texts.length === 1 ? 'one was' : `${texts.length} were`} withdrawn when the run was stopped in another tab; back in your draft`,
+                at: Date.now(),
+              },
+            ]
+            break
+          }
           case 'dialog-settled': {
             const d = ctx.view.openDialogs.find((x) => x.id === o.id)
-            if (d) notes = [...notes, note(d, o.outcome, ctx.answering)]
+            if (d) notes = [...notes, note(d, o.outcome, ctx)]
             break
           }
         }
-        return { ...ctx, view, pending, notes, toasts, editorText, title }
+        return { ...ctx, view, pending, notes, toasts, editorText, title, returned, rejectedTexts }
       },
       promptSent: (ctx, e: { prompt: PendingPrompt }) => {
         if (claimedIds(ctx.view).has(e.prompt.messageId)) return ctx
         return { ...ctx, pending: [...ctx.pending.filter((p) => p.messageId !== e.prompt.messageId), e.prompt] }
       },
+      /** This tab asks for a stop: until its receipt, its own queued prompts are the receipt's to return. */
+      stopping: (ctx) => ({ ...ctx, stopping: true }),
       /** This tab stopped the run: the prompts the runtime never claimed leave the transcript. */
       stopped: (ctx) => {
         const claimed = claimedIds(ctx.view)
-        return { ...ctx, pending: ctx.pending.filter((p) => claimed.has(p.messageId)) }
+        return { ...ctx, stopping: false, pending: ctx.pending.filter((p) => claimed.has(p.messageId)) }
       },
-      answering: (ctx, e: { id: string }) =>
-        ctx.answering.includes(e.id) ? ctx : { ...ctx, answering: [...ctx.answering, e.id] },
-      answerFailed: (ctx, e: { id: string }) => ({ ...ctx, answering: ctx.answering.filter((x) => x !== e.id) }),
+      /** The stop was refused (nothing in flight any more): prompts a settle kept for it are ours again. */
+      stopFailed: (ctx) => {
+        if (ctx.view.status.busy) return { ...ctx, stopping: false }
+        const left = ctx.pending.filter((p) => p.queued && p.run <= ctx.view.status.run)
+        if (left.length === 0) return { ...ctx, stopping: false }
+        return {
+          ...ctx,
+          stopping: false,
+          pending: ctx.pending.filter((p) => !left.includes(p)),
+          returned: [...ctx.returned, { id: `unstopped:${ctx.view.seq}`, texts: left.map((p) => p.text) }],
+        }
+      },
+      /** The pane put these texts back into the draft. */
+      returnedTaken: (ctx, e: { id: string }) => ({ ...ctx, returned: ctx.returned.filter((r) => r.id !== e.id) }),
+      /** A note of the pane's own (e.g. which restored texts were queued in another tab). */
+      noted: (ctx, e: { note: DialogNote }) => ({ ...ctx, notes: [...ctx.notes.filter((n) => n.id !== e.note.id), e.note] }),
+      answering: (ctx, e: { id: string; label?: string }) => ({
+        ...ctx,
+        answering: ctx.answering.includes(e.id) ? ctx.answering : [...ctx.answering, e.id],
+        answerLabels: e.label ? { ...ctx.answerLabels, [e.id]: e.label } : ctx.answerLabels,
+      }),
+      /**
+       * This tab's answer was not taken. `refused`: 404, the question was no longer open — if it was
+       * answered, another tab's answer won; a note already written as "answered here" is corrected.
+       */
+      answerFailed: (ctx, e: { id: string; refused?: boolean }) => {
+        const answering = ctx.answering.filter((x) => x !== e.id)
+        if (!e.refused) return { ...ctx, answering }
+        const notes = ctx.notes.map((n) => (n.id === e.id && n.outcome === 'answered' ? { ...n, reason: NOT_TAKEN } : n))
+        return { ...ctx, answering, notes, refused: ctx.refused.includes(e.id) ? ctx.refused : [...ctx.refused, e.id] }
+      },
       noteDismissed: (ctx, e: { id: string }) => ({ ...ctx, notes: ctx.notes.filter((n) => n.id !== e.id) }),
       toastDismissed: (ctx, e: { id: string }) => ({ ...ctx, toasts: ctx.toasts.filter((t) => t.id !== e.id) }),
     },

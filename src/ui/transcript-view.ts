@@ -27,6 +27,18 @@ function pretty(v: unknown): string {
   }
 }
 
+const CARET = '<span class="cursor" aria-hidden="true"></span>'
+
+/**
+ * The streaming caret goes inside the last block the Markdown made (before its closing tags), so it
+ * sits at the end of the last line instead of on a line of its own after the paragraph.
+ */
+export function withCaret(rendered: string): string {
+  const closing = /(?:<\/[a-z][a-z0-9]*>\s*)+$/i.exec(rendered)
+  if (!closing) return rendered + CARET
+  return rendered.slice(0, closing.index) + CARET + rendered.slice(closing.index)
+}
+
 function argsPreview(args: unknown): string {
   if (args === undefined || args === null) return ''
   const s = typeof args === 'string' ? args : JSON.stringify(args)
@@ -42,6 +54,10 @@ export class TranscriptView extends LitElement {
   @property({ type: Boolean }) waiting = false
   /** The busy indicator as extensions set it: their message instead of "Working", or hidden. */
   @property({ attribute: false }) working: WorkingState = { visible: true }
+  /** The follow is down: what was "running" may have ended meanwhile, so it is not called running. */
+  @property({ type: Boolean }) offline = false
+  /** Texts of this tab's prompts that were refused (`prompt-rejected`), by messageId: the entry shows them. */
+  @property({ attribute: false }) rejectedTexts: Record<string, string> = {}
 
   static override styles = [
     tokens,
@@ -203,6 +219,10 @@ export class TranscriptView extends LitElement {
       .state.running {
         color: var(--th-accent);
       }
+      .state.unknown {
+        color: var(--th-fg-soft);
+        border-style: dashed;
+      }
       .state.done {
         color: var(--th-ok);
       }
@@ -262,8 +282,16 @@ export class TranscriptView extends LitElement {
       }
       .rejected {
         align-self: flex-end;
+        max-width: min(80%, 42rem);
         background: var(--th-warn-soft);
         color: var(--th-warn);
+        overflow-wrap: anywhere;
+      }
+      .rejected .text {
+        display: block;
+        margin-top: 0.2rem;
+        white-space: pre-wrap;
+        color: var(--th-fg);
       }
       .stopped {
         display: flex;
@@ -297,9 +325,10 @@ export class TranscriptView extends LitElement {
         this.pending,
         (p) => `pending:${p.messageId}`,
         (p) =>
-          html`<div class="user pending" data-pending=${p.messageId}>
-            ${p.text}<span class="tag">${p.queued ? `Queued · ${p.deliverAs === 'followUp' ? 'follow-up' : 'steer'}` : 'Sending…'}</span>
-          </div>`,
+          // No whitespace around the text: the bubble is pre-wrap, and it would show as blank lines.
+          html`<div class="user pending" data-pending=${p.messageId}>${p.text}<span class="tag"
+              >${p.queued ? `Queued · ${p.deliverAs === 'followUp' ? 'follow-up' : 'steer'}` : 'Sending…'}</span
+            ></div>`,
       )}
       ${this.busy && !lastIsStreaming && this.pending.length === 0
         ? this.waiting
@@ -311,22 +340,37 @@ export class TranscriptView extends LitElement {
     </div>`
   }
 
+  /** A prompt that will never run. This tab's own shows its text (it is back in the draft too). */
+  #rejected(messageId: string, reason: string): TemplateResult {
+    const text = this.rejectedTexts[messageId]
+    return html`<div class="rejected" data-rejected=${messageId}>
+      Not delivered (${reason})${text !== undefined
+        ? html`: put back into your draft<span class="text">${text}</span>`
+        : nothing}
+    </div>`
+  }
+
   #entry(e: TranscriptEntry): TemplateResult {
     switch (e.kind) {
       case 'user':
         return html`<div class="user" data-message=${e.messageId}>${e.text}</div>`
       case 'assistant':
         return html`<div class="assistant" data-message=${e.messageId}>
-          ${unsafeHTML(markdown(e.text))}${e.streaming ? html`<span class="cursor" aria-hidden="true"></span>` : nothing}
+          ${unsafeHTML(e.streaming ? withCaret(markdown(e.text)) : markdown(e.text))}
         </div>`
       case 'tool': {
-        const label = e.state === 'running' ? 'running' : e.state === 'done' ? 'done' : 'error'
+        const unknown = e.state === 'running' && this.offline
+        const label = unknown ? 'unknown' : e.state === 'running' ? 'running' : e.state === 'done' ? 'done' : 'error'
         const out = e.state === 'running' ? e.partial : e.result
         return html`<details class="tool" data-tool=${e.toolCallId}>
           <summary>
             <span class="tool-name">${e.name}</span>
             <span class="tool-args">${argsPreview(e.args)}</span>
-            <span class="state ${e.state}">${label}</span>
+            <span
+              class="state ${unknown ? 'unknown' : e.state}"
+              title=${unknown ? 'The connection is down: whether it is still running is known again once it is back.' : ''}
+              >${label}</span
+            >
           </summary>
           <div class="tool-body">
             <h4>Arguments</h4>
@@ -340,7 +384,7 @@ export class TranscriptView extends LitElement {
       case 'stopped':
         return html`<div class="stopped" role="note">Stopped</div>`
       case 'rejected':
-        return html`<div class="rejected">Not delivered: ${e.reason}</div>`
+        return this.#rejected(e.messageId, e.reason)
       case 'handled':
         return html`<div class="user handled" data-message=${e.messageId}>${e.text}<span class="tag">handled by an extension</span></div>`
       case 'error':

@@ -8,5 +8,6 @@ import { existsSync } from 'node:fs'
 
 export default function setup() {
   if (process.env.THREADHOST_E2E_SKIP_BUILD === '1' && existsSync('dist/client/index.html')) return
-  execFileSync('npx', ['vite', 'build', '--logLevel', 'warn'], { stdio: 'inherit' })
+  // The suite runs under NODE_ENV=test; the bundle npm start serves must be a production one.
+  execFileSync('npx', ['vite', 'build', '--logLevel', 'warn'], { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' } })
 }

@@ -1,7 +1,29 @@
-/** Screenshots of the main screens, light and dark, into docs/screenshots/ (from a real server). */
-import { afterAll, beforeAll, describe, test } from 'vitest'
+/**
+ * The main screens, light and dark, from a real server. `npm run screenshots` writes them into
+ * docs/screenshots/; `npm test` only checks that they render and leaves the tracked files alone.
+ */
+import { readdirSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { Browser } from 'playwright'
-import { card, launch, newThread, openThread, screenshot, send, startServer, type Server } from './harness.js'
+import { WRITE_SCREENSHOTS, card, launch, newThread, openThread, screenshot, send, startServer, type Server } from './harness.js'
+
+const SHOTS = join('docs', 'screenshots')
+/** Every tracked screenshot's size and mtime: unchanged after a run that was not asked to write. */
+function shots(): Record<string, string> {
+  try {
+    return Object.fromEntries(
+      readdirSync(SHOTS)
+        .filter((f) => f.endsWith('.png'))
+        .map((f) => {
+          const st = statSync(join(SHOTS, f))
+          return [f, `${st.size}:${st.mtimeMs}`]
+        }),
+    )
+  } catch {
+    return {}
+  }
+}
 
 describe('screenshots', () => {
   let server: Server
@@ -15,7 +37,8 @@ describe('screenshots', () => {
     await server?.stop()
   })
 
-  test('main screens in light and dark', async () => {
+  test('main screens in light and dark (written into docs/screenshots only by npm run screenshots)', async () => {
+    const before = shots()
     await newThread(server.url, 'Onboarding notes')
     const id = await newThread(server.url, 'Release checklist')
     for (const scheme of ['light', 'dark'] as const) {
@@ -52,5 +75,6 @@ describe('screenshots', () => {
     await page.emulateMedia({ colorScheme: 'dark' })
     await screenshot(page, 'thread-dark')
     await context.close()
+    if (!WRITE_SCREENSHOTS) expect(shots()).toEqual(before)
   })
 })

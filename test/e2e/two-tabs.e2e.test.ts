@@ -125,12 +125,66 @@ describe('two tabs on one thread', () => {
     await expect.poll(() => b.getByRole('list', { name: 'Queued prompts' }).count()).toBe(0)
   })
 
+  test('Stop in tab A hands tab B’s queued text to A, says so there, and B gets its own text back into its draft', async () => {
+    await twoTabs('Shared queue')
+    await send(a, 'slow 200')
+    await a.getByRole('button', { name: 'Stop' }).waitFor()
+    await b.getByRole('button', { name: 'Stop' }).waitFor()
+    await send(a, 'queued in a')
+    await send(b, 'queued in b')
+    await a.getByRole('list', { name: 'Queued prompts' }).getByText('queued in b').waitFor()
+    await b.getByRole('list', { name: 'Queued prompts' }).getByText('queued in a').waitFor()
+
+    await a.getByRole('button', { name: 'Stop' }).click()
+    const boxA = a.getByRole('textbox', { name: 'Message' })
+    const boxB = b.getByRole('textbox', { name: 'Message' })
+    // The server hands every text to the stopping tab (the contract), steering in queue order.
+    await expect.poll(() => boxA.inputValue(), { timeout: 10_000 }).toBe('queued in a\n\nqueued in b')
+    await a.getByRole('status').filter({ hasText: 'another tab' }).filter({ hasText: 'queued in b' }).waitFor()
+    // Tab B is told, and keeps its own text.
+    await expect.poll(() => boxB.inputValue(), { timeout: 10_000 }).toBe('queued in b')
+    await b.getByRole('status').filter({ hasText: 'withdrawn' }).waitFor()
+    expect(await boxB.inputValue()).not.toContain('queued in a')
+  })
+
+  test('Escape in the composer stops the run and puts the queue back; Alt+Enter queues a follow-up', async () => {
+    await twoTabs('Keys')
+    await send(a, 'slow 200')
+    await a.getByRole('button', { name: 'Stop' }).waitFor()
+    const box = a.getByRole('textbox', { name: 'Message' })
+    await box.fill('later, please')
+    await box.press('Alt+Enter')
+    await a.getByRole('list', { name: 'Queued prompts' }).getByText('later, please').waitFor()
+    await expect.poll(() => a.getByRole('list', { name: 'Queued prompts' }).textContent()).toMatch(/Follow-up\s*later, please/)
+    await box.press('Escape')
+    await expect.poll(() => box.inputValue(), { timeout: 10_000 }).toBe('later, please')
+    await a.getByRole('log').getByRole('note').filter({ hasText: 'Stopped' }).waitFor()
+    await a.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached', timeout: 15_000 })
+  })
+
+  test('New thread, then type: the text goes into the new thread’s composer and no other thread is made', async () => {
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    const page = await context.newPage()
+    await page.goto(`${server.url}/`)
+    const before = (await api<{ threads: unknown[] }>(server.url, 'GET', '/api/threads')).body.threads.length
+    await page.getByRole('button', { name: 'New thread' }).click()
+    await page.getByRole('status', { name: 'Connection: Connected' }).waitFor({ timeout: 45_000 })
+    await expect.poll(() => page.evaluate(() => {
+      let el: Element | null = document.activeElement
+      while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement
+      return el?.getAttribute('aria-label')
+    })).toBe('Message')
+    await page.keyboard.type('a few words with spaces')
+    expect(await page.getByRole('textbox', { name: 'Message' }).inputValue()).toBe('a few words with spaces')
+    expect((await api<{ threads: unknown[] }>(server.url, 'GET', '/api/threads')).body.threads.length).toBe(before + 1)
+  })
+
   test('a reload under an open question shows the card again', async () => {
     await twoTabs('Reload')
     await send(a, CONFIRM)
     await card(b, 'Deploy?').waitFor()
     await b.reload()
-    await b.getByRole('status', { name: 'Connection: Live' }).waitFor({ timeout: 15_000 })
+    await b.getByRole('status', { name: 'Connection: Connected' }).waitFor({ timeout: 15_000 })
     await card(b, 'Deploy?').waitFor()
     await card(b, 'Deploy?').getByRole('button', { name: 'No', exact: true }).click()
     await gone(card(a, 'Deploy?'))

@@ -78,7 +78,7 @@ describe('app shell', () => {
     FakeEventSource.instances = []
     mount(fakeApi({ listThreads: vi.fn(async () => [summary('alpha', { title: 'Alpha', busy: false, openDialogs: 0 })]) }))
     const link = page.getByRole('navigation', { name: 'Threads' }).getByRole('link', { name: /Alpha/ })
-    await expect.element(link).toHaveTextContent('live')
+    await expect.element(link).toHaveTextContent('active')
     await until(() => FakeEventSource.instances.length > 0)
     const es = FakeEventSource.last()
     es.open()

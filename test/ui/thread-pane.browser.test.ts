@@ -26,14 +26,14 @@ afterEach(() => {
 })
 
 describe('thread pane', () => {
-  test('follows: snapshot, then streamed frames into a role=log transcript; the badge says Live', async () => {
+  test('follows: snapshot, then streamed frames into a role=log transcript; the badge says Connected', async () => {
     const { es } = mount()
     await until(() => FakeEventSource.instances.length === 1)
     expect(es().url).toBe('/api/threads/t1/follow')
     await expect.element(page.getByRole('status', { name: 'Connection: Connecting' })).toBeVisible()
     es().open()
     es().snapshot(snapshotOf('t1'))
-    await expect.element(page.getByRole('status', { name: 'Connection: Live' })).toBeVisible()
+    await expect.element(page.getByRole('status', { name: 'Connection: Connected' })).toBeVisible()
     const n = feed()
     es().frame(n({ type: 'status', live: true, busy: true, run: 1 }))
     es().frame(n({ type: 'user-message', messageId: 'u1', text: 'hello there', run: 1 }))
@@ -101,7 +101,7 @@ describe('thread pane', () => {
     await until(() => FakeEventSource.instances.length === 2, 3000)
     es().open()
     es().snapshot(snapshotOf('t1', { seq: 9, openDialogs: [structuredClone(input)] }))
-    await expect.element(page.getByRole('status', { name: 'Connection: Live' })).toBeVisible()
+    await expect.element(page.getByRole('status', { name: 'Connection: Connected' })).toBeVisible()
     expect(el.shadowRoot!.querySelector('dialog-card')).toBe(before)
     await expect.element(box).toHaveValue('half typed')
   })
@@ -134,7 +134,7 @@ describe('thread pane', () => {
     es().open()
     es().frame({ seq: 5, type: 'user-message', messageId: 'u1', text: 'only once', run: 1 })
     es().frame({ seq: 6, type: 'assistant-end', messageId: 'a1', text: 'after', stopReason: 'stop' })
-    await expect.element(page.getByRole('status', { name: 'Connection: Live' })).toBeVisible()
+    await expect.element(page.getByRole('status', { name: 'Connection: Connected' })).toBeVisible()
     await expect.element(page.getByRole('log').getByText('after')).toBeVisible()
     expect(page.getByRole('log').getByText('only once').elements()).toHaveLength(1)
   })
