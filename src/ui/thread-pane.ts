@@ -529,7 +529,9 @@ export class ThreadPane extends LitElement {
     const active = deepActiveElement()
     const inCard = cards.some((c) => c.shadowRoot?.contains(active ?? null))
     const lost = !active || active === document.body || active === document.documentElement
-    if (arrived.length > 0 && !inCard) {
+    // Someone typing a message keeps the focus: a keystroke must never land in a card by surprise.
+    const typing = composer.shadowRoot?.contains(active ?? null) === true && composer.draft.trim() !== ''
+    if (arrived.length > 0 && !inCard && !typing) {
       // A question arrived: answering it is what the run waits for.
       this.#focusOnOpen = false
       const card = cardOf(arrived[0])

@@ -124,6 +124,17 @@ describe('1. focus follows the work: composer, card, composer', () => {
     await expect.element(page.getByRole('dialog', { name: 'Deploy?' })).not.toBeInTheDocument()
     await until(focusIsMessageBox)
   })
+
+  test('a question arriving while someone types a message leaves the focus and every keystroke in the composer', async () => {
+    const { es } = await livePane(fakeApi(), true)
+    await until(focusIsMessageBox)
+    await userEvent.keyboard('half a sent')
+    es().frame({ seq: 2, type: 'extension-ui-request', blocking: true, ...confirmDialog('d1', 'Deploy?') })
+    await expect.element(page.getByRole('dialog', { name: 'Deploy?' })).toBeVisible()
+    await userEvent.keyboard('ence')
+    await expect.element(box()).toHaveValue('half a sentence')
+    expect(focusIsMessageBox()).toBe(true)
+  })
 })
 
 describe('2. a stop never loses another tab’s queued text', () => {
