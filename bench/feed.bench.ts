@@ -1,6 +1,7 @@
 /**
  * Benchmarks for the hot path: appending an observation and fanning it out, and what a thread's
- * feed costs in memory. Run with `npm run bench`; numbers go to docs/benchmarks.md by hand.
+ * feed costs in memory, in-process. Run with `npm run bench:feed` (`npm run bench` is the comparison
+ * over real sockets, bench/compare.ts); numbers go to docs/benchmarks.md by hand.
  * Not a test: nothing here asserts a time.
  */
 import { Feed } from '../src/host/feed.js'
@@ -9,8 +10,10 @@ import type { ObservationInput } from '../src/schemas/index.js'
 
 const delta = (i: number): ObservationInput => ({ type: 'assistant-delta', messageId: 'm1', text: `word${i % 10} ` })
 
-function appendRate(followers: number, frames = 50_000): { perSecond: number; bytesPerFollower: number } {
+function appendRate(followers: number, frames = 50_000, history = 0): { perSecond: number; bytesPerFollower: number } {
   const feed = new Feed(initialView('bench'))
+  // A thread with a past: `history` transcript entries before the reply that streams.
+  for (let i = 0; i < history; i++) feed.append({ type: 'user-message', messageId: `u${i}`, text: 'earlier', run: 1 })
   feed.append({ type: 'assistant-start', messageId: 'm1' })
   const written = new Array<number>(followers).fill(0)
   for (let f = 0; f < followers; f++) feed.follow({ send: (frame) => void (written[f] += frame.length), close() {} })
@@ -41,5 +44,9 @@ appendRate(10, 20_000)
 for (const followers of [0, 1, 10, 100]) {
   const { perSecond, bytesPerFollower } = appendRate(followers)
   console.log(`append + fan-out to ${String(followers).padStart(3)} followers: ${perSecond.toLocaleString('en')} frames/s (${bytesPerFollower} bytes to each)`)
+}
+for (const history of [100, 1000, 10_000]) {
+  const { perSecond } = appendRate(1, 20_000, history)
+  console.log(`append + fan-out to   1 follower, ${String(history).padStart(5)} transcript entries before the reply: ${perSecond.toLocaleString('en')} frames/s`)
 }
 console.log(`memory per thread (a 2000-frame run, ring full): ${(memoryPerThread() / 1024).toFixed(0)} KiB${globalThis.gc ? '' : ' (run with --expose-gc for a steadier number)'}`)

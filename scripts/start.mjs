@@ -1,22 +1,14 @@
 #!/usr/bin/env node
-// `npm start`: build the web client when it is missing or older than its sources, then run the server.
+// `npm start`: build the web client and the server when they are missing or older than their
+// sources, then run the server as compiled JavaScript (tsx stays for development and tests: it
+// compiles at run time, which cost seconds at every start).
 import './require-node.mjs'
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, readdirSync, statSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { existsSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { buildServer, newest, root, serverEntry, serverStale } from './build-server.mjs'
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const built = join(root, 'dist/client/index.html')
-
-function newest(dir) {
-  let t = 0
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    t = Math.max(t, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs)
-  }
-  return t
-}
 
 const stale = !existsSync(built) || newest(join(root, 'src')) > statSync(built).mtimeMs
 if (stale && existsSync(join(root, 'vite.config.ts'))) {
@@ -28,9 +20,22 @@ if (stale && existsSync(join(root, 'vite.config.ts'))) {
   if (result.status !== 0) process.exit(result.status ?? 1)
 }
 
-const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/server/main.ts'), ...process.argv.slice(2)], {
+let server = ['--enable-source-maps', serverEntry]
+if (serverStale()) {
+  try {
+    await buildServer()
+  } catch (error) {
+    // Never worse than before: without a build, run the sources through tsx.
+    console.warn(`could not build the server (${error?.message ?? error}); running it through tsx`)
+    server = ['--import', 'tsx', join(root, 'src/server/main.ts')]
+  }
+}
+
+const child = spawn(process.execPath, [...server, ...process.argv.slice(2)], {
   cwd: process.cwd(),
   stdio: 'inherit',
+  // Most of what is left of start-up is compiling node_modules: node keeps the compiled code here.
+  env: { NODE_COMPILE_CACHE: join(root, 'node_modules/.cache/threadhost-compile'), ...process.env },
 })
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal))
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)))

@@ -20,12 +20,14 @@
  * call's reply, so concurrent threads never share a response queue and the provider keeps no state.
  */
 import {
+  createAssistantMessageEventStream,
   createFauxCore,
   createProvider,
   fauxAssistantMessage,
   fauxText,
   fauxToolCall,
   type AssistantMessage,
+  type AssistantMessageEventStream,
   type Message,
   type Model,
   type Provider,
@@ -57,7 +59,8 @@ export function createDemoProvider(options: { delayMs: number }): DemoProvider {
   const stream = (model: Model<string>, context: TranscriptContext, streamOptions?: Parameters<ReturnType<typeof createFauxCore>['stream']>[2]) => {
     const core = createFauxCore(coreOptions)
     core.setResponses([(ctx) => demoReply(ctx)])
-    return core.stream(model, context, streamOptions)
+    const events = core.stream(model, context, streamOptions)
+    return delayMs > 0 ? events : yieldingToTheLoop(events)
   }
   const provider = createProvider({
     id: DEMO_PROVIDER,
@@ -68,6 +71,27 @@ export function createDemoProvider(options: { delayMs: number }): DemoProvider {
     api: { stream, streamSimple: stream },
   })
   return { provider, model: models[0] }
+}
+
+/**
+ * With no delay the faux provider streams a whole reply on microtasks, so a long reply would hold
+ * the event loop for its entire run (no follower written to, no request answered). Forward its
+ * events unchanged, but give the loop a turn every few milliseconds, as a network stream would.
+ */
+function yieldingToTheLoop(inner: AssistantMessageEventStream): AssistantMessageEventStream {
+  const outer = createAssistantMessageEventStream()
+  void (async () => {
+    let since = performance.now()
+    for await (const event of inner) {
+      outer.push(event)
+      if (performance.now() - since >= 1) {
+        await new Promise((resolve) => setImmediate(resolve))
+        since = performance.now()
+      }
+    }
+    outer.end(await inner.result())
+  })()
+  return outer
 }
 
 const CALL_LINE = /^call\s+(\S+)\s+(\{.*\})\s*$/

@@ -1,27 +1,41 @@
 /**
  * One Server-Sent Events response: headers, a `retry:` hint, heartbeats, and the backlog rule.
  *
- * Frames arrive already encoded. A client whose socket buffer stays past the high-water mark is
- * closed rather than waited on, so a stalled tab never delays anything else; its EventSource
- * reconnects with Last-Event-ID and resumes. Node corks a response for the rest of a tick, so a
- * burst sits in the buffer even for a fast client: the backlog is judged only after the socket
- * has had its chance to flush.
+ * Frames arrive already encoded. A client is judged by sustained lag, not by one burst: a run that
+ * streams as fast as the model can (thousands of frames in one tick) leaves megabytes in a fast
+ * tab's buffer for a moment, and that tab is fine. A client is closed only when its backlog has
+ * stayed above the high-water mark for `lagMs` without once draining (a tab that stopped reading),
+ * or when the backlog passes `maxBufferedBytes` (a bound on memory, far above any burst). Its
+ * EventSource then reconnects with Last-Event-ID and resumes, so a stalled tab never delays
+ * anything else.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
 export interface StreamOptions {
   heartbeatMs: number
-  /** Bytes buffered for one client before it is dropped. */
+  /** Bytes buffered for one client above which it counts as lagging. */
   highWaterMark: number
   retryMs: number
+  /** How long a client may stay above the high-water mark, never draining, before it is closed. */
+  lagMs?: number
+  /** A client with more than this buffered is closed at once, however long it has lagged. */
+  maxBufferedBytes?: number
 }
 
-export const defaultStreamOptions: StreamOptions = { heartbeatMs: 15_000, highWaterMark: 1 << 20, retryMs: 1000 }
+export const defaultStreamOptions: StreamOptions = {
+  heartbeatMs: 15_000,
+  highWaterMark: 1 << 20,
+  retryMs: 1000,
+  lagMs: 5_000,
+  maxBufferedBytes: 64 << 20,
+}
 
 export interface EventStream {
   send(frame: Buffer | string): void
   /** Ends the response normally (the thread is gone, the server is closing). */
   close(): void
+  /** Bytes written to this client that its socket has not yet handed to the kernel. */
+  readonly buffered: number
 }
 
 /** `Last-Event-ID` wins over `?after=`; anything that is not a non-negative integer means "from the start". */
@@ -29,6 +43,26 @@ export function resumePoint(request: FastifyRequest<{ Querystring: { after?: str
   const raw = (request.headers['last-event-id'] as string | undefined) ?? request.query.after
   if (raw === undefined || !/^\d{1,15}$/.test(raw.trim())) return undefined
   return Number(raw.trim())
+}
+
+/**
+ * Closing a lagging client destroys its socket, which fails every write still queued on it. Many
+ * clients found lagging at once (a network switch dropping 40 tabs) are closed a few per turn of
+ * the event loop, so the drops never stall the frames going to everyone else.
+ */
+const DROPS_PER_TURN = 4
+const dropQueue: (() => void)[] = []
+let dropping = false
+function scheduleDrop(drop: () => void): void {
+  dropQueue.push(drop)
+  if (dropping) return
+  dropping = true
+  const turn = () => {
+    for (let i = 0; i < DROPS_PER_TURN && dropQueue.length; i++) dropQueue.shift()!()
+    if (dropQueue.length) setImmediate(turn)
+    else dropping = false
+  }
+  setImmediate(turn)
 }
 
 export function openEventStream(
@@ -49,21 +83,52 @@ export function openEventStream(
   raw.write(`retry: ${options.retryMs}\n\n`)
   raw.socket?.setNoDelay(true)
 
+  const lagMs = options.lagMs ?? defaultStreamOptions.lagMs!
+  const maxBuffered = Math.max(options.maxBufferedBytes ?? defaultStreamOptions.maxBufferedBytes!, options.highWaterMark)
   let ended = false
-  let checking = false
+  /** When the backlog last went above the high-water mark without draining since; undefined while it is below. */
+  let lagSince: number | undefined
+  let timer: NodeJS.Timeout | undefined
+  let dropQueued = false
+  let urgent = false
   const end = (finish: () => void) => {
     if (ended) return
     ended = true
     clearInterval(heartbeat)
+    if (timer) clearTimeout(timer)
+    raw.off('drain', drained)
     finish()
     onEnd()
   }
-  const checkBacklog = () => {
-    checking = false
-    if (raw.writableLength <= options.highWaterMark) return
-    request.log.warn({ url: request.url, buffered: raw.writableLength }, 'event-stream client fell behind; closing it so it resumes')
-    end(() => raw.destroy())
+  const drop = (why: string) => {
+    if (ended || dropQueued) return
+    dropQueued = true
+    request.log.warn({ url: request.url, buffered: raw.writableLength, why }, 'event-stream client fell behind; closing it so it resumes')
+    scheduleDrop(() => end(() => raw.destroy()))
   }
+  // Judged after the socket has had its chances to flush: Node corks a response for the rest of a
+  // tick, so even a fast client's backlog is large right after a burst.
+  const check = () => {
+    timer = undefined
+    urgent = false
+    if (ended) return
+    const buffered = raw.writableLength
+    if (buffered > maxBuffered) return drop('over the buffer limit')
+    if (buffered <= options.highWaterMark) {
+      lagSince = undefined
+      return
+    }
+    lagSince ??= performance.now()
+    const lagged = performance.now() - lagSince
+    if (lagged >= lagMs) return drop(`above the high-water mark for ${Math.round(lagged)} ms`)
+    timer = setTimeout(check, Math.max(1, lagMs - lagged))
+    timer.unref()
+  }
+  /** The socket emptied its buffer: whatever lag there was is over. */
+  function drained() {
+    lagSince = undefined
+  }
+  raw.on('drain', drained)
   const heartbeat = setInterval(() => raw.write(': heartbeat\n\n'), options.heartbeatMs)
   heartbeat.unref()
   request.raw.on('close', () => end(() => raw.end()))
@@ -72,11 +137,25 @@ export function openEventStream(
     send(frame) {
       if (ended) return
       raw.write(frame)
-      if (!checking && raw.writableLength > options.highWaterMark) {
-        checking = true
-        setImmediate(checkBacklog)
+      const buffered = raw.writableLength
+      if (buffered <= options.highWaterMark) return
+      if (buffered > maxBuffered && !urgent) {
+        // Looked at again once this tick's writes have had their chance to flush.
+        urgent = true
+        if (timer) clearTimeout(timer)
+        timer = setTimeout(check, 0)
+        return
+      }
+      if (lagSince === undefined) {
+        lagSince = performance.now()
+        if (timer) clearTimeout(timer)
+        timer = setTimeout(check, lagMs)
+        timer.unref()
       }
     },
     close: () => end(() => raw.end()),
+    get buffered() {
+      return raw.writableLength
+    },
   }
 }

@@ -1,12 +1,15 @@
 /**
  * GET /api/threads/:id/follow — a snapshot, then every observation of the thread in order.
  *
- * Frames come from the feed already encoded, so each follower costs one socket write per frame.
+ * Frames come from the feed already encoded. All the follows of one feed share one `FanOut`, the
+ * feed's single follower: a frame that comes alone is written at once; the frames of a burst
+ * (many appended in one turn of the event loop) are joined into one buffer once and that same
+ * buffer goes to every follow — one socket write per follower per turn, however many frames the
+ * turn produced, and no bytes copied per follower.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Feed } from '../host/feed.js'
-import { encodeSnapshot } from '../host/frame.js'
-import { openEventStream, resumePoint, type StreamOptions } from './event-stream.js'
+import { openEventStream, resumePoint, type EventStream, type StreamOptions } from './event-stream.js'
 
 export function streamFeed(
   request: FastifyRequest<{ Querystring: { after?: string } }>,
@@ -14,11 +17,105 @@ export function streamFeed(
   feed: Feed,
   options: StreamOptions,
 ): void {
-  let unfollow = () => {}
-  const stream = openEventStream(request, reply, options, () => unfollow())
-  // Resume and subscribe in one synchronous step, so no frame falls between them.
-  const resume = feed.resume(resumePoint(request))
-  unfollow = feed.follow({ send: (frame) => stream.send(frame), close: () => stream.close() })
-  if (resume.kind === 'snapshot') stream.send(encodeSnapshot(resume.snapshot))
-  else for (const frame of resume.frames) stream.send(frame)
+  const fanOut = FanOut.of(feed)
+  let leave = () => {}
+  const stream = openEventStream(request, reply, options, () => leave())
+  leave = fanOut.join(stream, resumePoint(request))
+}
+
+export class FanOut {
+  static readonly #byFeed = new WeakMap<Feed, FanOut>()
+
+  /** The fan-out of `feed`, made when its first follow opens. */
+  static of(feed: Feed): FanOut {
+    let fanOut = FanOut.#byFeed.get(feed)
+    if (!fanOut) {
+      fanOut = new FanOut(feed)
+      FanOut.#byFeed.set(feed, fanOut)
+    }
+    return fanOut
+  }
+
+  readonly #feed: Feed
+  readonly #streams = new Set<EventStream>()
+  #pending: Buffer[] = []
+  #pendingBytes = 0
+  #flushing: NodeJS.Immediate | undefined
+  #unfollow: (() => void) | undefined
+
+  private constructor(feed: Feed) {
+    this.#feed = feed
+  }
+
+  get size(): number {
+    return this.#streams.size
+  }
+
+  /**
+   * Starts a stream at `after` (a snapshot, or the frames it missed) and adds it to the fan-out.
+   * Returns what ends its membership; the last one to leave unfollows the feed.
+   */
+  join(stream: EventStream, after: number | undefined): () => void {
+    // Frames of this turn not yet written belong to the streams already here, and the resume below
+    // starts after them: write them out first, so the new stream neither misses nor doubles one.
+    this.flush()
+    const resume = this.#feed.resume(after)
+    this.#streams.add(stream)
+    this.#unfollow ??= this.#feed.follow({ send: (frame) => this.#add(frame), close: () => this.#close() })
+    if (resume.kind === 'snapshot') stream.send(this.#feed.snapshotFrame())
+    else if (resume.frames.length) stream.send(resume.frames.length === 1 ? resume.frames[0] : Buffer.concat(resume.frames))
+    return () => this.#leave(stream)
+  }
+
+  /** Writes the frames gathered so far to every stream, as one buffer. */
+  flush(): void {
+    if (this.#pending.length === 0) return
+    const bytes = this.#pending.length === 1 ? this.#pending[0] : Buffer.concat(this.#pending, this.#pendingBytes)
+    this.#pending = []
+    this.#pendingBytes = 0
+    for (const stream of this.#streams) stream.send(bytes)
+  }
+
+  /**
+   * A frame that comes alone (a dialog settled, a status changed) is written at once. Frames that
+   * follow it in the same turn of the event loop (a burst of streamed deltas) wait for the end of
+   * the turn and go out together; while turns keep producing frames the window stays open, and it
+   * closes after the first turn that produced none.
+   */
+  #add(frame: Buffer): void {
+    if (!this.#flushing) {
+      for (const stream of this.#streams) stream.send(frame)
+      this.#window()
+      return
+    }
+    this.#pending.push(frame)
+    this.#pendingBytes += frame.length
+  }
+
+  #window(): void {
+    this.#flushing = setImmediate(() => {
+      this.#flushing = undefined
+      if (this.#pending.length === 0) return
+      this.flush()
+      this.#window()
+    })
+  }
+
+  #leave(stream: EventStream): void {
+    if (!this.#streams.delete(stream) || this.#streams.size > 0) return
+    this.#pending = []
+    this.#pendingBytes = 0
+    if (this.#flushing) clearImmediate(this.#flushing)
+    this.#flushing = undefined
+    FanOut.#byFeed.delete(this.#feed)
+    const unfollow = this.#unfollow
+    this.#unfollow = undefined
+    unfollow?.()
+  }
+
+  /** The thread is gone: what was appended still goes out, then every follow ends. */
+  #close(): void {
+    this.flush()
+    for (const stream of [...this.#streams]) stream.close()
+  }
 }

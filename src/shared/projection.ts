@@ -1,9 +1,14 @@
 /**
- * The projection: one pure fold `(view, observation) => view` over a thread's feed.
+ * The projection: one fold `(view, observation) => view` over a thread's feed.
  *
  * The server's snapshot is this fold at some seq; the browser folds the frames that follow with the
  * same function, so "the snapshot equals the fold of the frames" holds by construction. It must stay
  * free of I/O and of anything Node-only: the browser bundle imports it.
+ *
+ * The fold (`step`) is written once and used two ways: `project` is pure (a new view per
+ * observation, as the browser's store wants), and `IncrementalView` keeps one view the host's feed
+ * writes in place, so a streamed delta costs O(1) however long the transcript is and the snapshot a
+ * joining follower gets is the only O(transcript) step.
  */
 import type { Observation, OpenDialog, Snapshot, TranscriptEntry } from '../schemas/index.js'
 
@@ -24,72 +29,140 @@ export function initialView(threadId: string, transcript: TranscriptEntry[] = []
   }
 }
 
-/** Returns a new view; entries that did not change are shared, never mutated. */
-export function project(view: ThreadView, o: Observation): ThreadView {
-  const next = { ...view, seq: o.seq }
+/**
+ * The fold, written once: what one observation does to a view. It writes into `draft`, a view that
+ * belongs to the caller alone, with two rules that keep every earlier view intact:
+ *
+ *  - the transcript array is copied before its first write (copy-on-write, see `transcriptOf`), and
+ *  - nothing below the top level is ever mutated: an entry, a map or a list that changes is replaced
+ *    by a new one, so an entry or a map shared with an earlier view never changes under it.
+ *
+ * `project` runs it on a fresh shallow copy (pure); `IncrementalView` runs it on the one draft it
+ * owns, so a streamed delta costs O(1) there and only taking a snapshot is O(transcript).
+ */
+function step(draft: Draft, o: Observation): void {
+  const view = draft.view
+  view.seq = o.seq
   switch (o.type) {
     case 'status': {
-      const status = { live: o.live, busy: o.busy, run: o.run }
       // Going cold ends the extensions' session: what they put on screen goes with it.
-      if (!o.live && view.status.live) return { ...next, status, statusItems: {}, widgets: {}, working: { visible: true } }
-      return { ...next, status }
+      if (!o.live && view.status.live) {
+        view.statusItems = {}
+        view.widgets = {}
+        view.working = { visible: true }
+      }
+      view.status = { live: o.live, busy: o.busy, run: o.run }
+      return
     }
     case 'user-message':
-      return append(next, { kind: 'user', messageId: o.messageId, text: o.text, run: o.run })
+      return append(draft, { kind: 'user', messageId: o.messageId, text: o.text, run: o.run })
     case 'assistant-start':
-      return append(next, { kind: 'assistant', messageId: o.messageId, text: '', streaming: true })
+      return append(draft, { kind: 'assistant', messageId: o.messageId, text: '', streaming: true })
     case 'assistant-delta':
-      return patchLast(next, (e) => e.kind === 'assistant' && e.messageId === o.messageId, (e) =>
+      // A V8 string concatenation is O(1) (a rope, flattened once when the snapshot is encoded).
+      patchLast(draft, (e) => e.kind === 'assistant' && e.messageId === o.messageId, (e) =>
         e.kind === 'assistant' ? { ...e, text: e.text + o.text } : e,
       )
+      return
     case 'assistant-end': {
       const ended = { kind: 'assistant', messageId: o.messageId, text: o.text, streaming: false, stopReason: o.stopReason } as const
-      const found = next.transcript.some((e) => e.kind === 'assistant' && e.messageId === o.messageId)
-      return found
-        ? patchLast(next, (e) => e.kind === 'assistant' && e.messageId === o.messageId, () => ended)
-        : append(next, ended)
+      if (!patchLast(draft, (e) => e.kind === 'assistant' && e.messageId === o.messageId, () => ended)) append(draft, ended)
+      return
     }
     case 'tool-start':
-      return append(next, { kind: 'tool', toolCallId: o.toolCallId, name: o.name, args: o.args, state: 'running' })
+      return append(draft, { kind: 'tool', toolCallId: o.toolCallId, name: o.name, args: o.args, state: 'running' })
     case 'tool-update':
-      return patchLast(next, (e) => e.kind === 'tool' && e.toolCallId === o.toolCallId, (e) =>
-        e.kind === 'tool' ? { ...e, partial: o.partial } : e,
-      )
+      patchLast(draft, (e) => e.kind === 'tool' && e.toolCallId === o.toolCallId, (e) => (e.kind === 'tool' ? { ...e, partial: o.partial } : e))
+      return
     case 'tool-end':
-      return patchLast(next, (e) => e.kind === 'tool' && e.toolCallId === o.toolCallId, (e) =>
+      patchLast(draft, (e) => e.kind === 'tool' && e.toolCallId === o.toolCallId, (e) =>
         e.kind === 'tool' ? { ...withoutPartial(e), state: o.isError ? 'error' : 'done', result: o.result } : e,
       )
+      return
     case 'queue':
-      return { ...next, queue: { steering: o.steering, followUp: o.followUp } }
+      view.queue = { steering: o.steering, followUp: o.followUp }
+      return
     case 'prompt-rejected':
-      return append(next, { kind: 'rejected', messageId: o.messageId, reason: o.reason })
+      return append(draft, { kind: 'rejected', messageId: o.messageId, reason: o.reason })
     case 'prompt-handled':
-      return append(next, { kind: 'handled', messageId: o.messageId, text: o.text })
+      return append(draft, { kind: 'handled', messageId: o.messageId, text: o.text })
     case 'extension-ui-request': {
       const open: OpenDialog = { id: o.id, dialog: o.dialog, origin: o.origin }
       if (o.expiresAt !== undefined) open.expiresAt = o.expiresAt
-      return { ...next, openDialogs: [...next.openDialogs.filter((d) => d.id !== o.id), open] }
+      view.openDialogs = [...view.openDialogs.filter((d) => d.id !== o.id), open]
+      return
     }
     case 'dialog-settled':
-      return { ...next, openDialogs: next.openDialogs.filter((d) => d.id !== o.id) }
+      view.openDialogs = view.openDialogs.filter((d) => d.id !== o.id)
+      return
     case 'notify':
       // A toast is transient; only the host's own notes about a run (persist) enter the transcript.
-      return o.persist ? append(next, { kind: 'notify', message: o.message, level: o.level }) : next
+      if (o.persist) append(draft, { kind: 'notify', message: o.message, level: o.level })
+      return
     case 'status-item':
-      return { ...next, statusItems: withKey(next.statusItems, o.key, o.text) }
+      view.statusItems = withKey(view.statusItems, o.key, o.text)
+      return
     case 'widget':
-      return { ...next, widgets: withKey(next.widgets, o.key, o.lines) }
+      view.widgets = withKey(view.widgets, o.key, o.lines)
+      return
     case 'working':
-      return { ...next, working: o.message !== undefined ? { message: o.message, visible: o.visible } : { visible: o.visible } }
+      view.working = o.message !== undefined ? { message: o.message, visible: o.visible } : { visible: o.visible }
+      return
     // The title lives in the thread's summary (the registry persists it); the editor text belongs to
     // the composers that take it. Neither is part of the view.
     case 'title':
     case 'editor-text':
-      return next
+      return
     case 'settled':
-      return o.aborted ? append(next, { kind: 'stopped', run: o.run }) : next
+      if (o.aborted) append(draft, { kind: 'stopped', run: o.run })
+      return
     case 'error':
-      return append(next, { kind: 'error', message: o.message })
+      return append(draft, { kind: 'error', message: o.message })
+  }
+}
+
+/** Returns a new view; the view given is never mutated, and what did not change is shared with it. */
+export function project(view: ThreadView, o: Observation): ThreadView {
+  const draft: Draft = { view: { ...view }, ownsTranscript: false }
+  step(draft, o)
+  return draft.view
+}
+
+/**
+ * The same fold, kept incrementally: the host's feed applies every observation here in O(1) for a
+ * streamed delta (no copy of the transcript per frame), and `snapshot()` materialises an immutable
+ * view — equal to `projectAll(initial, observations so far)` — sharing the transcript until the next
+ * write copies it. A snapshot is cached until the next observation, so readers between two frames
+ * (followers joining at once, status checks) share one.
+ */
+export class IncrementalView {
+  readonly #draft: Draft
+  #snapshot: ThreadView | undefined
+
+  constructor(initial: ThreadView) {
+    this.#draft = { view: { ...initial }, ownsTranscript: false }
+    this.#snapshot = initial
+  }
+
+  get seq(): number {
+    return this.#draft.view.seq
+  }
+
+  apply(o: Observation): void {
+    if (this.#snapshot) {
+      // The snapshot handed out shares our transcript: the next write copies it once.
+      this.#snapshot = undefined
+      this.#draft.ownsTranscript = false
+    }
+    step(this.#draft, o)
+  }
+
+  snapshot(): ThreadView {
+    if (!this.#snapshot) {
+      this.#snapshot = { ...this.#draft.view }
+      this.#draft.ownsTranscript = false
+    }
+    return this.#snapshot
   }
 }
 
@@ -106,24 +179,35 @@ function withKey<V>(map: Record<string, V>, key: string, value: V | undefined): 
   return rest
 }
 
-function append(view: ThreadView, entry: TranscriptEntry): ThreadView {
-  return { ...view, transcript: [...view.transcript, entry] }
+/** A view being written by `step`; `ownsTranscript` says whether its transcript array may be written in place. */
+interface Draft {
+  view: ThreadView
+  ownsTranscript: boolean
 }
 
-/** Streaming updates touch the newest matching entry, so search from the end. */
-function patchLast(
-  view: ThreadView,
-  match: (e: TranscriptEntry) => boolean,
-  patch: (e: TranscriptEntry) => TranscriptEntry,
-): ThreadView {
-  for (let i = view.transcript.length - 1; i >= 0; i--) {
-    if (match(view.transcript[i])) {
-      const transcript = view.transcript.slice()
+function transcriptOf(draft: Draft): TranscriptEntry[] {
+  if (!draft.ownsTranscript) {
+    draft.view.transcript = draft.view.transcript.slice()
+    draft.ownsTranscript = true
+  }
+  return draft.view.transcript
+}
+
+function append(draft: Draft, entry: TranscriptEntry): void {
+  transcriptOf(draft).push(entry)
+}
+
+/** Streaming updates touch the newest matching entry, so search from the end. Says whether one matched. */
+function patchLast(draft: Draft, match: (e: TranscriptEntry) => boolean, patch: (e: TranscriptEntry) => TranscriptEntry): boolean {
+  const entries = draft.view.transcript
+  for (let i = entries.length - 1; i >= 0; i--) {
+    if (match(entries[i])) {
+      const transcript = transcriptOf(draft)
       transcript[i] = patch(transcript[i])
-      return { ...view, transcript }
+      return true
     }
   }
-  return view
+  return false
 }
 
 function withoutPartial<E extends { partial?: unknown }>(entry: E): Omit<E, 'partial'> {

@@ -61,6 +61,25 @@ describe('feed: numbering and fan-out', () => {
   })
 })
 
+describe('feed: the view', () => {
+  it('a snapshot handed out never changes as the feed goes on, and is shared until the next append', () => {
+    const feed = new Feed(initialView('t1'))
+    feed.append({ type: 'assistant-start', messageId: 'm' })
+    feed.append({ type: 'assistant-delta', messageId: 'm', text: 'Hel' })
+    const early = feed.snapshot()
+    const json = JSON.stringify(early)
+    expect(feed.view).toBe(early)
+    feed.append({ type: 'assistant-delta', messageId: 'm', text: 'lo' })
+    feed.append({ type: 'assistant-end', messageId: 'm', text: 'Hello', stopReason: 'stop' })
+    feed.append(note('after'))
+    expect(JSON.stringify(early)).toBe(json)
+    expect(feed.snapshot()).not.toBe(early)
+    expect(feed.snapshot().transcript.map((e) => e.kind)).toEqual(['assistant'])
+    expect(feed.snapshot().transcript[0]).toMatchObject({ text: 'Hello', streaming: false })
+    expect(feed.snapshot().seq).toBe(5)
+  })
+})
+
 describe('feed: resume', () => {
   test.prop([fc.nat(25), fc.integer({ min: 1, max: 8 }), fc.integer({ min: -2, max: 30 })], { numRuns: 300 })(
     'resume returns exactly the missed frames while the ring still holds them, else a snapshot (too old, or ahead of the feed)',

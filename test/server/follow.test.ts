@@ -191,7 +191,7 @@ describe('follow and resume', () => {
 
   it('a follower that falls behind the high-water mark is closed and can resume, while the run and other tabs go on', async () => {
     await h.close()
-    h = await startHarness({ demoDelayMs: 0, follow: { highWaterMark: 16 * 1024 } })
+    h = await startHarness({ demoDelayMs: 0, follow: { highWaterMark: 16 * 1024, lagMs: 100 } })
     await api(h.url, 'POST', '/api/threads', { id: 'slowtab' })
     // A tab on a stalled network: its own connection, whose server side is corked so every write
     // stays buffered in the server.
@@ -209,6 +209,8 @@ describe('follow and resume', () => {
     await prompt('slowtab', 'slow 400')
     const done = await healthy.waitFor(is('status', { busy: false, run: 1 }))
     expect(healthy.frames.filter((f) => f.event === 'assistant-delta').length).toBeGreaterThanOrEqual(400)
+    // Judged by sustained lag: it is closed once it has stayed behind for lagMs.
+    for (let i = 0; i < 100 && !serverSide.destroyed; i++) await sleep(20)
     expect(serverSide.destroyed).toBe(true)
     stalledClient.destroy()
     // The dropped tab reconnects from the last frame it saw (here: none) and misses nothing.

@@ -6,8 +6,8 @@
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect, it } from 'vitest'
 import { Feed } from '../../src/host/feed.js'
-import { initialView, project, projectAll } from '../../src/shared/projection.js'
-import type { Observation, ObservationInput, ToolResult } from '../../src/schemas/index.js'
+import { IncrementalView, initialView, project, projectAll } from '../../src/shared/projection.js'
+import type { Observation, ObservationInput, Snapshot, ToolResult, TranscriptEntry } from '../../src/schemas/index.js'
 
 const id = fc.constantFrom('a', 'b', 'c')
 const str = fc.string({ maxLength: 6 })
@@ -64,6 +64,109 @@ const observationInput: fc.Arbitrary<ObservationInput> = fc.oneof(
   fc.record({ type: fc.constant('error' as const), message: str }),
 ) as fc.Arbitrary<ObservationInput>
 
+/**
+ * An independent reference for the fold: written from the documented meaning of each observation,
+ * imperatively over a deep copy, sharing no code with src/shared/projection.ts. Comparing the
+ * feed's snapshots with it (and not only with `projectAll`, the same fold) catches a fold that is
+ * consistently wrong in both places.
+ */
+function reference(threadId: string, observations: Observation[]): Snapshot {
+  const v: Snapshot = structuredClone(initialView(threadId))
+  const lastIndex = (pred: (e: TranscriptEntry) => boolean) => {
+    for (let i = v.transcript.length - 1; i >= 0; i--) if (pred(v.transcript[i])) return i
+    return -1
+  }
+  for (const o of observations) {
+    v.seq = o.seq
+    switch (o.type) {
+      case 'status':
+        if (v.status.live && !o.live) {
+          v.statusItems = {}
+          v.widgets = {}
+          v.working = { visible: true }
+        }
+        v.status = { live: o.live, busy: o.busy, run: o.run }
+        break
+      case 'user-message':
+        v.transcript.push({ kind: 'user', messageId: o.messageId, text: o.text, run: o.run })
+        break
+      case 'assistant-start':
+        v.transcript.push({ kind: 'assistant', messageId: o.messageId, text: '', streaming: true })
+        break
+      case 'assistant-delta': {
+        const i = lastIndex((e) => e.kind === 'assistant' && e.messageId === o.messageId)
+        if (i >= 0) (v.transcript[i] as { text: string }).text += o.text
+        break
+      }
+      case 'assistant-end': {
+        const ended: TranscriptEntry = { kind: 'assistant', messageId: o.messageId, text: o.text, streaming: false, stopReason: o.stopReason }
+        const i = lastIndex((e) => e.kind === 'assistant' && e.messageId === o.messageId)
+        if (i >= 0) v.transcript[i] = ended
+        else v.transcript.push(ended)
+        break
+      }
+      case 'tool-start':
+        v.transcript.push({ kind: 'tool', toolCallId: o.toolCallId, name: o.name, args: structuredClone(o.args), state: 'running' })
+        break
+      case 'tool-update': {
+        const i = lastIndex((e) => e.kind === 'tool' && e.toolCallId === o.toolCallId)
+        if (i >= 0) (v.transcript[i] as { partial?: unknown }).partial = structuredClone(o.partial)
+        break
+      }
+      case 'tool-end': {
+        const i = lastIndex((e) => e.kind === 'tool' && e.toolCallId === o.toolCallId)
+        if (i >= 0) {
+          const e = v.transcript[i] as Record<string, unknown>
+          delete e.partial
+          e.state = o.isError ? 'error' : 'done'
+          e.result = structuredClone(o.result)
+        }
+        break
+      }
+      case 'queue':
+        v.queue = { steering: [...o.steering], followUp: [...o.followUp] }
+        break
+      case 'prompt-rejected':
+        v.transcript.push({ kind: 'rejected', messageId: o.messageId, reason: o.reason })
+        break
+      case 'prompt-handled':
+        v.transcript.push({ kind: 'handled', messageId: o.messageId, text: o.text })
+        break
+      case 'extension-ui-request':
+        v.openDialogs = v.openDialogs.filter((d) => d.id !== o.id)
+        v.openDialogs.push({ id: o.id, dialog: structuredClone(o.dialog), origin: structuredClone(o.origin), ...(o.expiresAt !== undefined ? { expiresAt: o.expiresAt } : {}) })
+        break
+      case 'dialog-settled':
+        v.openDialogs = v.openDialogs.filter((d) => d.id !== o.id)
+        break
+      case 'notify':
+        if (o.persist) v.transcript.push({ kind: 'notify', message: o.message, level: o.level })
+        break
+      case 'status-item':
+        if (o.text === undefined) delete v.statusItems[o.key]
+        else v.statusItems[o.key] = o.text
+        break
+      case 'widget':
+        if (o.lines === undefined) delete v.widgets[o.key]
+        else v.widgets[o.key] = [...o.lines]
+        break
+      case 'working':
+        v.working = o.message === undefined ? { visible: o.visible } : { message: o.message, visible: o.visible }
+        break
+      case 'settled':
+        if (o.aborted) v.transcript.push({ kind: 'stopped', run: o.run })
+        break
+      case 'error':
+        v.transcript.push({ kind: 'error', message: o.message })
+        break
+      default:
+        // title, editor-text: not part of the view
+        break
+    }
+  }
+  return v
+}
+
 /** What a follower does with a frame: read its `data:` line back into an observation. */
 function decodeFrame(frame: Buffer): Observation {
   const data = frame
@@ -75,7 +178,7 @@ function decodeFrame(frame: Buffer): Observation {
 
 describe('projection: the snapshot is the fold of the frames', () => {
   test.prop([fc.array(observationInput, { maxLength: 40 })], { numRuns: 200 })(
-    'for any observation sequence the snapshot at seq N equals projectAll(initialView, frames 1..N), and equals the fold of the decoded frames',
+    'for any observation sequence the snapshot at seq N equals an independent reference fold of frames 1..N, equals projectAll(initialView, frames 1..N), and equals the fold of the decoded frames',
     (inputs) => {
       const initial = initialView('t1')
       const feed = new Feed(initial)
@@ -87,7 +190,8 @@ describe('projection: the snapshot is the fold of the frames', () => {
         const n = i + 1
         const snapshot = feed.snapshot()
         expect(snapshot.seq).toBe(n)
-        expect(snapshot).toEqual(projectAll(initial, observations))
+        expect(snapshot).toEqual(reference('t1', observations))
+        expect(projectAll(initial, observations)).toEqual(snapshot)
         const decoded = frames.map(decodeFrame)
         expect(decoded.map((o) => o.seq)).toEqual(observations.map((o) => o.seq))
         // the snapshot sent as JSON and the fold of the JSON frames are the same view
@@ -109,6 +213,43 @@ describe('projection: the snapshot is the fold of the frames', () => {
       expect(projectAll(joined, frames.map(decodeFrame))).toEqual(JSON.parse(JSON.stringify(feed.snapshot())))
     },
   )
+
+  test.prop([fc.array(observationInput, { maxLength: 40 }), fc.array(fc.boolean(), { maxLength: 40 })], { numRuns: 200 })(
+    'the incremental fold (written in place, O(1) per delta) hands out snapshots that later observations never change, each equal to the pure fold',
+    (inputs, takeAt) => {
+      const incremental = new IncrementalView(initialView('t1'))
+      let pure = initialView('t1')
+      const taken: { snapshot: Snapshot; json: string }[] = []
+      inputs.forEach((input, i) => {
+        const o = { ...input, seq: i + 1 } as Observation
+        incremental.apply(o)
+        pure = project(pure, o)
+        if (takeAt[i]) {
+          const snapshot = incremental.snapshot()
+          expect(snapshot).toEqual(pure)
+          expect(incremental.snapshot()).toBe(snapshot)
+          taken.push({ snapshot, json: JSON.stringify(snapshot) })
+        }
+      })
+      expect(incremental.snapshot()).toEqual(pure)
+      for (const t of taken) expect(JSON.stringify(t.snapshot)).toBe(t.json)
+    },
+  )
+
+  it('a long streamed reply does not copy the transcript per delta: the entries before it are the same objects throughout', () => {
+    const incremental = new IncrementalView(initialView('t1'))
+    let seq = 0
+    const o = (input: ObservationInput) => ({ ...input, seq: ++seq }) as Observation
+    for (let i = 0; i < 50; i++) incremental.apply(o({ type: 'user-message', messageId: `u${i}`, text: 'q', run: 1 }))
+    incremental.apply(o({ type: 'assistant-start', messageId: 'a' }))
+    const before = incremental.snapshot()
+    for (let i = 0; i < 10_000; i++) incremental.apply(o({ type: 'assistant-delta', messageId: 'a', text: 'w ' }))
+    const after = incremental.snapshot()
+    expect(after.transcript).toHaveLength(51)
+    expect(after.transcript.at(-1)).toMatchObject({ kind: 'assistant', text: 'w '.repeat(10_000), streaming: true })
+    expect(after.transcript.slice(0, 50).every((e, i) => e === before.transcript[i])).toBe(true)
+    expect(before.transcript.at(-1)).toMatchObject({ text: '' })
+  })
 
   test.prop([fc.array(observationInput, { maxLength: 30 })], { numRuns: 100 })(
     'project never mutates the view it is given',

@@ -1,0 +1,106 @@
+// The baseline: a raw node:http SSE broadcaster with no framework, no projection and no agent —
+// what fanning the same bytes out costs at the least. The bench feeds it the frames threadhost
+// produced for the same run. Plain JavaScript, so its start-up is node's alone.
+//
+//   GET  /api/threads              200 [] (the start-up probe)
+//   GET  /follow/:ch               an SSE stream of the channel
+//   POST /load/:ch                 the body (encoded SSE frames) becomes the channel's run
+//   POST /play/:ch                 replays the run to every follower, one write per frame per
+//                                  socket, in the bursts threadhost wrote them; answers when done
+//   POST /dialog/:ch               writes one dialog-settled frame to every follower, then 204
+//   POST /channels?n=K             K idle channels, each holding its run's frames in a ring (heap)
+// A follower with more than 1 MiB buffered is closed at once (the naive drop rule).
+import { createServer } from 'node:http'
+
+const port = Number(process.argv[process.argv.indexOf('--port') + 1] || 0)
+const HWM = 1 << 20
+const channels = new Map()
+const idle = []
+
+function channel(name) {
+  let c = channels.get(name)
+  if (!c) channels.set(name, (c = { followers: new Set(), frames: [], seq: 0 }))
+  return c
+}
+
+/** The frames of a loaded run, as bursts: a `:burst` comment line ends one turn's frames. */
+function splitBursts(body) {
+  const bursts = [[]]
+  let at = 0
+  for (;;) {
+    const cut = body.indexOf('\n\n', at)
+    if (cut < 0) break
+    const frame = body.subarray(at, cut + 2)
+    if (frame.toString('latin1') === ':burst\n\n') bursts.push([])
+    else bursts.at(-1).push(frame)
+    at = cut + 2
+  }
+  return bursts.filter((b) => b.length)
+}
+const splitFrames = (body) => splitBursts(body).flat()
+
+function broadcast(c, frame) {
+  for (const res of c.followers) {
+    res.write(frame)
+    if (res.writableLength > HWM) {
+      c.followers.delete(res)
+      res.destroy()
+    }
+  }
+}
+
+const readBody = (req) =>
+  new Promise((resolve) => {
+    const parts = []
+    req.on('data', (d) => parts.push(d))
+    req.on('end', () => resolve(Buffer.concat(parts)))
+  })
+
+const server = createServer(async (req, res) => {
+  const url = new URL(req.url, 'http://x')
+  const [, route, name] = url.pathname.split('/')
+  if (req.method === 'GET' && url.pathname === '/api/threads') return res.end('[]')
+  if (req.method === 'GET' && route === 'follow') {
+    const c = channel(name)
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+    res.write('retry: 1000\n\n')
+    res.socket.setNoDelay(true)
+    c.followers.add(res)
+    req.on('close', () => c.followers.delete(res))
+    return
+  }
+  if (req.method === 'POST' && route === 'load') {
+    channel(name).bursts = splitBursts(await readBody(req))
+    return res.end()
+  }
+  if (req.method === 'POST' && route === 'play') {
+    // Each burst in one turn of the event loop, as the frames reached threadhost's sockets.
+    const c = channel(name)
+    let i = 0
+    const next = () => {
+      if (i < c.bursts.length) {
+        for (const frame of c.bursts[i++]) broadcast(c, frame)
+        setImmediate(next)
+      } else res.end()
+    }
+    return next()
+  }
+  if (req.method === 'POST' && route === 'dialog') {
+    const c = channel(name)
+    const seq = ++c.seq
+    broadcast(c, Buffer.from(`id: ${seq}\nevent: dialog-settled\ndata: ${JSON.stringify({ type: 'dialog-settled', id: `d${seq}`, outcome: 'answered', seq })}\n\n`))
+    res.statusCode = 204
+    return res.end()
+  }
+  if (req.method === 'POST' && route === 'channels') {
+    const n = Number(url.searchParams.get('n') ?? 1)
+    const frames = splitFrames(await readBody(req))
+    // Each holds its own copy, as each thread's feed holds its own frames.
+    for (let i = 0; i < n; i++) idle.push({ followers: new Set(), frames: frames.map((f) => Buffer.from(f)), seq: frames.length })
+    return res.end()
+  }
+  res.statusCode = 404
+  res.end()
+})
+server.listen(port, '127.0.0.1', () => console.log(`baseline listening on http://127.0.0.1:${server.address().port}`))
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(0))

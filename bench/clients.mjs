@@ -1,0 +1,124 @@
+// A bench client process: holds many SSE follows over raw sockets, so clients cost the server's
+// process nothing and parse little (they count frames and look for one marker). Driven over IPC:
+//   {cmd:'open', port, path, n, stall}  n follows; stalled ones never read a byte after connecting
+//   {cmd:'arm', marker, record}         counts from now; reports {event:'done'} once every fast
+//                                       follow has seen `marker` (first/last arrival, hrtime ns)
+//   {cmd:'stalled-ended', ms}           lets the stalled follows read: how many had been closed
+//   {cmd:'close'}
+// Times are process.hrtime (CLOCK_MONOTONIC), comparable across processes on one machine.
+import { connect } from 'node:net'
+
+const fast = []
+const stalled = []
+let armed
+
+const reply = (body) => process.send(body)
+
+/** Counts `needle` in a stream of chunks, carrying the tail of each so a split needle still counts. */
+function counter(needle) {
+  const n = Buffer.from(needle)
+  let carry = Buffer.alloc(0)
+  return (chunk) => {
+    const buf = carry.length ? Buffer.concat([carry, chunk]) : chunk
+    let count = 0
+    let at = 0
+    for (;;) {
+      const i = buf.indexOf(n, at)
+      if (i < 0) break
+      count++
+      at = i + n.length
+    }
+    carry = buf.subarray(Math.max(at, buf.length - (n.length - 1)))
+    return count
+  }
+}
+
+function open(port, path, stall) {
+  return new Promise((resolve, reject) => {
+    const sock = connect(port, '127.0.0.1')
+    const conn = { sock, seen: false, at: 0n, frames: 0, bytes: 0, countFrames: counter('\nevent: '), findMarker: undefined, record: undefined }
+    sock.setNoDelay(true)
+    sock.on('error', () => {})
+    sock.once('connect', () => {
+      sock.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAccept: text/event-stream\r\n\r\n`)
+      if (stall) {
+        sock.pause()
+        conn.ended = false
+        sock.on('end', () => (conn.ended = true))
+        sock.on('close', () => (conn.ended = true))
+        resolve(conn)
+      }
+    })
+    if (stall) return
+    sock.once('data', () => resolve(conn))
+    sock.once('close', () => reject(new Error('closed before it started')))
+    sock.on('data', (chunk) => {
+      conn.bytes += chunk.length
+      conn.frames += conn.countFrames(chunk)
+      if (conn.record) conn.record.push(chunk)
+      if (!conn.seen && conn.findMarker && conn.findMarker(chunk) > 0) {
+        conn.seen = true
+        conn.at = process.hrtime.bigint()
+        settle()
+      }
+    })
+    sock.on('close', () => {
+      conn.closed = true
+      settle()
+    })
+  })
+}
+
+function settle() {
+  if (!armed || armed.reported) return
+  if (!fast.every((c) => c.seen || c.closed)) return
+  armed.reported = true
+  const times = fast.filter((c) => c.seen).map((c) => c.at)
+  reply({
+    event: 'done',
+    first: String(times.reduce((a, b) => (b < a ? b : a), times[0] ?? 0n)),
+    last: String(times.reduce((a, b) => (b > a ? b : a), times[0] ?? 0n)),
+    frames: fast.reduce((s, c) => s + c.frames, 0),
+    bytes: fast.reduce((s, c) => s + c.bytes, 0),
+    closed: fast.filter((c) => c.closed).length,
+    record: fast[0]?.record ? fast[0].record.map((c) => c.toString('latin1')) : undefined,
+  })
+}
+
+process.on('message', async (m) => {
+  switch (m.cmd) {
+    case 'open': {
+      const conns = await Promise.all(Array.from({ length: m.n }, () => open(m.port, m.path, m.stall)))
+      ;(m.stall ? stalled : fast).push(...conns)
+      return reply({ re: 'open' })
+    }
+    case 'arm':
+      armed = { reported: false }
+      for (const c of fast) {
+        c.seen = false
+        c.frames = 0
+        c.bytes = 0
+        c.findMarker = counter(m.marker)
+        c.record = undefined
+      }
+      if (m.record && fast[0]) fast[0].record = []
+      reply({ re: 'arm' })
+      // A process holding no fast follows has nothing to wait for.
+      return setImmediate(settle)
+    case 'stalled-ended': {
+      for (const c of stalled) {
+        c.sock.on('data', () => {})
+        c.sock.resume()
+      }
+      await new Promise((r) => setTimeout(r, m.ms))
+      return reply({ re: 'stalled-ended', ended: stalled.filter((c) => c.ended).length, of: stalled.length })
+    }
+    case 'close':
+      for (const c of [...fast, ...stalled]) c.sock.destroy()
+      fast.length = 0
+      stalled.length = 0
+      armed = undefined
+      return reply({ re: 'close' })
+  }
+})
+process.on('disconnect', () => process.exit(0))

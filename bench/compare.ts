@@ -1,0 +1,602 @@
+/**
+ * `npm run bench`: threadhost against a raw node:http SSE broadcaster (bench/baseline-server.mjs),
+ * in the same run, on loopback. Both servers run as their own processes (their CPU is read from
+ * /proc), the followers live in separate client processes (bench/clients.mjs), and every figure is
+ * measured A B A B … over BENCH_ROUNDS rounds (default 3), so the machine's load hits both alike.
+ * The baseline is fed the very frames threadhost produced for the same run.
+ *
+ * Not a test: nothing here asserts a time. Numbers go to docs/benchmarks.md by hand.
+ * BENCH_SERVER=tsx runs threadhost from its sources through tsx (to measure a tree without a build);
+ * BENCH_ROUNDS=n sets the rounds; BENCH_ONLY=fanout,dialog,startup,heap,big,stall picks scenarios.
+ */
+import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
+import { cpus, loadavg, tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+
+const root = resolve(import.meta.dirname, '..')
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3))
+const MODE = process.env.BENCH_SERVER === 'tsx' ? 'tsx' : 'compiled'
+/** BENCH_ONLY=fanout,dialog,startup,heap,big,stall runs only those scenarios (all by default). */
+const ONLY = process.env.BENCH_ONLY?.split(',')
+const runs = (scenario: string) => !ONLY || ONLY.includes(scenario)
+const CONFIRM = 'call ui_dialog {"method":"confirm","title":"Deploy?","message":"to prod"}'
+const BIG_PROMPT = 'x'.repeat(99_000 - 'You said: '.length) // the demo answers "You said: <prompt>": a 99,000-character reply
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const runEnd = (run: number) => `"busy":false,"run":${run},`
+/**
+ * The marker of a recorded run's last frame. Threadhost's run ends with its idle status frame, but a
+ * server that dropped the recording follower mid-run recorded less: the baseline replays what was
+ * recorded and waits for its last frame.
+ */
+function lastFrame(run: Buffer): string {
+  const ids = [...run.toString('latin1').matchAll(/(?:^|\n)id: (\d+)\n/g)]
+  return `\nid: ${ids.at(-1)?.[1] ?? 0}\n`
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+
+class Server {
+  readonly url: string
+  readonly port: number
+  readonly #proc: ChildProcess
+  readonly #dir?: string
+
+  private constructor(proc: ChildProcess, url: string, dir?: string) {
+    this.#proc = proc
+    this.url = url
+    this.port = Number(new URL(url).port)
+    this.#dir = dir
+  }
+
+  static async threadhost(): Promise<Server> {
+    const dir = mkdtempSync(join(tmpdir(), 'threadhost-bench-'))
+    const entry = MODE === 'tsx' ? ['--import', 'tsx', join(root, 'src/server/main.ts')] : ['--enable-source-maps', join(root, 'dist/server/main.js')]
+    const args = [
+      '--expose-gc',
+      '--import',
+      join(root, 'bench/probe.mjs'),
+      ...entry,
+      ...['--port', '0', '--data-dir', dir, '--agent-dir', join(dir, 'agent'), '--workspace', dir, '--model', 'demo', '--demo-delay-ms', '0', '--inspector', 'off'],
+    ]
+    return Server.#start(args, /threadhost listening on (\S+)/, dir)
+  }
+
+  static async baseline(): Promise<Server> {
+    return Server.#start(['--expose-gc', '--import', join(root, 'bench/probe.mjs'), join(root, 'bench/baseline-server.mjs'), '--port', '0'], /baseline listening on (\S+)/)
+  }
+
+  static #start(args: string[], ready: RegExp, dir?: string): Promise<Server> {
+    const proc = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+    let out = ''
+    return new Promise((resolve, reject) => {
+      const take = (d: Buffer) => {
+        out = (out + d.toString()).slice(-4000)
+        const m = ready.exec(out)
+        if (m) {
+          proc.stdout!.off('data', take)
+          proc.stdout!.resume()
+          resolve(new Server(proc, m[1].replace('localhost', '127.0.0.1'), dir))
+        }
+      }
+      proc.stdout!.on('data', take)
+      proc.stderr!.on('data', (d) => (out = (out + d.toString()).slice(-4000)))
+      proc.once('exit', (code) => reject(new Error(`server exited (${code}) before it listened:\n${out}`)))
+    })
+  }
+
+  /**
+   * CPU seconds the process has used, all its threads (GC and libuv's included). Read from each
+   * thread's schedstat (nanoseconds); /proc/<pid>/stat counts in clock ticks, too coarse for a run.
+   */
+  cpu(): number {
+    let ns = 0
+    try {
+      for (const task of readdirSync(`/proc/${this.#proc.pid}/task`)) {
+        try {
+          ns += Number(readFileSync(`/proc/${this.#proc.pid}/task/${task}/schedstat`, 'utf8').split(' ')[0])
+        } catch {
+          // a thread that just ended
+        }
+      }
+      // (Node's threads live as long as the process, so no thread's time goes missing between two reads.)
+      return ns / 1e9
+    } catch {
+      return 0
+    }
+  }
+
+  probe(probe: 'heap' | 'lag-start' | 'lag-stop'): Promise<{ heap?: number; maxBlockMs?: number; maxWallMs?: number }> {
+    return new Promise((resolve) => {
+      const on = (m: any) => {
+        if (m?.probe !== probe) return
+        this.#proc.off('message', on)
+        resolve(m)
+      }
+      this.#proc.on('message', on)
+      this.#proc.send({ probe })
+    })
+  }
+
+  async api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+    const res = await fetch(this.url + path, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': typeof body === 'string' && method !== 'POST' ? 'text/plain' : 'application/json' },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    })
+    const text = await res.text()
+    let json: any = text
+    try {
+      json = text ? JSON.parse(text) : undefined
+    } catch {}
+    return { status: res.status, body: json }
+  }
+
+  async raw(method: string, path: string, body?: Buffer): Promise<number> {
+    const res = await fetch(this.url + path, { method, body: body as unknown as BodyInit | undefined })
+    await res.arrayBuffer()
+    return res.status
+  }
+
+  async stop(): Promise<void> {
+    const exited = new Promise((r) => this.#proc.once('exit', r))
+    this.#proc.kill('SIGTERM')
+    await Promise.race([exited, sleep(20_000)])
+    this.#proc.kill('SIGKILL')
+    if (this.#dir) rmSync(this.#dir, { recursive: true, force: true })
+  }
+}
+
+interface Done {
+  first: bigint
+  last: bigint
+  frames: number
+  bytes: number
+  closed: number
+  record?: string[]
+}
+
+/** Followers spread over client processes. */
+class Clients {
+  readonly #procs: ChildProcess[]
+
+  constructor(processes = 2) {
+    this.#procs = Array.from({ length: processes }, () => fork(join(root, 'bench/clients.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }))
+  }
+
+  #ask(proc: ChildProcess, message: object, re: string): Promise<any> {
+    return new Promise((resolve) => {
+      const on = (m: any) => {
+        if (m?.re !== re) return
+        proc.off('message', on)
+        resolve(m)
+      }
+      proc.on('message', on)
+      proc.send(message)
+    })
+  }
+
+  /** n follows of `path`, split over the processes (stalled ones never read). */
+  async open(port: number, path: string, n: number, stall = false): Promise<void> {
+    const share = (i: number) => Math.floor(n / this.#procs.length) + (i < n % this.#procs.length ? 1 : 0)
+    await Promise.all(this.#procs.map((p, i) => (share(i) ? this.#ask(p, { cmd: 'open', port, path, n: share(i), stall }, 'open') : undefined)))
+  }
+
+  /** Counts from now; resolves once every fast follow has seen `marker` (or was closed). */
+  async arm(marker: string, record = false, timeoutMs = 90_000): Promise<() => Promise<Done>> {
+    const dones = this.#procs.map(
+      (p, i) =>
+        new Promise<any>((resolve) => {
+          const on = (m: any) => {
+            if (m?.event !== 'done') return
+            p.off('message', on)
+            resolve(m)
+          }
+          p.on('message', on)
+          void i
+        }),
+    )
+    await Promise.all(this.#procs.map((p, i) => this.#ask(p, { cmd: 'arm', marker, record: record && i === 0 }, 'arm')))
+    return async () => {
+      const all = await Promise.race([Promise.all(dones), sleep(timeoutMs).then(() => undefined)])
+      if (!all) throw new Error(`followers did not see ${marker} within ${timeoutMs} ms`)
+      const withFollows = all.filter((d) => d.first !== '0')
+      return {
+        first: withFollows.map((d) => BigInt(d.first)).reduce((a, b) => (b < a ? b : a), BigInt(withFollows[0]?.first ?? 0)),
+        last: withFollows.map((d) => BigInt(d.last)).reduce((a, b) => (b > a ? b : a), 0n),
+        frames: all.reduce((s, d) => s + d.frames, 0),
+        bytes: all.reduce((s, d) => s + d.bytes, 0),
+        closed: all.reduce((s, d) => s + d.closed, 0),
+        record: all[0].record,
+      }
+    }
+  }
+
+  async stalledEnded(ms: number): Promise<{ ended: number; of: number }> {
+    const r = await Promise.all(this.#procs.map((p) => this.#ask(p, { cmd: 'stalled-ended', ms }, 'stalled-ended')))
+    return { ended: r.reduce((s, x) => s + x.ended, 0), of: r.reduce((s, x) => s + x.of, 0) }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.#procs.map((p) => this.#ask(p, { cmd: 'close' }, 'close')))
+  }
+
+  kill(): void {
+    for (const p of this.#procs) p.kill()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios. Each returns threadhost's figure (A) and the baseline's (B) for one round.
+
+let threadCount = 0
+async function newThread(th: Server, prefix: string): Promise<string> {
+  const id = `${prefix}${++threadCount}`
+  const r = await th.api('POST', '/api/threads', { id })
+  if (r.status !== 201) throw new Error(`could not create ${id}: ${r.status} ${JSON.stringify(r.body)}`)
+  return id
+}
+const prompt = (th: Server, id: string, message: string) => th.api('POST', `/api/threads/${id}/prompt`, { message })
+async function idle(th: Server, id: string): Promise<void> {
+  for (;;) {
+    const r = await th.api('GET', `/api/threads/${id}`)
+    if (r.body && r.body.busy === false && r.body.run > 0) return
+    await sleep(5)
+  }
+}
+
+/**
+ * Frames recorded from threadhost runs, by scenario, to feed the baseline the same bytes in the same
+ * bursts: each chunk a follower read is (about) what the server wrote in one turn of its event loop.
+ * Bursts are separated by a `:burst` comment line, which the baseline takes as "next turn".
+ */
+const recorded = new Map<string, Buffer>()
+function bursts(chunks: string[]): Buffer {
+  const text = chunks.join('')
+  const out: string[] = []
+  let from = 0
+  let end = 0
+  for (const chunk of chunks) {
+    end += chunk.length
+    if (end <= from) continue
+    // A chunk may end inside a frame: the burst runs to the end of that frame.
+    const cut = text.indexOf('\n\n', Math.max(from, end - 2))
+    const to = cut < 0 ? text.length : cut + 2
+    out.push(text.slice(from, to), ':burst\n\n')
+    from = to
+  }
+  if (from < text.length) out.push(text.slice(from))
+  return Buffer.from(out.join(''), 'latin1')
+}
+
+/** One `slow <words>` run (demo model, no delay) to N followers: server CPU per delivered frame. */
+async function fanOutRun(th: Server, base: Server, clients: Clients, n: number, words: number) {
+  const key = `slow-${words}`
+  // A: threadhost
+  const id = await newThread(th, `fan${n}-`)
+  await clients.open(th.port, `/api/threads/${id}/follow`, n)
+  let wait = await clients.arm(runEnd(1))
+  await prompt(th, id, 'warm up')
+  await wait()
+  wait = await clients.arm(runEnd(2), !recorded.has(key))
+  let cpu = th.cpu()
+  await prompt(th, id, `slow ${words}`)
+  const a = await wait()
+  const aCpu = th.cpu() - cpu
+  if (a.record && !recorded.has(key)) recorded.set(key, bursts(a.record))
+  await clients.close()
+  // B: the baseline, fed the same frames
+  const ch = `fan${n}`
+  await base.raw('POST', `/load/${ch}`, recorded.get(key))
+  await clients.open(base.port, `/follow/${ch}`, n)
+  wait = await clients.arm(lastFrame(recorded.get(key)!))
+  cpu = base.cpu()
+  await base.raw('POST', `/play/${ch}`)
+  const b = await wait()
+  const bCpu = base.cpu() - cpu
+  await clients.close()
+  if (a.closed) notes.push(`threadhost closed ${a.closed} of ${n} fast followers during a slow ${words} run`)
+  if (b.closed) notes.push(`the baseline closed ${b.closed} of ${n} fast followers during a slow ${words} run`)
+  return {
+    a: { cpuPerFrame: aCpu / a.frames, perCpuSecond: a.frames / n / aCpu, frames: a.frames },
+    b: { cpuPerFrame: bCpu / b.frames, perCpuSecond: b.frames / n / bCpu, frames: b.frames },
+  }
+}
+
+/** 100 followers; a dialog answered by POST: time until the last follower has the dialog-settled frame. */
+async function dialogLatency(th: Server, base: Server, clients: Clients, times: number) {
+  const a: number[] = []
+  const b: number[] = []
+  const id = await newThread(th, 'dlg-')
+  await clients.open(th.port, `/api/threads/${id}/follow`, 100)
+  for (let k = 1; k <= times; k++) {
+    const asked = await clients.arm('event: extension-ui-request', true)
+    await prompt(th, id, CONFIRM)
+    const request = (await asked()).record!.join('')
+    const dialogId = /event: extension-ui-request\ndata: (\{.*\})\n/.exec(request)![1]
+    const settled = await clients.arm('event: dialog-settled')
+    const t0 = process.hrtime.bigint()
+    const answered = await th.api('POST', `/api/threads/${id}/dialog`, { id: JSON.parse(dialogId).id, confirmed: true })
+    if (answered.status !== 204) throw new Error(`dialog answer: ${answered.status}`)
+    a.push(Number((await settled()).last - t0) / 1e6)
+    await idle(th, id)
+  }
+  await clients.close()
+  await clients.open(base.port, '/follow/dlg', 100)
+  for (let k = 1; k <= times; k++) {
+    const settled = await clients.arm('event: dialog-settled')
+    const t0 = process.hrtime.bigint()
+    await base.raw('POST', '/dialog/dlg')
+    b.push(Number((await settled()).last - t0) / 1e6)
+  }
+  await clients.close()
+  return { a, b }
+}
+
+/** A port nothing listens on now (the OS picks it). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+async function timeToFirst200(args: string[], env: NodeJS.ProcessEnv = process.env, attempt = 1): Promise<number> {
+  try {
+    return await startOnce(args, env)
+  } catch (error) {
+    // Another process may have taken the port between freePort() and the listen: try again.
+    if (attempt >= 3) throw error
+    return timeToFirst200(args, env, attempt + 1)
+  }
+}
+
+async function startOnce(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'threadhost-bench-start-'))
+  const port = await freePort()
+  const started = performance.now()
+  const proc = spawn(process.execPath, [...args.map((a) => a.replace('$PORT', String(port)).replace('$DIR', dir))], { cwd: root, env, stdio: 'ignore' })
+  let exited = false
+  proc.once('exit', () => (exited = true))
+  try {
+    for (;;) {
+      if (exited) throw new Error(`${args.join(' ')} exited before answering`)
+      try {
+        const r = await fetch(`http://127.0.0.1:${port}/api/threads`)
+        await r.arrayBuffer()
+        if (r.status === 200) return performance.now() - started
+      } catch {}
+      await sleep(5)
+    }
+  } finally {
+    proc.kill('SIGTERM')
+    await new Promise((r) => (exited ? r(undefined) : proc.once('exit', r)))
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+const serverFlags = ['--port', '$PORT', '--data-dir', '$DIR', '--agent-dir', '$DIR/agent', '--workspace', '$DIR', '--model', 'demo']
+const startThreadhost = () => {
+  // What is stale is built first, untimed (others editing src make the client stale often):
+  // the figure is the start of a built tree, as after `npm install && npm start` once.
+  if (MODE === 'compiled') spawnSync(process.execPath, ['scripts/start.mjs', '--help'], { cwd: root, stdio: 'ignore' })
+  return timeToFirst200(MODE === 'tsx' ? ['--import', 'tsx', 'src/server/main.ts', ...serverFlags] : ['scripts/start.mjs', ...serverFlags])
+}
+const startTsxCold = () => timeToFirst200(['--import', 'tsx', 'src/server/main.ts', ...serverFlags], { ...process.env, TSX_DISABLE_CACHE: '1' })
+const startBaseline = () => timeToFirst200(['bench/baseline-server.mjs', '--port', '$PORT'])
+
+/** Heap per idle live thread: K threads that each ran one short prompt and stay live. */
+async function heapPerThread(th: Server, base: Server, clients: Clients, k: number) {
+  // Warm: the first live thread loads what every later one shares.
+  const warm = await newThread(th, 'heap-')
+  await clients.open(th.port, `/api/threads/${warm}/follow`, 1)
+  const wait = await clients.arm(runEnd(1), !recorded.has('hello'))
+  await prompt(th, warm, 'hello')
+  const hello = (await wait()).record
+  if (hello) recorded.set('hello', bursts(hello))
+  await clients.close()
+  const before = (await th.probe('heap')).heap!
+  const ids = await Promise.all(Array.from({ length: k }, () => newThread(th, 'heap-')))
+  for (const id of ids) {
+    await prompt(th, id, 'hello')
+    await idle(th, id)
+  }
+  await sleep(200)
+  const after = (await th.probe('heap')).heap!
+  // The baseline's channel is small: many of them, so the GC's noise divides away.
+  const bk = 1000
+  const b0 = (await base.probe('heap')).heap!
+  await base.raw('POST', `/channels?n=${bk}`, recorded.get('hello'))
+  const b1 = (await base.probe('heap')).heap!
+  return { a: (after - before) / k, b: (b1 - b0) / bk }
+}
+
+/**
+ * The longest event-loop block while a 99,000-character reply streams (no delay) to 10 followers,
+ * with `stalled` more followers that never read; whether any fast one was dropped; and how many of
+ * the stalled ones the server had closed once their lag was judged.
+ */
+async function bigReply(th: Server, base: Server, clients: Clients, stalled: number) {
+  const key = 'big'
+  const id = await newThread(th, `big${stalled}-`)
+  await clients.open(th.port, `/api/threads/${id}/follow`, 10)
+  if (stalled) await clients.open(th.port, `/api/threads/${id}/follow`, stalled, true)
+  let wait = await clients.arm(runEnd(1))
+  await prompt(th, id, 'warm up')
+  await wait()
+  // A stalled socket's kernel buffers take a few MB before anything waits in the server: after the
+  // big reply, four 10,000-chunk runs (more 99k replies would overflow the demo model's context
+  // window, and pi's compaction of it would be what the figure measured).
+  const messages = stalled ? [BIG_PROMPT, 'slow 10000', 'slow 10000', 'slow 10000', 'slow 10000'] : [BIG_PROMPT]
+  await th.probe('lag-start')
+  let a!: Done
+  for (const [r, message] of messages.entries()) {
+    wait = await clients.arm(runEnd(2 + r), r === 0 && !recorded.has(key))
+    await prompt(th, id, message)
+    const got = await wait()
+    if (got.record && !recorded.has(key)) recorded.set(key, bursts(got.record))
+    a = { ...got, closed: Math.max(got.closed, a?.closed ?? 0) }
+  }
+  // Stalled followers are judged by sustained lag (5 s): wait until that has passed.
+  if (stalled) await sleep(6_500)
+  const aLag = await th.probe('lag-stop')
+  const aBlock = aLag.maxBlockMs!
+  const aEnded = stalled ? await clients.stalledEnded(1500) : { ended: 0, of: 0 }
+  await clients.close()
+
+  const ch = `big${stalled}`
+  await base.raw('POST', `/load/${ch}`, recorded.get(key))
+  await clients.open(base.port, `/follow/${ch}`, 10)
+  if (stalled) await clients.open(base.port, `/follow/${ch}`, stalled, true)
+  await base.probe('lag-start')
+  let b!: Done
+  for (const [r] of messages.entries()) {
+    const run = r === 0 ? key : 'slow-10000'
+    await base.raw('POST', `/load/${ch}`, recorded.get(run))
+    wait = await clients.arm(lastFrame(recorded.get(run)!))
+    await base.raw('POST', `/play/${ch}`)
+    const got = await wait()
+    b = { ...got, closed: Math.max(got.closed, b?.closed ?? 0) }
+  }
+  if (stalled) await sleep(1_000)
+  const bLag = await base.probe('lag-stop')
+  const bBlock = bLag.maxBlockMs!
+  const bEnded = stalled ? await clients.stalledEnded(1500) : { ended: 0, of: 0 }
+  await clients.close()
+  return {
+    a: { block: aBlock, wall: aLag.maxWallMs!, fastDropped: a.closed, stalledDropped: aEnded.ended },
+    b: { block: bBlock, wall: bLag.maxWallMs!, fastDropped: b.closed, stalledDropped: bEnded.ended },
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((x, y) => x - y)
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
+}
+const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((x, y) => x - y)
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]
+}
+
+interface Row {
+  figure: string
+  unit: string
+  a: number[]
+  b: number[]
+  /** How the rounds combine: the median of per-round values, or a percentile of all samples. */
+  combine?: (xs: number[]) => number
+  note?: (i: number) => string
+}
+const rows = new Map<string, Row>()
+function add(figure: string, unit: string, a: number | number[], b: number | number[], combine?: Row['combine']) {
+  const row = rows.get(figure) ?? { figure, unit, a: [], b: [], combine }
+  row.a.push(...[a].flat())
+  row.b.push(...[b].flat())
+  rows.set(figure, row)
+}
+const notes: string[] = []
+const progress = (what: string) => process.stderr.write(`  … ${what}\n`)
+
+function fmt(x: number): string {
+  if (!Number.isFinite(x)) return String(x)
+  const abs = Math.abs(x)
+  return abs >= 100 ? x.toFixed(0) : abs >= 10 ? x.toFixed(1) : abs >= 1 ? x.toFixed(2) : x.toPrecision(2)
+}
+
+async function main() {
+  if (MODE === 'compiled') {
+    const { buildServer, serverStale } = (await import(join(root, 'scripts/build-server.mjs'))) as { buildServer(): Promise<void>; serverStale(): boolean }
+    if (serverStale()) await buildServer()
+  }
+  const load0 = loadavg()
+  const began = performance.now()
+  console.log(`threadhost (${MODE}) vs a raw node:http SSE broadcaster — ${ROUNDS} rounds, A B interleaved`)
+  console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, node ${process.version}, load average ${load0.map((l) => l.toFixed(2)).join(' ')}`)
+  const th = await Server.threadhost()
+  const base = await Server.baseline()
+  const clients = new Clients(2)
+  try {
+    for (let round = 1; round <= ROUNDS; round++) {
+      const t = performance.now()
+      if (runs('fanout')) {
+        for (const [n, words] of [
+          [1, 10_000],
+          [10, 10_000],
+          [100, 2000],
+          [1000, 300],
+        ] as const) {
+          progress(`round ${round}: fan-out to ${n}`)
+          const r = await fanOutRun(th, base, clients, n, words)
+          if (n === 10) add('observations per CPU-second, one thread, 10 followers', 'obs/s', r.a.perCpuSecond, r.b.perCpuSecond)
+          else add(`CPU per delivered frame, ${n} follower${n > 1 ? 's' : ''}`, 'µs', r.a.cpuPerFrame * 1e6, r.b.cpuPerFrame * 1e6)
+        }
+      }
+      if (runs('dialog')) {
+        progress(`round ${round}: dialog latency`)
+        const d = await dialogLatency(th, base, clients, 30)
+        add('dialog answer → last of 100 followers settled, p99', 'ms', d.a, d.b, (xs) => percentile(xs, 99))
+        add('dialog answer → last of 100 followers settled, p50', 'ms', d.a, d.b, (xs) => percentile(xs, 50))
+      }
+      if (runs('startup')) {
+        progress(`round ${round}: start-up`)
+        add('start-up to first 200 on /api/threads', 'ms', await startThreadhost(), await startBaseline())
+        if (MODE === 'compiled' && round === 1) notes.push(`start-up through tsx with a cold cache (the old npm start): ${fmt(await startTsxCold())} ms`)
+      }
+      if (runs('heap')) {
+        progress(`round ${round}: heap`)
+        const heap = await heapPerThread(th, base, clients, 10)
+        add('heap per idle live thread', 'KiB', heap.a / 1024, heap.b / 1024)
+      }
+      if (runs('big') || runs('stall')) {
+        progress(`round ${round}: 99k reply`)
+        const big = await bigReply(th, base, clients, 0)
+        add('event-loop block (main-thread CPU between two turns), 99k-character reply to 10 followers', 'ms', big.a.block, big.b.block)
+        add('event-loop block (wall clock, includes waiting for a core), 99k reply', 'ms', big.a.wall, big.b.wall)
+        if (big.a.fastDropped) notes.push(`round ${round}: threadhost dropped ${big.a.fastDropped} fast followers during the 99k reply`)
+        if (big.b.fastDropped) notes.push(`round ${round}: the baseline dropped ${big.b.fastDropped} fast followers during the 99k reply`)
+      }
+      if (runs('stall')) {
+        progress(`round ${round}: 40 stalled followers`)
+        const stall = await bigReply(th, base, clients, 40)
+        add('event-loop block (main-thread CPU), 99k reply + 4 × 10,000 chunks + dropping 40 stalled followers', 'ms', stall.a.block, stall.b.block)
+        add('event-loop block (wall clock), the same', 'ms', stall.a.wall, stall.b.wall)
+        notes.push(
+          `round ${round}: stalled followers closed — threadhost ${stall.a.stalledDropped}/40, baseline ${stall.b.stalledDropped}/40; fast followers dropped — threadhost ${stall.a.fastDropped}/10, baseline ${stall.b.fastDropped}/10`,
+        )
+      }
+      console.log(`round ${round} done in ${((performance.now() - t) / 1000).toFixed(0)} s`)
+    }
+  } finally {
+    clients.kill()
+    await Promise.all([th.stop(), base.stop()])
+  }
+  const load1 = loadavg()
+  console.log('')
+  console.log('| figure | threadhost | baseline | ratio |')
+  console.log('|---|---|---|---|')
+  for (const row of rows.values()) {
+    const combine = row.combine ?? median
+    const a = combine(row.a)
+    const b = combine(row.b)
+    console.log(`| ${row.figure} (${row.unit}) | ${fmt(a)} | ${fmt(b)} | ${fmt(a / b)} |`)
+  }
+  console.log('')
+  console.log('per round (threadhost / baseline):')
+  for (const row of rows.values()) {
+    if (row.combine) continue
+    console.log(`  ${row.figure}: ${row.a.map((x, i) => `${fmt(x)} / ${fmt(row.b[i])}`).join(', ')}`)
+  }
+  for (const note of notes) console.log(`  ${note}`)
+  console.log(`\nload average at the end ${load1.map((l) => l.toFixed(2)).join(' ')}; took ${((performance.now() - began) / 1000).toFixed(0)} s`)
+}
+
+await main()
+process.exit(0)
