@@ -81,6 +81,11 @@ export class DialogCard extends LitElement {
         gap: 0.75rem;
         animation: in 160ms ease-out;
       }
+      @media (prefers-reduced-motion: reduce) {
+        section {
+          animation: none;
+        }
+      }
       @keyframes in {
         from {
           opacity: 0;

@@ -124,6 +124,8 @@ export async function gone(locator: Locator, timeout = 15_000): Promise<void> {
 export const WRITE_SCREENSHOTS = process.env.THREADHOST_SCREENSHOTS === '1'
 
 export async function screenshot(page: Page, name: string): Promise<void> {
+  // Cards fade in; with motion reduced (as a person may ask for) a picture is never taken mid-fade.
+  await page.emulateMedia({ reducedMotion: 'reduce' })
   if (!WRITE_SCREENSHOTS) {
     const png = await page.screenshot()
     if (png.length < 1000 || png.subarray(1, 4).toString('latin1') !== 'PNG') throw new Error(`the ${name} screen did not render`)
