@@ -3,12 +3,12 @@
  * database. Each starts the server with a temp data dir and a fresh pi agent dir, kills it, starts
  * it again on the same data dir and checks what the contract promises (docs/flows/durability.md).
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { startProcess as start } from './process.js'
 import { api, is, SseClient, type Frame } from './harness.js'
 
 const cleanups: (() => Promise<void> | void)[] = []
@@ -19,24 +19,7 @@ afterEach(async () => {
 const agentDir = mkdtempSync(join(tmpdir(), 'threadhost-agent-'))
 afterAll(() => rmSync(agentDir, { recursive: true, force: true }))
 
-function startProcess(args: string[]): { child: ChildProcess; url: Promise<string>; output: () => string; exit: Promise<number | null> } {
-  const env = { ...process.env, PI_CODING_AGENT_DIR: agentDir }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env })
-  let output = ''
-  const url = new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString()
-      const match = /threadhost listening on (http:\/\/\S+)/.exec(output)
-      if (match) resolve(match[1])
-    }
-    child.stdout!.on('data', onData)
-    child.stderr!.on('data', onData)
-    child.on('exit', () => reject(new Error(`exited before listening:\n${output}`)))
-  })
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))))
-  cleanups.push(() => void child.kill('SIGKILL'))
-  return { child, url, output: () => output, exit }
-}
+const startProcess = (args: string[]) => start(args, { agentDir, cleanups })
 
 async function tempDataDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'threadhost-durable-'))

@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/server/config.js'
+import { startProcess as start } from './process.js'
 import { api, is, SseClient, startHarness, type Harness } from './harness.js'
 
 const cleanups: (() => Promise<void> | void)[] = []
@@ -15,25 +15,7 @@ afterEach(async () => {
 const agentDir = mkdtempSync(join(tmpdir(), 'threadhost-agent-'))
 afterAll(() => rmSync(agentDir, { recursive: true, force: true }))
 
-function startProcess(args: string[]): { child: ChildProcess; url: Promise<string>; output: () => string; exit: Promise<number | null> } {
-  // A fresh pi agent dir, never the developer's own ~/.pi.
-  const env = { ...process.env, PI_CODING_AGENT_DIR: agentDir }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env })
-  let output = ''
-  const url = new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString()
-      const match = /threadhost listening on (http:\/\/\S+)/.exec(output)
-      if (match) resolve(match[1])
-    }
-    child.stdout!.on('data', onData)
-    child.stderr!.on('data', onData)
-    child.on('exit', () => reject(new Error(`exited before listening:\n${output}`)))
-  })
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  cleanups.push(() => void child.kill('SIGKILL'))
-  return { child, url, output: () => output, exit }
-}
+const startProcess = (args: string[]) => start(args, { agentDir, cleanups })
 
 describe('lifecycle', () => {
   it('threads and their transcripts survive a restart; following a cold thread shows the persisted transcript without building a runtime', async () => {

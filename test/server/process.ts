@@ -1,0 +1,34 @@
+/**
+ * threadhost as its own process (`src/server/main.ts` under tsx), for tests that signal, kill and
+ * restart it. The pi agent dir is the test's own, never the developer's ~/.pi.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+
+export interface ServerProcess {
+  child: ChildProcess
+  /** Resolves with the URL once it listens; rejects if it exits first. */
+  url: Promise<string>
+  output: () => string
+  /** The exit code, or -1 when a signal ended it. */
+  exit: Promise<number | null>
+}
+
+/** Starts the server; the process is killed when the test's cleanups run. */
+export function startProcess(args: string[], options: { agentDir: string; cleanups: (() => unknown)[] }): ServerProcess {
+  const env = { ...process.env, PI_CODING_AGENT_DIR: options.agentDir }
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env })
+  let output = ''
+  const url = new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString()
+      const match = /threadhost listening on (http:\/\/\S+)/.exec(output)
+      if (match) resolve(match[1])
+    }
+    child.stdout!.on('data', onData)
+    child.stderr!.on('data', onData)
+    child.on('exit', () => reject(new Error(`exited before listening:\n${output}`)))
+  })
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))))
+  options.cleanups.push(() => void child.kill('SIGKILL'))
+  return { child, url, output: () => output, exit }
+}
