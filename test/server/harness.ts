@@ -11,6 +11,7 @@ import { ThreadRegistry, type RegistryOptions } from '../../src/host/thread-regi
 import { Workspaces } from '../../src/host/workspaces.js'
 import { createPiRuntimeFactory, PiModels } from '../../src/runtime/index.js'
 import { buildApp, type AppOptions } from '../../src/server/app.js'
+import { debugRoutes } from '../../src/server/debug-routes.js'
 
 export interface Harness {
   url: string
@@ -57,11 +58,14 @@ export async function startHarness(
     workspaces?: string[]
     /** Third-party-style extensions loaded into every thread's pi session. */
     extraExtensions?: ExtensionFactory[]
+    /** The inspector's routes too, as `npm start` on loopback has them. */
+    inspector?: boolean
   } & Partial<AppOptions> = {},
 ): Promise<Harness> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'threadhost-server-')))
   const registry = await ThreadRegistry.open(await piHost(dataDir, options))
-  const app = await buildApp({ registry, ...options })
+  const plugins = [...(options.plugins ?? []), ...(options.inspector ? [debugRoutes({ registry })] : [])]
+  const app = await buildApp({ registry, ...options, plugins })
   const url = await app.listen({ port: 0, host: '127.0.0.1' })
   return {
     url,

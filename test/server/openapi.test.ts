@@ -4,39 +4,15 @@
  */
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { ThreadRegistry } from '../../src/host/thread-registry.js'
-import { buildApp } from '../../src/server/app.js'
-import { debugRoutes } from '../../src/server/debug-routes.js'
-import { api, is, piHost, SseClient, startHarness, type Harness } from './harness.js'
+import { api, is, SseClient, startHarness, type Harness } from './harness.js'
 
 let h: Harness
 const tabs: SseClient[] = []
 
-/** The harness's server, with the inspector's routes too (as `npm start` on loopback has them). */
-async function withInspector(): Promise<Harness> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'threadhost-openapi-'))
-  const registry = await ThreadRegistry.open(await piHost(dataDir, { demoDelayMs: 2 }))
-  const app = await buildApp({ registry, plugins: [debugRoutes({ registry })] })
-  const url = await app.listen({ port: 0, host: '127.0.0.1' })
-  return {
-    url,
-    app,
-    registry,
-    dataDir,
-    async close() {
-      await registry.shutdown()
-      await app.close()
-      await rm(dataDir, { recursive: true, force: true })
-    },
-  }
-}
 
 beforeEach(async () => {
-  h = await withInspector()
+  h = await startHarness({ demoDelayMs: 2, inspector: true })
 })
 afterEach(async () => {
   for (const t of tabs.splice(0)) t.close()
