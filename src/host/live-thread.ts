@@ -8,11 +8,13 @@
 import { randomUUID } from 'node:crypto'
 import { createActor, type Subscription } from 'xstate'
 import type { CommandInfo, DialogOutcome, ObservationInput, ThinkingLevel } from '../schemas/index.js'
-import { askQueueMachine, type AskStatus } from '../machines/ask-queue.machine.js'
+import { askQueueMachine } from '../machines/ask-queue.machine.js'
 import { dialogMachine, type DialogEmitted } from '../machines/dialog.machine.js'
 import { threadMachine, type PromptRequest, type ThreadActor, type ThreadEmitted, type ThreadEvent } from '../machines/thread.machine.js'
-import type { AgentRuntime, AskUserResult, DialogRequest, DialogResolution, RuntimeEvent, UiBridge } from '../runtime/port.js'
+import type { AgentRuntime, RuntimeEvent, UiBridge } from '../runtime/port.js'
 import { errorText } from '../runtime/extension-ui.js'
+import { AskBridge } from './ask-bridge.js'
+import { DialogBridge } from './dialog-bridge.js'
 import type { Feed } from './feed.js'
 
 export type PromptOutcome =
@@ -50,21 +52,6 @@ export interface LiveThreadOptions {
   onRetired: (thread: LiveThread) => void
 }
 
-interface ParkedDialog {
-  request: DialogRequest
-  resolve: (resolution: DialogResolution) => void
-  timer?: NodeJS.Timeout
-  unhook?: () => void
-}
-
-interface WaitingAsk {
-  question: Parameters<UiBridge['askUser']>[0]
-  options: Parameters<UiBridge['askUser']>[1]
-  resolve: (result: AskUserResult) => void
-  unhook: () => void
-  answer?: AskUserResult
-}
-
 /** A thread title is at most this long (as a rename's). */
 const MAX_TITLE = 200
 
@@ -81,8 +68,8 @@ export class LiveThread {
   readonly actor: ThreadActor
   readonly threadId: string
   readonly #feed: Feed
-  readonly #parked = new Map<string, ParkedDialog>()
-  readonly #asks = new Map<string, WaitingAsk>()
+  readonly #dialogs: DialogBridge
+  readonly #asks: AskBridge
   /** Requests waiting for their one reply, by correlation id (a prompt's messageId, else a fresh id). */
   readonly #replies = new Map<string, PendingReply>()
   readonly #options: LiveThreadOptions
@@ -101,6 +88,17 @@ export class LiveThread {
     this.#options = options
     this.threadId = options.threadId
     this.#feed = options.feed
+    this.#dialogs = new DialogBridge(
+      (event) => this.actor.send(event),
+      () => this.actor.getSnapshot().status === 'active',
+    )
+    this.#asks = new AskBridge(
+      () => {
+        const queue = this.actor.getSnapshot().children.askQueue
+        return queue && this.actor.getSnapshot().status === 'active' ? (event) => queue.send(event) : undefined
+      },
+      (request) => this.#dialogs.ask(request),
+    )
     this.actor = createActor(this.#machine(), {
       id: `thread:${options.threadId}`,
       systemId: `thread:${options.threadId}`,
@@ -120,8 +118,8 @@ export class LiveThread {
 
   /** The UI bridge the runtime is built with; it must exist before the runtime does. */
   readonly ui: UiBridge = {
-    ask: (request) => this.#ask(request),
-    askUser: (question, options) => this.#askUser(question, options),
+    ask: (request) => this.#dialogs.ask(request),
+    askUser: (question, options) => this.#asks.askUser(question, options),
     // pi's fire-and-forget calls: facts on the feed. Extensions set them from session_start too, so
     // they are taken before the runtime is attached — and dropped once its release has begun.
     notify: (message, level) => this.#show({ type: 'notify', message, level }),
@@ -312,20 +310,20 @@ export class LiveThread {
                 ...(context.expiresAt !== undefined ? { expiresAt: context.expiresAt } : {}),
               })
             },
-            watch: ({ context }) => this.#watch(context.id, context.expiresAt),
-            unwatch: ({ context }) => this.#unwatch(context.id),
+            watch: ({ context }) => this.#dialogs.watch(context.id, context.expiresAt),
+            unwatch: ({ context }) => this.#dialogs.unwatch(context.id),
             recordSettle: ({ context }) => {
               feed.append({ type: 'dialog-settled', id: context.id, outcome: context.outcome as DialogOutcome })
             },
-            resolveExtension: ({ context }) => this.#resolveParked(context.id, { outcome: context.outcome!, answer: context.answer }),
-            resolveWithdrawn: ({ context }) => this.#resolveParked(context.id, { outcome: 'refused' }),
+            resolveExtension: ({ context }) => this.#dialogs.resolve(context.id, { outcome: context.outcome!, answer: context.answer }),
+            resolveWithdrawn: ({ context }) => this.#dialogs.resolve(context.id, { outcome: 'refused' }),
           },
         }),
         askQueue: askQueueMachine.provide({
           actions: {
             // Opening the card sends ASK to the thread; do it after this action, not inside it.
-            show: ({ self }, { askId }) => queueMicrotask(() => void this.#showAsk(askId, (event) => self.send(event))),
-            resolve: (_, { askId, status }) => this.#resolveAsk(askId, status),
+            show: ({ self }, { askId }) => queueMicrotask(() => void this.#asks.show(askId, (event) => self.send(event))),
+            resolve: (_, { askId, status }) => this.#asks.resolve(askId, status),
           },
         }),
       },
@@ -345,104 +343,6 @@ export class LiveThread {
     }
   }
 
-  // ——— dialogs: parked here, decided by the dialog machines ———
-
-  #ask(request: DialogRequest): Promise<DialogResolution> {
-    if (this.actor.getSnapshot().status !== 'active') return Promise.resolve({ outcome: 'refused' })
-    const dialogId = randomUUID()
-    return new Promise((resolve) => {
-      this.#parked.set(dialogId, { request, resolve })
-      const { timeoutMs } = request
-      const expiresAt = timeoutMs !== undefined && timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS ? Date.now() + timeoutMs : undefined
-      this.actor.send({
-        type: 'ASK',
-        dialogId,
-        spec: request.spec,
-        origin: request.origin,
-        expiresAt,
-        signalAborted: request.signal?.aborted ?? false,
-      })
-    })
-  }
-
-  #watch(dialogId: string, expiresAt: number | undefined): void {
-    const parked = this.#parked.get(dialogId)
-    if (!parked) return
-    if (expiresAt !== undefined) {
-      parked.timer = setTimeout(() => this.actor.send({ type: 'DIALOG.TIMEOUT', dialogId }), Math.max(0, expiresAt - Date.now()))
-    }
-    const signal = parked.request.signal
-    if (signal) {
-      const onAbort = () => this.actor.send({ type: 'DIALOG.SIGNAL', dialogId })
-      signal.addEventListener('abort', onAbort, { once: true })
-      parked.unhook = () => signal.removeEventListener('abort', onAbort)
-    }
-  }
-
-  #unwatch(dialogId: string): void {
-    const parked = this.#parked.get(dialogId)
-    clearTimeout(parked?.timer)
-    parked?.unhook?.()
-  }
-
-  #resolveParked(dialogId: string, resolution: DialogResolution): void {
-    const parked = this.#parked.get(dialogId)
-    this.#parked.delete(dialogId)
-    parked?.resolve(resolution)
-  }
-
-  // ——— ask_user_question: one question at a time, through the ask-queue ———
-
-  #askQueue() {
-    return this.actor.getSnapshot().children.askQueue
-  }
-
-  #askUser(question: WaitingAsk['question'], options: WaitingAsk['options']): Promise<AskUserResult> {
-    const queue = this.#askQueue()
-    if (!queue || this.actor.getSnapshot().status !== 'active') return Promise.resolve({ status: 'unavailable' })
-    const askId = randomUUID()
-    return new Promise((resolve) => {
-      const onAbort = () => this.#askQueue()?.send({ type: 'SIGNAL', askId })
-      options.signal?.addEventListener('abort', onAbort, { once: true })
-      this.#asks.set(askId, { question, options, resolve, unhook: () => options.signal?.removeEventListener('abort', onAbort) })
-      queue.send({ type: 'ASK', askId })
-    })
-  }
-
-  async #showAsk(askId: string, send: (event: { type: 'ANSWERED' | 'SKIPPED' | 'CANCELLED'; askId: string }) => void): Promise<void> {
-    const ask = this.#asks.get(askId)
-    if (!ask) return send({ type: 'CANCELLED', askId })
-    const resolution = await this.#ask({
-      spec: { method: 'questionnaire', title: ask.question.prompt, questions: [ask.question] },
-      origin: { kind: 'tool', name: 'ask_user_question', ...(ask.options.toolCallId ? { toolCallId: ask.options.toolCallId } : {}) },
-      signal: ask.options.signal,
-    })
-    // Disposed while the card was open: the ask was already resolved and its queue is gone.
-    if (!this.#asks.has(askId)) return
-    const answer = resolution.answer && 'answers' in resolution.answer ? resolution.answer.answers[0] : undefined
-    if (resolution.outcome === 'answered' && answer && !answer.skipped) {
-      ask.answer = { status: 'answered', ...pick(answer) }
-      send({ type: 'ANSWERED', askId })
-    } else if (resolution.outcome === 'answered') {
-      send({ type: 'SKIPPED', askId })
-    } else {
-      send({ type: 'CANCELLED', askId })
-    }
-  }
-
-  #resolveAsk(askId: string, status: AskStatus): void {
-    const ask = this.#asks.get(askId)
-    this.#asks.delete(askId)
-    if (!ask) return
-    ask.unhook()
-    ask.resolve(status === 'answered' && ask.answer ? ask.answer : { status })
-  }
-
-  /** The thread is going away with its ask-queue: every waiting ask_user_question call hears `cancelled`. */
-  #cancelAsks(): void {
-    for (const askId of [...this.#asks.keys()]) this.#resolveAsk(askId, 'cancelled')
-  }
-
   // ——— release ———
 
   async #releaseRuntime(reason: string): Promise<void> {
@@ -450,7 +350,7 @@ export class LiveThread {
     this.#runtime = undefined
     this.#releasing = true
     clearTimeout(this.#idleTimer)
-    this.#cancelAsks()
+    this.#asks.cancelAll()
     if (!runtime) return
     try {
       // Queued prompts never ride into a later run and are never dropped silently.
@@ -492,14 +392,6 @@ export class LiveThread {
 
   #log(level: 'debug' | 'info' | 'warn' | 'error', message: string): void {
     this.#options.log?.(level, `[${this.threadId}] ${message}`)
-  }
-}
-
-function pick(answer: { value?: string; values?: string[]; other?: string }) {
-  return {
-    ...(answer.value !== undefined ? { value: answer.value } : {}),
-    ...(answer.values !== undefined ? { values: answer.values } : {}),
-    ...(answer.other !== undefined ? { other: answer.other } : {}),
   }
 }
 
