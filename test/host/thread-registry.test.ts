@@ -13,6 +13,15 @@ let registry: ThreadRegistry
 const prompt = (id: string, message: string, extra: Partial<{ admission: 'enqueue' | 'reject'; deliverAs: 'steer' | 'followUp' }> = {}) =>
   registry.prompt(id, { message, admission: 'enqueue', deliverAs: 'steer', ...extra })
 
+/** Waits for what must happen (instead of sleeping and hoping it did). */
+async function until(done: () => boolean, ms = 2000): Promise<void> {
+  const end = Date.now() + ms
+  while (!done()) {
+    if (Date.now() > end) throw new Error('condition not met in time')
+    await new Promise((r) => setTimeout(r, 2))
+  }
+}
+
 async function observe(id: string): Promise<Observation[]> {
   const seen: Observation[] = []
   const feed = await registry.feed(id)
@@ -57,8 +66,10 @@ describe('thread registry', () => {
 
     let started = false
     const next = prompt('t1', 'again').then((o) => ((started = true), o))
-    await new Promise((r) => setTimeout(r, 20))
+    // Wait for what must happen — the prompt parked behind the stop — then check it did not start.
+    await until(() => registry.liveThreads()[0]?.actor.getSnapshot().context.pending.length === 1)
     expect(started).toBe(false)
+    expect(fake.calls).not.toContain('prompt:again')
     fake.settle()
     expect(await next).toMatchObject({ kind: 'admitted', run: 2, queued: false })
     expect(fake.calls).toEqual(['prompt:hello', 'clearQueue', 'abort', 'prompt:again'])
@@ -109,7 +120,7 @@ describe('thread registry', () => {
     const asked = fake.ui.ask(confirm)
     registry.abort('t1')
     expect(await asked).toEqual({ outcome: 'aborted', answer: undefined })
-    await new Promise((r) => setTimeout(r, 20))
+    await until(() => seen.some((o) => o.type === 'status'))
     const types = seen.map((o) => o.type)
     expect(types).toEqual(['extension-ui-request', 'queue', 'dialog-settled', 'settled', 'status'])
     expect(seen.at(-2)).toMatchObject({ type: 'settled', run: 1, aborted: true })

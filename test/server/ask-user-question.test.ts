@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { api, is, sleep, SseClient, startHarness, type Harness } from './harness.js'
+import { api, is, SseClient, startHarness, type Harness } from './harness.js'
 
 let h: Harness
 let tab: SseClient
@@ -22,14 +22,15 @@ describe('ask_user_question over HTTP', () => {
   it('a batch of three questions is shown one at a time in call order; Skip resolves only the first, Cancel on the second drains the third unseen', async () => {
     await api(h.url, 'POST', '/api/threads/q/prompt', { message: BATCH })
     const first = await tab.waitFor(is('extension-ui-request'))
-    await sleep(100)
-    expect(requests()).toHaveLength(1)
     expect(first.data.dialog).toMatchObject({ method: 'questionnaire', questions: [{ prompt: 'First?', skippable: true }] })
     const qid = first.data.dialog.questions[0].id
     expect((await api(h.url, 'POST', '/api/threads/q/dialog', { id: first.data.id, answers: [{ id: qid, skipped: true }] })).status).toBe(204)
 
     const second = await tab.waitFor((f) => f.event === 'extension-ui-request' && f.data.id !== first.data.id)
     expect(second.data.dialog.questions[0].prompt).toBe('Second?')
+    // One at a time: the second question was shown only after the first had settled.
+    const events = tab.frames.map((f) => `${f.event}:${f.data.id ?? ''}`)
+    expect(events.indexOf(`extension-ui-request:${second.data.id}`)).toBeGreaterThan(events.indexOf(`dialog-settled:${first.data.id}`))
     expect((await api(h.url, 'POST', '/api/threads/q/dialog', { id: second.data.id, cancelled: true })).status).toBe(204)
 
     const end = await tab.waitFor(is('status', { busy: false, run: 1 }))
