@@ -5,8 +5,8 @@
  * question must never steal another's answer. So each call waits its turn here. Skip resolves only
  * the question shown; Cancel (Escape) resolves it as cancelled and drains every waiting one as
  * cancelled without showing it; a waiter whose signal was aborted is checked again when it reaches
- * the head and is never shown; the batch-cancel flag resets only once the queue is idle. With no UI
- * every question is `unavailable` at once.
+ * the head and is never shown; the batch-cancel flag resets only once the queue is idle. (A tool
+ * with no UI bound never asks: it answers `unavailable` itself, before the queue.)
  *
  * Pure: showing a question and resolving a tool call arrive as provided actions.
  */
@@ -20,7 +20,6 @@ export interface AskWaiter {
 }
 
 export interface AskQueueContext {
-  hasUI: boolean
   current?: string
   waiting: AskWaiter[]
   batchCancelled: boolean
@@ -42,7 +41,6 @@ const isCurrent = ({ context, event }: { context: AskQueueContext; event: AskQue
 
 export const askQueueMachine = setup({
   types: {
-    input: {} as { hasUI: boolean },
     context: {} as AskQueueContext,
     events: {} as AskQueueEvent,
   },
@@ -53,32 +51,25 @@ export const askQueueMachine = setup({
     resolve: (_, _params: AskResolution) => {},
   },
   guards: {
-    noUI: ({ context }) => !context.hasUI,
     isCurrent,
     nothingWaiting: ({ context }) => context.waiting.length === 0,
     headWithdrawn: ({ context }) => context.batchCancelled || context.waiting[0].aborted,
   },
 }).createMachine({
   id: 'askQueue',
-  context: ({ input }) => ({ hasUI: input.hasUI, waiting: [], batchCancelled: false }),
+  context: { waiting: [], batchCancelled: false },
   initial: 'idle',
   states: {
     idle: {
       entry: assign({ batchCancelled: false, current: undefined }),
       on: {
-        ASK: [
-          {
-            guard: 'noUI',
-            actions: { type: 'resolve', params: ({ event }) => ({ askId: event.askId, status: 'unavailable' }) },
-          },
-          {
-            target: 'showing',
-            actions: [
-              assign({ current: ({ event }) => event.askId }),
-              { type: 'show', params: ({ event }) => ({ askId: event.askId }) },
-            ],
-          },
-        ],
+        ASK: {
+          target: 'showing',
+          actions: [
+            assign({ current: ({ event }) => event.askId }),
+            { type: 'show', params: ({ event }) => ({ askId: event.askId }) },
+          ],
+        },
       },
     },
     showing: {

@@ -36,8 +36,6 @@ export interface ThreadContext {
   dialogs: string[]
   /** Prompts that arrived while a stop was pending; they start once the stopped run settles. */
   pending: PromptRequest[]
-  /** Whether a human can be asked at all; without one every ask_user_question is `unavailable`. */
-  hasUI: boolean
   /** The correlation id of the stop being carried out: its reply comes once the queue is cleared. */
   stopReplyTo?: string
   /** Why the thread is being disposed, and how its open dialogs settle. */
@@ -99,7 +97,7 @@ const carried = (context: ThreadContext, event: Settled): PromptRequest[] => [
 
 const threadSetup = setup({
   types: {
-    input: {} as { threadId: string; run?: number; hasUI?: boolean },
+    input: {} as { threadId: string; run?: number },
     context: {} as ThreadContext,
     events: {} as ThreadEvent,
     emitted: {} as ThreadEmitted,
@@ -229,9 +227,9 @@ const settled = [
 
 export const threadMachine = threadSetup.createMachine({
   id: 'thread',
-  context: ({ input }) => ({ threadId: input.threadId, run: input.run ?? 0, dialogs: [], pending: [], hasUI: input.hasUI ?? true }),
+  context: ({ input }) => ({ threadId: input.threadId, run: input.run ?? 0, dialogs: [], pending: [] }),
   entry: threadSetup.enqueueActions(({ context, enqueue }) =>
-    enqueue.spawnChild('askQueue', { id: 'askQueue', systemId: `askQueue:${context.threadId}`, input: { hasUI: context.hasUI } }),
+    enqueue.spawnChild('askQueue', { id: 'askQueue', systemId: `askQueue:${context.threadId}` }),
   ),
   initial: 'cold',
   on: {

@@ -18,7 +18,7 @@ type Snap = SnapshotFrom<typeof askQueueMachine>
  * reuse once the queue has drained; the harness gives each ASK a unique live id (`a1#2`) and maps
  * later events naming `a1` to the newest one, so "exactly once" is checked per ask, not per name.
  */
-function liveQueue(hasUI: boolean) {
+function liveQueue() {
   const shown: string[] = []
   const resolved: { askId: string; status: AskStatus }[] = []
   const log: string[] = []
@@ -41,7 +41,6 @@ function liveQueue(hasUI: boolean) {
     },
   })
   const actor = createActor(machine, {
-    input: { hasUI },
     inspect: (ev) => {
       if (ev.type === '@xstate.microstep')
         for (const t of (ev as unknown as { _transitions: AnyTransitionDefinition[] })._transitions) taken.add(transitionKey(t))
@@ -59,7 +58,7 @@ function liveQueue(hasUI: boolean) {
       for (const w of snap.context.waiting) drained.add(w.askId)
     actor.send(e)
   }
-  return { actor, send, shown, resolved, log, asked, signalled, drained, taken, hasUI, live }
+  return { actor, send, shown, resolved, log, asked, signalled, drained, taken, live }
 }
 type Harness = ReturnType<typeof liveQueue>
 
@@ -82,11 +81,6 @@ function assertInvariants(h: Harness) {
     expect(h.shown).not.toContain(id)
     const r = h.resolved.find((x) => x.askId === id)
     if (r) expect(r.status).toBe('cancelled')
-  }
-  // with no UI nothing is shown and every ask is `unavailable` at once
-  if (!h.hasUI) {
-    expect(h.shown).toEqual([])
-    expect(h.resolved).toEqual(h.asked.map((askId) => ({ askId, status: 'unavailable' })))
   }
 }
 
@@ -142,14 +136,14 @@ const PROMISE: Record<string, string> = {
 
 type Path = ReturnType<typeof getShortestPaths<typeof askQueueMachine>>[number]
 
-function pathTitle(hasUI: boolean, path: Path) {
+function pathTitle(path: Path) {
   const events = path.steps.slice(1).map((s) => describeEvent(s.event))
   const state = String(path.state.value)
-  return `${hasUI ? 'with a UI' : 'with no UI'}: ${events.length ? events.join(' → ') : '(no event)'} ⇒ ${state}: ${PROMISE[state]}`
+  return `${events.length ? events.join(' → ') : '(no event)'} ⇒ ${state}: ${PROMISE[state]}`
 }
 
-function replay(hasUI: boolean, path: Path) {
-  const h = liveQueue(hasUI)
+function replay(path: Path) {
+  const h = liveQueue()
   assertState(String(path.steps[0].state.value), h)
   for (const step of path.steps.slice(1)) {
     h.send(step.event)
@@ -159,8 +153,8 @@ function replay(hasUI: boolean, path: Path) {
 }
 
 /** The transitions a sequence of events takes on a live actor (no assertions). */
-function takenBy(hasUI: boolean, events: AskQueueEvent[]) {
-  const h = liveQueue(hasUI)
+function takenBy(events: AskQueueEvent[]) {
+  const h = liveQueue()
   for (const e of events) h.send(e)
   return h.taken
 }
@@ -170,12 +164,12 @@ function takenBy(hasUI: boolean, events: AskQueueEvent[]) {
  * kept when it takes a transition no earlier path took. Shortest and simple paths visit states; a
  * transition back to a visited state (a Cancel draining into `idle`) needs a path of its own.
  */
-function coveringPaths(hasUI: boolean, shortest: Path[], covered: Set<string>): Path[] {
+function coveringPaths(shortest: Path[], covered: Set<string>): Path[] {
   const out: Path[] = []
   for (const p of [...shortest].sort((a, b) => a.steps.length - b.steps.length)) {
     for (const event of eventsFor(p.state)) {
       const events = [...p.steps.slice(1).map((s) => s.event), event]
-      const fresh = [...takenBy(hasUI, events)].filter((k) => !covered.has(k))
+      const fresh = [...takenBy(events)].filter((k) => !covered.has(k))
       if (fresh.length === 0) continue
       for (const k of fresh) covered.add(k)
       const [state] = transition(askQueueMachine, p.state, event)
@@ -185,37 +179,33 @@ function coveringPaths(hasUI: boolean, shortest: Path[], covered: Set<string>): 
   return out
 }
 
-const plans = [true, false].map((hasUI) => {
-  const shortest = getShortestPaths(askQueueMachine, { input: { hasUI }, events: eventsFor })
-  // Simple paths through a queue of at most two, so the set stays small.
-  const simple = getSimplePaths(askQueueMachine, {
-    input: { hasUI },
-    events: (s: Snap) => eventsFor(s).filter((e) => e.type !== 'ASK' || e.askId !== 'a3'),
-  })
-  const covered = new Set<string>()
-  for (const p of [...shortest, ...simple]) for (const k of takenBy(hasUI, p.steps.slice(1).map((s) => s.event))) covered.add(k)
-  return { hasUI, shortest, simple, covering: coveringPaths(hasUI, shortest, covered) }
+const shortest = getShortestPaths(askQueueMachine, { events: eventsFor })
+// Simple paths through a queue of at most two, so the set stays small.
+const simple = getSimplePaths(askQueueMachine, {
+  events: (s: Snap) => eventsFor(s).filter((e) => e.type !== 'ASK' || e.askId !== 'a3'),
 })
+const covered = new Set<string>()
+for (const p of [...shortest, ...simple]) for (const k of takenBy(p.steps.slice(1).map((s) => s.event))) covered.add(k)
+const covering = coveringPaths(shortest, covered)
 
 describe('ask-queue machine: every shortest path, replayed on a live actor', () => {
-  for (const { hasUI, shortest } of plans) for (const path of shortest) it(pathTitle(hasUI, path), () => void replay(hasUI, path))
+  for (const path of shortest) it(pathTitle(path), () => void replay(path))
 })
 
 describe('ask-queue machine: every simple path through a queue of two, replayed on a live actor', () => {
-  for (const { hasUI, simple } of plans) for (const path of simple) it(pathTitle(hasUI, path), () => void replay(hasUI, path))
+  for (const path of simple) it(pathTitle(path), () => void replay(path))
 })
 
 describe('ask-queue machine: a path for every transition the state paths miss, replayed on a live actor', () => {
-  for (const { hasUI, covering } of plans) for (const path of covering) it(pathTitle(hasUI, path), () => void replay(hasUI, path))
+  for (const path of covering) it(pathTitle(path), () => void replay(path))
 })
 
 describe('ask-queue machine: coverage of the model-based paths', () => {
   it('the traversed paths reach every state and take every transition the ask-queue machine defines', () => {
     const taken = new Set<string>()
-    for (const { hasUI, shortest, simple, covering } of plans)
-      for (const path of [...shortest, ...simple, ...covering]) for (const k of replay(hasUI, path)) taken.add(k)
+    for (const path of [...shortest, ...simple, ...covering]) for (const k of replay(path)) taken.add(k)
     const reached = new Set([...taken].map((k) => k.split('|')[0]))
-    for (const { shortest } of plans) for (const p of shortest) reached.add(`askQueue.${String(p.state.value)}`)
+    for (const p of shortest) reached.add(`askQueue.${String(p.state.value)}`)
     const missingStates = Object.values(askQueueMachine.root.states)
       .map((s) => s.id)
       .filter((id) => !reached.has(id))
@@ -255,7 +245,7 @@ describe('ask-queue machine: properties over random sequences', () => {
   test.prop([fc.array(event, { maxLength: 25 })], { numRuns: 150 })(
     'questions are shown one at a time in FIFO order and each ask is resolved exactly once',
     (events) => {
-      const h = liveQueue(true)
+      const h = liveQueue()
       sendAll(h, events)
       drain(h)
       expect(h.actor.getSnapshot().value).toBe('idle')
@@ -266,7 +256,7 @@ describe('ask-queue machine: properties over random sequences', () => {
   test.prop([fc.array(event, { maxLength: 25 })], { numRuns: 150 })(
     'after a Cancel every waiting ask resolves cancelled without being shown, and a signalled waiter is never shown',
     (events) => {
-      const h = liveQueue(true)
+      const h = liveQueue()
       sendAll(h, events)
       drain(h)
       for (const id of [...h.drained, ...h.signalled]) {
@@ -279,24 +269,13 @@ describe('ask-queue machine: properties over random sequences', () => {
   test.prop([fc.array(event, { maxLength: 25 })], { numRuns: 100 })(
     'batchCancelled is false whenever the queue is idle',
     (events) => {
-      const h = liveQueue(true)
+      const h = liveQueue()
       const seen: boolean[] = []
       h.actor.subscribe((s) => {
         if (s.value === 'idle') seen.push(s.context.batchCancelled)
       })
       sendAll(h, events)
       expect(seen.every((b) => b === false)).toBe(true)
-    },
-  )
-
-  test.prop([fc.array(event, { maxLength: 25 })], { numRuns: 100 })(
-    'with no UI every ask is unavailable at once and nothing is shown',
-    (events) => {
-      const h = liveQueue(false)
-      sendAll(h, events)
-      expect(h.shown).toEqual([])
-      expect(h.resolved).toEqual(h.asked.map((askId) => ({ askId, status: 'unavailable' })))
-      expect(h.actor.getSnapshot().value).toBe('idle')
     },
   )
 })

@@ -60,7 +60,6 @@ const DIALOG_ACTIONS = ['showRequest', 'watch', 'unwatch', 'recordSettle', 'reso
 interface Options {
   /** What the fake runtime's clearQueue sends back at once; `false` leaves it to the test. */
   clear?: false | (() => 'cleared' | 'failed')
-  hasUI?: boolean
   /** A request that arrives re-entrantly, sent synchronously from inside the named provided action (once). */
   reentrant?: { action: (typeof THREAD_ACTIONS)[number]; event: ThreadEvent }
 }
@@ -115,7 +114,7 @@ function liveThread(opts: Options = {}) {
     actors: { dialog: dialogMachine.provide({ actions: dialogActions as never }) },
   })
   const actor = createActor(machine, {
-    input: { threadId: 't1', hasUI: opts.hasUI },
+    input: { threadId: 't1' },
     inspect: (ev) => {
       if (ev.type === '@xstate.microstep')
         for (const t of (ev as unknown as { _transitions: AnyTransitionDefinition[] })._transitions) taken.add(transitionKey(t))
@@ -699,11 +698,5 @@ describe('thread machine: replies a caller waits on', () => {
     expect(h.emitted.filter((e) => 'messageId' in e && e.messageId === waiting)).toEqual([
       { type: 'prompt.refused', messageId: waiting, reason: 'disposed', closing: 'deleted' },
     ])
-  })
-
-  it('a thread started with no UI gives its ask-queue no UI, so every ask_user_question is unavailable', () => {
-    const h = liveThread({ hasUI: false })
-    const askQueue = h.actor.getSnapshot().children.askQueue as unknown as { getSnapshot(): { context: { hasUI: boolean } } }
-    expect(askQueue.getSnapshot().context.hasUI).toBe(false)
   })
 })
