@@ -20,6 +20,8 @@ export interface StreamOptions {
   lagMs?: number
   /** A client with more than this buffered is closed at once, however long it has lagged. */
   maxBufferedBytes?: number
+  /** Told each time a lagging client is closed (the metrics count it). */
+  onDropped?: (reason: 'lag' | 'buffer-limit') => void
 }
 
 export const defaultStreamOptions: StreamOptions = {
@@ -103,6 +105,7 @@ export function openEventStream(
   const drop = (why: string) => {
     if (ended || dropQueued) return
     dropQueued = true
+    options.onDropped?.(why === 'over the buffer limit' ? 'buffer-limit' : 'lag')
     request.log.warn({ url: request.url, buffered: raw.writableLength, why }, 'event-stream client fell behind; closing it so it resumes')
     scheduleDrop(() => end(() => raw.destroy()))
   }

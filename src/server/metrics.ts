@@ -7,8 +7,8 @@
  * routes answered. The follow stream's own code (follow.ts, event-stream.ts) is not touched, so its
  * fan-out can change freely. Nothing here decides anything, and nothing on the request path waits on it.
  *
- * Not counted: followers dropped for lag. The drop happens inside the event stream, which says so
- * only in a log line; counting it needs a hook there.
+ * Followers dropped for lag are counted through the event stream's `onDropped` hook, which the app
+ * wires to `onFollowerDropped`.
  */
 import type { ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
@@ -44,7 +44,10 @@ export function classifyPrompt(status: number, body: { queued?: unknown; reason?
 }
 
 /** Adds the metrics hooks to the root app (so they see every route) and serves `GET /metrics`. */
-export function installMetrics(app: FastifyInstance, options: MetricsOptions): Registry {
+export function installMetrics(
+  app: FastifyInstance,
+  options: MetricsOptions,
+): { register: Registry; onFollowerDropped: (reason: 'lag' | 'buffer-limit') => void } {
   const { registry } = options
   const register = new Registry()
   if (options.processMetrics) collectDefaultMetrics({ register, prefix: 'threadhost_' })
@@ -228,7 +231,13 @@ export function installMetrics(app: FastifyInstance, options: MetricsOptions): R
     },
     async (_request, reply) => reply.type(register.contentType).send(await register.metrics()),
   )
-  return register
+  const dropped = new Counter({
+    name: 'threadhost_followers_dropped_total',
+    help: 'Followers closed because they fell behind (sustained lag, or over the buffer limit); their tabs resume',
+    labelNames: ['reason'],
+    registers,
+  })
+  return { register, onFollowerDropped: (reason) => dropped.inc({ reason }) }
 }
 
 function parseBody(payload: unknown): { queued?: unknown; reason?: unknown } | undefined {
