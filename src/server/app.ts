@@ -18,10 +18,12 @@ import { apiGuard } from './guard.js'
 import { RequestLog } from './log.js'
 import { installMetrics } from './metrics.js'
 import { registerOpenApi } from './openapi.js'
+import { guarded } from './responses.js'
 import { dialogRoutes } from './routes/dialogs.js'
 import { followRoutes } from './routes/follow.js'
 import { runRoutes } from './routes/runs.js'
 import { threadRoutes } from './routes/threads.js'
+import { Health, installWriteGuards } from './writes.js'
 
 export interface AppOptions {
   registry: ThreadRegistry
@@ -93,24 +95,51 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const guard = apiGuard({ token: options.token, closing: () => registry.closing })
   app.addHook('onRequest', guard)
 
-  // Clients that always send `content-type: application/json` may send no body to create and abort.
+  // Every body is JSON in UTF-8; anything else is a 400 before any route sees it. Clients that
+  // always send a content type may send no body to create and abort.
   const json = app.getDefaultJsonParser('error', 'error')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
-    body === '' ? done(null, undefined) : json(request, body as string, done),
+  app.removeContentTypeParser('application/json')
+  app.removeContentTypeParser('text/plain')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]
+    if (charset && !/^utf-?8$/i.test(charset)) return done(badBody(`a JSON body must be UTF-8, not ${charset}`), undefined)
+    if (body === '') return done(null, undefined)
+    json(request, body as string, (error, parsed) => (error ? done(badBody(`the body is not JSON: ${error.message}`), undefined) : done(null, parsed)))
+  })
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) =>
+    body === '' ? done(null, undefined) : done(badBody('the body must be JSON, sent as content-type: application/json'), undefined),
   )
+
+  // Before the routes: the hooks that record idempotent answers apply to the routes added after them.
+  const writes = installWriteGuards(app, () => registry.store)
 
   // Before the routes: the document is built from each route as it is added.
   await registerOpenApi(app)
-  installMetrics(app, { registry, processMetrics: options.processMetrics })
+  const metrics = installMetrics(app, { registry, processMetrics: options.processMetrics })
 
-  await app.register(threadRoutes, { registry })
-  await app.register(runRoutes, { registry })
-  await app.register(dialogRoutes, { registry })
-  await app.register(followRoutes, { registry, stream: follow })
+  app.get(
+    '/api/health',
+    {
+      schema: {
+        tags: ['meta'],
+        summary: '`ok`, or `degraded` with the reason: the data dir is full or read-only, so requests that write are refused',
+        response: { 200: Health, ...guarded },
+      },
+    },
+    async () => writes.health(),
+  )
+  await app.register(threadRoutes, { registry, writes })
+  await app.register(runRoutes, { registry, writes })
+  await app.register(dialogRoutes, { registry, writes })
+  await app.register(followRoutes, { registry, stream: { ...follow, onDropped: metrics.onFollowerDropped } })
   for (const plugin of options.plugins ?? []) await app.register(plugin)
 
   await serveClient(app, options.clientDir)
   return app
+}
+
+function badBody(message: string): Error {
+  return Object.assign(new Error(message), { statusCode: 400 })
 }
 
 async function serveClient(app: FastifyInstance, clientDir: string | undefined): Promise<void> {

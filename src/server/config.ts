@@ -1,4 +1,5 @@
 /** Command-line and environment configuration, checked before anything starts. */
+import { randomBytes } from 'node:crypto'
 import { existsSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -21,6 +22,8 @@ export interface Config {
   idleMs: number
   demoDelayMs: number
   token?: string
+  /** The token was generated because `--host` is beyond loopback and none was given: print it once. */
+  tokenGenerated?: boolean
   /** `--tools-policy FILE` laid over the defaults: which tool calls run, ask first, or are refused. */
   toolPolicy: ToolPolicy
   inspector: boolean
@@ -34,7 +37,7 @@ export const usage = `threadhost — host pi agent threads that many tabs follow
   npm start -- [options]
 
   --port N            port to listen on (default 4317, or $PORT; 0 picks a free one)
-  --host H            address to bind (default 127.0.0.1)
+  --host H            address to bind (default 127.0.0.1); beyond loopback a token is required
   --data-dir DIR      where threads and sessions are kept (default ./.threadhost)
   --agent-dir DIR     your pi agent dir: auth, models, settings, extensions, skills, prompts, MCP
                       (default $PI_CODING_AGENT_DIR, else ~/.pi/agent)
@@ -45,7 +48,9 @@ export const usage = `threadhost — host pi agent threads that many tabs follow
                       (default: pi's configured default when it has credentials, else demo)
   --idle-ms N         dispose a thread's runtime after N ms without a run (default 600000)
   --demo-delay-ms N   the demo model's delay between streamed words (default 20)
-  --token T           bearer token required on every /api route (or $THREADHOST_TOKEN)
+  --token T           bearer token required on every /api route (or $THREADHOST_TOKEN): at least
+                      16 characters, no blanks. Binding beyond loopback without one generates one
+                      and prints it once
   --tools-policy FILE
                       JSON: allow, ask or deny per tool, and ask or deny outside the workspace
                       (README: Tool permissions), e.g.
@@ -60,6 +65,9 @@ export class ConfigError extends Error {}
 /** What `--log-level` takes: pino's levels, and `silent`. */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const
 export type LoggerLevel = (typeof LOG_LEVELS)[number]
+
+export const MIN_TOKEN_CHARS = 16
+const TOKEN = new RegExp(`^\\S{${MIN_TOKEN_CHARS},}$`)
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/
 
@@ -86,13 +94,16 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
   })
   if (values.help) throw new ConfigError(usage)
   const host = values.host ?? '127.0.0.1'
-  const token = values.token ?? env.THREADHOST_TOKEN
-  if (!LOOPBACK.test(host) && !token) {
+  let token = values.token ?? (env.THREADHOST_TOKEN || undefined)
+  if (token !== undefined && !TOKEN.test(token)) {
     throw new ConfigError(
-      `refusing to bind ${host} without a token: anyone who can reach it could run commands through the agent. ` +
-        'Pass --token <secret> (or set THREADHOST_TOKEN), or bind 127.0.0.1.',
+      `${values.token !== undefined ? '--token' : 'THREADHOST_TOKEN'} must be at least ${MIN_TOKEN_CHARS} characters with no blanks ` +
+        `(it guards an agent that can run commands); for example ${randomBytes(24).toString('base64url')}`,
     )
   }
+  // Beyond loopback a token is required: the safe path is the easy one, so one is made (and printed once).
+  const tokenGenerated = !LOOPBACK.test(host) && token === undefined
+  if (tokenGenerated) token = randomBytes(24).toString('base64url')
   // The inspector shows every thread's machines and events: on by default only on loopback.
   const inspector = values.inspector ?? (LOOPBACK.test(host) ? 'on' : 'off')
   const trustProjects = values['trust-projects'] ?? 'ask'
@@ -114,6 +125,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     idleMs: integer('--idle-ms', values['idle-ms'] ?? '600000', 1, 2 ** 31 - 1),
     demoDelayMs: integer('--demo-delay-ms', values['demo-delay-ms'] ?? '20', 0, 60_000),
     token,
+    ...(tokenGenerated ? { tokenGenerated } : {}),
     toolPolicy: toolPolicy(values['tools-policy']),
     inspector: inspector === 'on',
     logLevel: logLevel as LoggerLevel,

@@ -5,6 +5,7 @@
  * - While shutting down, every API route answers 503.
  * - With a token: `Authorization: Bearer <token>`; `?token=` only on the SSE streams, because
  *   EventSource cannot send headers.
+ * - Two `Host` headers are a 400 on every route.
  * - Without a token (loopback only): the Host must be a loopback name and a browser's Origin must be
  *   that same host, so a page elsewhere — or one whose domain rebinds to 127.0.0.1 — cannot drive an
  *   agent that has a shell.
@@ -16,7 +17,10 @@ const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d+)?$/i
 const STREAM_ROUTE = /\/(follow|events)$/
 
 export function apiGuard(options: { token?: string; closing: () => boolean }) {
+  if (options.token !== undefined && !/\S/.test(options.token)) throw new Error('the token must not be blank')
   return async (request: FastifyRequest, reply: FastifyReply) => {
+    // Two Host headers: node keeps the first, a proxy may route by the other. Ambiguous, so refused.
+    if (hostHeaders(request.raw.rawHeaders) > 1) return reply.code(400).send({ error: 'a request carries one Host header' })
     const route = request.routeOptions.url
     // /metrics tells how busy the agents are; it is guarded like the API it describes.
     if (!route?.startsWith('/api/') && route !== '/metrics') return
@@ -36,13 +40,19 @@ export function apiGuard(options: { token?: string; closing: () => boolean }) {
   }
 }
 
+function hostHeaders(raw: string[]): number {
+  let count = 0
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].toLowerCase() === 'host') count++
+  return count
+}
+
 function bearer(header: string | undefined): string | undefined {
   const match = header && /^bearer\s+(.+)$/i.exec(header.trim())
   return match ? match[1] : undefined
 }
 
 function matches(given: string | undefined, token: string): boolean {
-  if (!given) return false
+  if (!given || !/\S/.test(given)) return false
   const a = Buffer.from(given)
   const b = Buffer.from(token)
   return a.length === b.length && timingSafeEqual(a, b)

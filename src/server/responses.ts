@@ -33,11 +33,11 @@ export const EventStream = (description: string) => ({
  * handler: a bad request, a missing token, a foreign origin, the server shutting down, a failure.
  */
 export const guarded = {
-  400: errorBody('bad request: the path, query or body does not match the schema, or is not JSON'),
+  400: errorBody('bad request: the path, query or body does not match the schema; the body is not JSON (any other content type, or a charset other than UTF-8); a malformed `Idempotency-Key`; two `Host` headers'),
   401: errorBody('a bearer token is required (the server was started with --token)'),
   403: errorBody('without a token, requests must come from a loopback Host and this Origin'),
   500: errorBody('internal error'),
-  503: errorBody('threadhost is shutting down'),
+  503: errorBody('threadhost is shutting down (with `Retry-After`), or the data dir is read-only so a request that writes was refused (`reason: read-only`)'),
 } satisfies Record<number, TSchema>
 
 /** Routes with a body can also refuse it for its size. */

@@ -82,6 +82,14 @@ export const serve = (config: Config) =>
     const address = yield* Effect.promise(() => app.listen({ port: config.port, host: config.host }))
     // Runs first on the way out: drain the threads while the listener still answers 503.
     yield* Effect.addFinalizer(() => drain(registry, log))
-    console.log(`threadhost listening on ${address.replace('[::1]', 'localhost')}`)
+    const url = address.replace('[::1]', 'localhost')
+    if (config.tokenGenerated) {
+      // Printed once, here only (never logged): the way in for this run.
+      console.log(
+        `threadhost: no --token given for --host ${config.host}, so this run uses a generated one: ${config.token}\n` +
+          `  open ${url}/?token=${config.token} or send Authorization: Bearer <token>; pass --token to choose your own`,
+      )
+    }
+    console.log(`threadhost listening on ${url}`)
     return yield* Effect.never
   }).pipe(Effect.scoped)

@@ -1,6 +1,7 @@
 /** The browser's side of the HTTP contract (src/schemas/http.ts). Nothing here knows about Lit. */
 import type {
   AbortReceipt,
+  CommandInfo,
   CommandReceipt,
   CreateThreadBody,
   DeliverAs,
@@ -54,8 +55,36 @@ function initialToken(): string {
   }
 }
 
-async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' }
+/** Waits between tries of a keyed request that got no answer at all (a network error). */
+export const RETRY_DELAYS_MS = [250, 1000, 3000]
+
+/** A fresh `Idempotency-Key`: random, and made without `crypto.randomUUID`, which plain-http LAN pages lack. */
+export function idempotencyKey(): string {
+  const bytes = new Uint8Array(16)
+  globalThis.crypto.getRandomValues(bytes)
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
+}
+
+/**
+ * A request that changes something, sent with a fresh `Idempotency-Key`. When no answer comes at all
+ * (a network error: the request may or may not have reached the server) it is sent again with the
+ * same key, so it runs at most once and the retry gets the first answer. An HTTP error is an answer:
+ * it is never retried.
+ */
+async function once<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const key = idempotencyKey()
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await request<T>(method, path, body, { 'idempotency-key': key })
+    } catch (err) {
+      if (!isNetworkError(err) || attempt >= RETRY_DELAYS_MS.length) throw err
+      await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[attempt]))
+    }
+  }
+}
+
+async function request<T>(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json', ...extraHeaders }
   if (apiConfig.token) headers.authorization = `Bearer ${apiConfig.token}`
   const init: RequestInit = { method, headers }
   if (body !== undefined) {
@@ -87,18 +116,21 @@ export const api = {
   /** `demo` and every model pi has credentials for, and the name new threads get by default. */
   listModels: () => request<ModelList>('GET', '/api/models'),
   /** `model` (a `name` from listModels), `thinkingLevel` and `cwd` are optional: the server's defaults otherwise. */
-  createThread: (body: CreateThreadBody = {}) => request<{ threadId: string }>('POST', '/api/threads', body),
+  createThread: (body: CreateThreadBody = {}) => once<{ threadId: string }>('POST', '/api/threads', body),
   renameThread: (id: string, title: string) => request<ThreadSummary>('PATCH', thread(id), { title }),
   /** A title, model or thinking level; `409 busy` while a run is in flight, `422` an unusable model. */
   updateThread: (id: string, body: UpdateThreadBody) => request<ThreadSummary>('PATCH', thread(id), body),
   deleteThread: (id: string) => request<void>('DELETE', thread(id)),
+  /** The thread's `/` commands: threadhost's own, then pi's (extensions, templates, skills). Builds a cold thread's runtime. */
+  listCommands: (id: string): Promise<CommandInfo[]> =>
+    request<{ commands: CommandInfo[] }>('GET', `${thread(id)}/commands`).then((r) => r.commands),
   /** The composer's draft, for extensions that read the editor; 404 (not live) is harmless. */
   reportDraft: (id: string, text: string) => request<void>('PUT', `${thread(id)}/draft`, { text }),
   prompt: (id: string, message: string, deliverAs?: DeliverAs) =>
-    request<PromptReceipt | CommandReceipt>('POST', `${thread(id)}/prompt`, deliverAs ? { message, deliverAs } : { message }),
+    once<PromptReceipt | CommandReceipt>('POST', `${thread(id)}/prompt`, deliverAs ? { message, deliverAs } : { message }),
   // An empty JSON object: the server's body parser refuses a bodiless POST (see the report).
-  abort: (id: string) => request<AbortReceipt>('POST', `${thread(id)}/abort`, {}),
-  answerDialog: (id: string, body: DialogAnswerBody) => request<void>('POST', `${thread(id)}/dialog`, body),
+  abort: (id: string) => once<AbortReceipt>('POST', `${thread(id)}/abort`, {}),
+  answerDialog: (id: string, body: DialogAnswerBody) => once<void>('POST', `${thread(id)}/dialog`, body),
   followUrl: (id: string, after = 0) => {
     // EventSource cannot send headers: the token rides in the query.
     const q = new URLSearchParams()

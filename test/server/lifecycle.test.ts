@@ -77,16 +77,13 @@ describe('lifecycle', () => {
     expect(server.output()).not.toMatch(/threadhost stopped/)
   })
 
-  it('binding a non-loopback host without a token is refused with a clear message', async () => {
-    expect(() => parseConfig(['--host', '0.0.0.0'], {})).toThrow(/without a token/)
-    expect(parseConfig(['--host', '0.0.0.0', '--token', 't'], {})).toMatchObject({ host: '0.0.0.0', token: 't' })
+  it('binding a non-loopback host without a token generates one (test/server/token.test.ts starts it); a short token is refused', async () => {
+    expect(parseConfig(['--host', '0.0.0.0'], {})).toMatchObject({ host: '0.0.0.0', tokenGenerated: true, token: expect.stringMatching(/^\S{16,}$/) })
+    expect(() => parseConfig(['--host', '0.0.0.0', '--token', 't'], {})).toThrow(/at least 16 characters/)
+    expect(parseConfig(['--host', '0.0.0.0', '--token', 't'.repeat(16)], {})).toMatchObject({ host: '0.0.0.0', token: 't'.repeat(16) })
     const defaults = parseConfig([], { PORT: '5000' })
     expect(defaults).toMatchObject({ port: 5000, host: '127.0.0.1', idleMs: 600_000, inspector: true, workspaces: [process.cwd()] })
     expect(defaults.model).toBeUndefined()
     expect(() => parseConfig(['--port', 'abc'], {})).toThrow(/--port takes an integer/)
-    const server = startProcess(['--host', '0.0.0.0'])
-    server.url.catch(() => {}) // it never listens, by design
-    expect(await server.exit).toBe(2)
-    expect(server.output()).toMatch(/refusing to bind 0\.0\.0\.0 without a token/)
   })
 })

@@ -2,7 +2,7 @@
  * The store port in memory, for host tests: the same contract as the SQLite store, nothing durable.
  * `crash()` hands back a new store holding exactly what was "committed", as a restart would see it.
  */
-import type { DialogRow, PromptFate, PromptRow, RecoveryReport, ReportBody, RunRow, ThreadRow, ThreadStore } from './port.js'
+import type { DialogRow, IdempotentAnswer, PromptFate, PromptRow, RecoveryReport, ReportBody, RunRow, ThreadRow, ThreadStore } from './port.js'
 
 const copy = <T>(value: T): T => structuredClone(value)
 
@@ -13,6 +13,7 @@ export class MemoryThreadStore implements ThreadStore {
   #runs: RunRow[] = []
   #dialogs: DialogRow[] = []
   #reports: RecoveryReport[] = []
+  #idempotent = new Map<string, IdempotentAnswer>()
   #nextReport = 1
   #closed = false
   /** How many writes were made, by method: tests check the hot path stays quiet. */
@@ -27,6 +28,7 @@ export class MemoryThreadStore implements ThreadStore {
     next.#dialogs = copy(this.#dialogs)
     next.#reports = copy(this.#reports)
     next.#nextReport = this.#nextReport
+    next.#idempotent = new Map([...this.#idempotent].map(([k, v]) => [k, copy(v)]))
     this.#closed = true
     return next
   }
@@ -143,6 +145,20 @@ export class MemoryThreadStore implements ThreadStore {
     if (!this.#write('markDelivered')) return
     for (const r of this.#reports) if (r.threadId === threadId && ids.includes(r.id)) r.delivered = true
   }
+
+  idempotent(key: string, since: number): IdempotentAnswer | undefined {
+    const answer = this.#idempotent.get(key)
+    return answer && answer.at >= since ? copy(answer) : undefined
+  }
+
+  recordIdempotent(answer: IdempotentAnswer, expireBefore: number): void {
+    if (!this.#write('recordIdempotent')) return
+    for (const [key, old] of this.#idempotent) if (old.at < expireBefore) this.#idempotent.delete(key)
+    this.#idempotent.set(answer.key, copy(answer))
+  }
+
+  /** Memory never fills up. */
+  checkWritable(): void {}
 
   journal(threadId: string): { prompts: PromptRow[]; runs: RunRow[]; dialogs: DialogRow[] } {
     return {

@@ -123,11 +123,59 @@ export interface ThreadStore {
   reports(threadId: string): RecoveryReport[]
   markDelivered(threadId: string, ids: number[]): void
 
+  /** The answer recorded for an `Idempotency-Key`, if it was recorded at or after `since` (epoch ms). */
+  idempotent(key: string, since: number): IdempotentAnswer | undefined
+  /** Records a keyed request's answer (one commit), dropping every answer recorded before `expireBefore`. */
+  recordIdempotent(answer: IdempotentAnswer, expireBefore: number): void
+
+  /**
+   * Throws the error a write would throw now (ENOSPC, EROFS, SQLITE_FULL, SQLITE_READONLY…), so a
+   * request that could not be made durable is refused before anything runs. Cheap when all is well:
+   * no commit per call (the SQLite store checks the data dir's free space and write access, and
+   * writes a probe only after a write has failed, to see whether the fault has cleared).
+   */
+  checkWritable(): void
+
   /** A thread's journal, oldest first (tests, the inspector). */
   journal(threadId: string): { prompts: PromptRow[]; runs: RunRow[]; dialogs: DialogRow[] }
 
   /** Further calls are ignored. */
   close(): void
+}
+
+/** What a failed write says, as the server words it: `full` → 507, `read-only` → 503. */
+export type WriteFault = { kind: 'full' | 'read-only'; code: string; message: string }
+
+const FULL_CODES = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL'])
+const READ_ONLY_CODES = new Set(['EROFS', 'EACCES', 'EPERM', 'SQLITE_READONLY'])
+
+/**
+ * Classifies an error thrown by a store write: a full disk or a read-only data dir, or `undefined`
+ * for anything else. node:sqlite reports SQLite's primary code in `errcode` (13 full, 8 read-only).
+ */
+export function writeFault(error: unknown): WriteFault | undefined {
+  if (!error || typeof error !== 'object') return undefined
+  const e = error as { code?: unknown; errcode?: unknown; errstr?: unknown; message?: unknown }
+  const message = typeof e.message === 'string' ? e.message : String(error)
+  const primary = typeof e.errcode === 'number' ? e.errcode & 0xff : undefined
+  const code = primary === 13 ? 'SQLITE_FULL' : primary === 8 ? 'SQLITE_READONLY' : typeof e.code === 'string' ? e.code : ''
+  if (FULL_CODES.has(code) || /disk is full|no space left/i.test(message)) return { kind: 'full', code: code || 'ENOSPC', message }
+  if (READ_ONLY_CODES.has(code) || /read-only|readonly/i.test(message)) return { kind: 'read-only', code: code || 'EROFS', message }
+  return undefined
+}
+
+/**
+ * The first answer to a request that carried an `Idempotency-Key`: a repeat with the same key (and
+ * the same request) gets exactly this back, and nothing runs again.
+ */
+export interface IdempotentAnswer {
+  key: string
+  /** A digest of the request (method, route, params, body): the same key with another request is refused. */
+  fingerprint: string
+  status: number
+  /** The response body as sent ('' for none). */
+  body: string
+  at: number
 }
 
 /** How a store was opened: `fresh` (no data before), `kept`, `migrated` (from threads.json) or `rebuilt` (the file was unusable). */

@@ -8,20 +8,23 @@
  * and a fresh one is started; the caller rebuilds the threads from pi's session directories. A data
  * dir from before the database (`threads.json`) is imported once and the JSON file renamed.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs'
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, renameSync, statfsSync } from 'node:fs'
 import { join } from 'node:path'
 import { DatabaseSync, type StatementSync } from 'node:sqlite'
 import type { ThinkingLevel } from '../../schemas/index.js'
-import type {
-  DialogRow,
-  PromptFate,
-  PromptRow,
-  RecoveryReport,
-  ReportBody,
-  RunRow,
-  StoreOrigin,
-  ThreadRow,
-  ThreadStore,
+import {
+  writeFault,
+  type DialogRow,
+  type IdempotentAnswer,
+  type WriteFault,
+  type PromptFate,
+  type PromptRow,
+  type RecoveryReport,
+  type ReportBody,
+  type RunRow,
+  type StoreOrigin,
+  type ThreadRow,
+  type ThreadStore,
 } from './port.js'
 
 export const DB_FILE = 'threadhost.db'
@@ -56,7 +59,14 @@ CREATE TABLE IF NOT EXISTS reports (
   delivered INTEGER NOT NULL DEFAULT 0, body TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS reports_thread ON reports (thread_id);
+CREATE TABLE IF NOT EXISTS idempotency (
+  key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, status INTEGER NOT NULL, body TEXT NOT NULL, at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idempotency_at ON idempotency (at);
 `
+
+/** Below this much free space in the data dir a write is refused before it is tried (a request is not half done). */
+export const MIN_FREE_BYTES = 1 << 20
 
 type Row = Record<string, unknown>
 
@@ -71,17 +81,23 @@ export class SqliteThreadStore implements ThreadStore {
   readonly kind = 'sqlite'
   readonly #db: DatabaseSync
   readonly #statements = new Map<string, StatementSync>()
+  readonly #dataDir: string
+  readonly #minFree: number
   #closed = false
+  /** The last write failure that said the disk is full or read-only; cleared by a probe write that succeeds. */
+  #fault?: WriteFault
 
-  private constructor(db: DatabaseSync) {
+  private constructor(db: DatabaseSync, dataDir: string, minFree: number) {
     this.#db = db
+    this.#dataDir = dataDir
+    this.#minFree = minFree
   }
 
   /**
    * Opens (or creates) `<dataDir>/threadhost.db`. `floorSeq` is the seq a thread imported from
    * threads.json continues above: that file kept the seq of the last admission, not of the last frame.
    */
-  static open(dataDir: string, options: { floorSeq?: () => number } = {}): OpenedStore {
+  static open(dataDir: string, options: { floorSeq?: () => number; minFreeBytes?: number } = {}): OpenedStore {
     mkdirSync(dataDir, { recursive: true })
     const file = join(dataDir, DB_FILE)
     const existed = existsSync(file)
@@ -99,7 +115,7 @@ export class SqliteThreadStore implements ThreadStore {
       db = openChecked(file)
       origin = 'rebuilt'
     }
-    const store = new SqliteThreadStore(db)
+    const store = new SqliteThreadStore(db, dataDir, options.minFreeBytes ?? MIN_FREE_BYTES)
     const legacy = join(dataDir, LEGACY_INDEX)
     if (origin === 'fresh' && existsSync(legacy)) {
       try {
@@ -125,7 +141,17 @@ export class SqliteThreadStore implements ThreadStore {
       statement = this.#db.prepare(sql)
       this.#statements.set(sql, statement)
     }
-    return statement.run(...params)
+    try {
+      return statement.run(...params)
+    } catch (error) {
+      throw this.#noted(error)
+    }
+  }
+
+  /** Remembers a full-disk or read-only failure, so the next request is refused before it runs. */
+  #noted(error: unknown): unknown {
+    this.#fault = writeFault(error) ?? this.#fault
+    return error
   }
 
   #all(sql: string, ...params: (string | number | null)[]): Row[] {
@@ -139,14 +165,63 @@ export class SqliteThreadStore implements ThreadStore {
 
   #tx(fn: () => void): void {
     if (this.#closed) return
-    this.#db.exec('BEGIN IMMEDIATE')
+    try {
+      this.#db.exec('BEGIN IMMEDIATE')
+    } catch (error) {
+      throw this.#noted(error)
+    }
     try {
       fn()
       this.#db.exec('COMMIT')
     } catch (error) {
-      this.#db.exec('ROLLBACK')
-      throw error
+      try {
+        this.#db.exec('ROLLBACK')
+      } catch {
+        // SQLite may have rolled back itself (a full disk does)
+      }
+      throw this.#noted(error)
     }
+  }
+
+  checkWritable(): void {
+    if (this.#closed) return
+    if (this.#fault) {
+      // A write failed before: only a real commit tells whether the fault has cleared.
+      this.#tx(() => void this.#run("INSERT OR REPLACE INTO meta (key, value) VALUES ('probe', ?)", String(Date.now())))
+      this.#fault = undefined
+      return
+    }
+    try {
+      accessSync(this.#dataDir, constants.W_OK)
+      const file = join(this.#dataDir, DB_FILE)
+      if (existsSync(file)) accessSync(file, constants.W_OK)
+      const fs = statfsSync(this.#dataDir)
+      const free = Number(fs.bavail) * Number(fs.bsize)
+      if (free < this.#minFree) {
+        throw Object.assign(new Error(`no space left in ${this.#dataDir}: ${free} bytes free`), { code: 'ENOSPC' })
+      }
+    } catch (error) {
+      throw this.#noted(error)
+    }
+  }
+
+  idempotent(key: string, since: number): IdempotentAnswer | undefined {
+    const r = this.#all('SELECT * FROM idempotency WHERE key = ? AND at >= ?', key, since)[0]
+    return r && { key: String(r.key), fingerprint: String(r.fingerprint), status: Number(r.status), body: String(r.body), at: Number(r.at) }
+  }
+
+  recordIdempotent(answer: IdempotentAnswer, expireBefore: number): void {
+    this.#tx(() => {
+      this.#run('DELETE FROM idempotency WHERE at < ?', expireBefore)
+      this.#run(
+        'INSERT OR REPLACE INTO idempotency (key, fingerprint, status, body, at) VALUES (?, ?, ?, ?, ?)',
+        answer.key,
+        answer.fingerprint,
+        answer.status,
+        answer.body,
+        answer.at,
+      )
+    })
   }
 
   threads(): ThreadRow[] {

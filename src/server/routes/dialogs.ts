@@ -7,8 +7,9 @@ import { Type } from 'typebox'
 import { DialogAnswerRequest, ThreadParams } from '../../schemas/index.js'
 import type { ThreadRegistry } from '../../host/thread-registry.js'
 import { NoContent, notFound, unprocessable, withBody } from '../responses.js'
+import { refusedWrites, type WriteGuards } from '../writes.js'
 
-export const dialogRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry }> = async (app, { registry }) => {
+export const dialogRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry; writes: WriteGuards }> = async (app, { registry, writes }) => {
   app.post(
     '/api/threads/:id/dialog',
     {
@@ -20,10 +21,15 @@ export const dialogRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry 
         response: {
           204: NoContent('taken (or withdrawn): every follower gets `dialog-settled`'),
           404: notFound('the thread is not live, or no open question has that id'),
-          422: unprocessable('the answer does not fit the question; it stays open', { refusal: Type.String() }),
+          422: unprocessable(
+            'the answer does not fit the question; it stays open (`refusal` says why). Or the `Idempotency-Key` was used with another request (`reason`)',
+            { refusal: Type.Optional(Type.String()), reason: Type.Optional(Type.String()) },
+          ),
           ...withBody,
+          ...refusedWrites,
         },
       },
+      preHandler: [writes.idempotent, writes.durable],
     },
     async (request, reply) => {
       const { id } = request.params

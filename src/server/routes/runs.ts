@@ -7,11 +7,12 @@ import { Type } from 'typebox'
 import { AbortBody, AbortReceipt, CommandReceipt, MAX_PROMPT_CHARS, PromptBody, PromptReceipt, ThreadParams } from '../../schemas/index.js'
 import type { ThreadRegistry } from '../../host/thread-registry.js'
 import { errorBody, guarded, notFound, ReasonError, unprocessable, withBody } from '../responses.js'
+import { idempotencyMismatch, refusedWrites, type WriteGuards } from '../writes.js'
 import { emptyBodyIsObject } from './threads.js'
 
 const tags = ['runs']
 
-export const runRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry }> = async (app, { registry }) => {
+export const runRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry; writes: WriteGuards }> = async (app, { registry, writes }) => {
   app.post(
     '/api/threads/:id/prompt',
     {
@@ -26,13 +27,15 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry }> 
           202: PromptReceipt,
           404: notFound('a command named a thread that does not exist'),
           409: ReasonError('`busy` (admission `reject`), or accepted and then rejected (`deleted`, `not-live`)'),
-          422: unprocessable('an unknown command (`suggestions` holds close names), or a command refused with its reason', {
+          422: unprocessable('an unknown command (`suggestions` holds close names), a command refused with its reason, or an `Idempotency-Key` used with another request', {
             suggestions: Type.Optional(Type.Array(Type.String())),
           }),
           502: errorBody("the thread's runtime could not start"),
           ...withBody,
+          ...refusedWrites,
         },
       },
+      preHandler: [writes.idempotent, writes.durable],
     },
     async (request, reply) => {
       const { id } = request.params
@@ -83,10 +86,13 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry }> 
           200: AbortReceipt,
           404: notFound('the thread is not live (a stop never builds a runtime)'),
           409: ReasonError('`idle`: nothing is running; `stale-run`: `run` is not the current run'),
+          422: idempotencyMismatch,
           ...withBody,
         },
       },
       preValidation: emptyBodyIsObject,
+      // A stop is never refused for a full or read-only disk: stopping an agent must always work.
+      preHandler: writes.idempotent,
     },
     async (request, reply) => {
       const { id } = request.params

@@ -7,13 +7,14 @@ import { Type } from 'typebox'
 import { CommandList, CreateThreadBody, DraftBody, ModelList, ThreadParams, ThreadSummary, UpdateThreadBody } from '../../schemas/index.js'
 import type { ThreadRegistry } from '../../host/thread-registry.js'
 import { errorBody, guarded, NoContent, notFound, ReasonError, unprocessable, withBody } from '../responses.js'
+import { refusedWrites, type WriteGuards } from '../writes.js'
 
 export const CreatedReceipt = Type.Object({ threadId: Type.String() }, { additionalProperties: false })
 export const ThreadList = Type.Object({ threads: Type.Array(ThreadSummary) }, { description: 'most recently updated first' })
 
 const tags = ['threads']
 
-export const threadRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry }> = async (app, { registry }) => {
+export const threadRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry; writes: WriteGuards }> = async (app, { registry, writes }) => {
   app.get(
     '/api/models',
     { schema: { tags, summary: 'The models a thread can run on', response: { 200: ModelList, ...guarded } } },
@@ -30,11 +31,15 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry 
         response: {
           201: CreatedReceipt,
           409: errorBody('the id is taken, or its thread is still being deleted'),
-          422: unprocessable('an unknown model, one without credentials, or an unusable cwd; nothing was created'),
+          422: unprocessable(
+            'an unknown model, one without credentials, or an unusable cwd; or the `Idempotency-Key` was used with another request. Nothing was created',
+          ),
           ...withBody,
+          ...refusedWrites,
         },
       },
       preValidation: emptyBodyIsObject,
+      preHandler: [writes.idempotent, writes.durable],
     },
     async (request, reply) => {
       const outcome = await registry.create(request.body ?? {})
@@ -110,8 +115,10 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry 
           409: ReasonError('`busy`: a model or thinking level while a run is in flight'),
           422: unprocessable('an unusable model; nothing changed'),
           ...withBody,
+          ...refusedWrites,
         },
       },
+      preHandler: writes.durable,
     },
     async (request, reply) => {
       const outcome = await registry.update(request.params.id, request.body)
@@ -135,8 +142,9 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry 
         tags,
         summary: 'Delete a thread (a live one is disposed first)',
         params: ThreadParams,
-        response: { 204: NoContent('deleted'), 404: notFound('no such thread'), ...guarded },
+        response: { 204: NoContent('deleted'), 404: notFound('no such thread'), ...guarded, ...refusedWrites },
       },
+      preHandler: writes.durable,
     },
     async (request, reply) => {
       const deleted = await registry.delete(request.params.id)
@@ -145,7 +153,7 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry 
   )
 }
 
-/** Create and abort take an optional body: none at all means `{}`. */
+/** Create and abort take an optional body: none at all means `{}` (a JSON `null` is a body, and a bad one). */
 export async function emptyBodyIsObject(request: { body: unknown }): Promise<void> {
-  request.body ??= {}
+  if (request.body === undefined) request.body = {}
 }

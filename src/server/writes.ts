@@ -1,0 +1,166 @@
+/**
+ * What a request that changes something goes through before its handler runs:
+ *
+ * - **Idempotency** (`Idempotency-Key` on create, prompt, abort and dialog): the first answer to a
+ *   key is recorded in the store (so it outlives a restart) before it is sent; a repeat with the same
+ *   key and the same request within 24 h gets that answer back — status and body, with
+ *   `Idempotent-Replayed: true` — and nothing runs again. The same key with another request is a
+ *   `422`. A repeat that arrives while the first is still running waits for its answer: concurrent
+ *   repeats never run twice. A 5xx (nothing was done, or it failed) is not recorded: a retry runs.
+ * - **Durability**: a request whose effects could not be written (disk full, read-only data dir)
+ *   is refused before anything runs — `507` for a full disk, `503` for a read-only one — while
+ *   reads and follows go on. `GET /api/health` says which (`ok` or `degraded` with the reason).
+ */
+import { createHash } from 'node:crypto'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import { writeFault, type IdempotentAnswer, type ThreadStore, type WriteFault } from '../host/store/port.js'
+import { errorBody } from './responses.js'
+
+/** How long a key's answer is kept and replayed. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
+/** Visible ASCII, no comma (two `Idempotency-Key` headers arrive joined by `, ` and are refused), at most 255. */
+const KEY = /^[\x21-\x2b\x2d-\x7e]{1,255}$/
+export const IDEMPOTENCY_HEADER = 'idempotency-key'
+
+export const Health = Type.Object(
+  {
+    status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
+    /** Why writes are refused (degraded only). */
+    reason: Type.Optional(Type.String()),
+    /** `disk-full` or `read-only` (degraded only). */
+    fault: Type.Optional(Type.Union([Type.Literal('disk-full'), Type.Literal('read-only')])),
+  },
+  { additionalProperties: false },
+)
+
+/** The statuses the write guards add to a route's responses. */
+export const refusedWrites = {
+  507: errorBody('the data dir is full: the request could not be made durable, so nothing was done (`reason: disk-full`)'),
+}
+export const idempotencyMismatch = errorBody('the `Idempotency-Key` was used before with another request (`reason: idempotency-key-reused`)')
+
+interface Claim {
+  key: string
+  fingerprint: string
+  resolve: (answer: IdempotentAnswer) => void
+}
+
+export interface WriteGuards {
+  /** preHandler: replays or claims an `Idempotency-Key`. */
+  idempotent: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
+  /** preHandler: refuses the request when the store cannot write now. */
+  durable: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
+  /** `ok`, or `degraded` and why. */
+  health: () => { status: 'ok' } | { status: 'degraded'; reason: string; fault: 'disk-full' | 'read-only' }
+}
+
+export function installWriteGuards(app: FastifyInstance, store: () => ThreadStore): WriteGuards {
+  const inflight = new Map<string, { fingerprint: string; answer: Promise<IdempotentAnswer> }>()
+  /** Answers the store could not record (a write failed after the request ran): still replayed by this process. */
+  const unrecorded = new Map<string, IdempotentAnswer>()
+  const claims = new WeakMap<FastifyRequest, Claim>()
+
+  const fault = (): WriteFault | undefined => {
+    try {
+      store().checkWritable()
+      return undefined
+    } catch (error) {
+      return writeFault(error) ?? { kind: 'read-only', code: 'EIO', message: error instanceof Error ? error.message : String(error) }
+    }
+  }
+
+  const settle = (request: FastifyRequest, status: number, payload: unknown) => {
+    const claim = claims.get(request)
+    if (!claim) return
+    claims.delete(request)
+    const answer: IdempotentAnswer = {
+      key: claim.key,
+      fingerprint: claim.fingerprint,
+      status,
+      body: typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : '',
+      at: Date.now(),
+    }
+    if (status < 500) {
+      try {
+        store().recordIdempotent(answer, answer.at - IDEMPOTENCY_TTL_MS)
+      } catch (error) {
+        request.log.error({ err: error }, 'idempotency: the answer could not be recorded; this process still replays it')
+        for (const [key, old] of unrecorded) if (old.at < answer.at - IDEMPOTENCY_TTL_MS) unrecorded.delete(key)
+        unrecorded.set(answer.key, answer)
+      }
+    }
+    inflight.delete(claim.key)
+    claim.resolve(answer)
+  }
+
+  // Recorded before the bytes leave: any answer a client saw is the one every repeat gets.
+  app.addHook('onSend', async (request, reply, payload) => {
+    settle(request, reply.statusCode, payload)
+    return payload
+  })
+  // A claim never sent (the socket went away first) must not leave its repeats waiting.
+  app.addHook('onResponse', async (request, reply) => settle(request, reply.statusCode, ''))
+
+  const replay = (reply: FastifyReply, answer: IdempotentAnswer) => {
+    reply.code(answer.status).header('idempotent-replayed', 'true')
+    if (!answer.body) return reply.send()
+    return reply.type('application/json; charset=utf-8').send(answer.body)
+  }
+  const mismatch = (reply: FastifyReply) =>
+    reply.code(422).send({ error: 'this Idempotency-Key was used before with another request', reason: 'idempotency-key-reused' })
+
+  return {
+    async idempotent(request, reply) {
+      const raw = request.headers[IDEMPOTENCY_HEADER]
+      if (raw === undefined) return
+      const key = Array.isArray(raw) ? raw.join(', ') : raw
+      if (!KEY.test(key)) {
+        return reply.code(400).send({ error: 'Idempotency-Key takes 1 to 255 visible ASCII characters, no comma, once' })
+      }
+      const fingerprint = fingerprintOf(request)
+      const pending = inflight.get(key)
+      if (pending) {
+        if (pending.fingerprint !== fingerprint) return mismatch(reply)
+        return replay(reply, await pending.answer)
+      }
+      const since = Date.now() - IDEMPOTENCY_TTL_MS
+      const kept = unrecorded.get(key)
+      const known = store().idempotent(key, since) ?? (kept && kept.at >= since ? kept : undefined)
+      if (known) return known.fingerprint === fingerprint ? replay(reply, known) : mismatch(reply)
+      let resolve!: (answer: IdempotentAnswer) => void
+      const answer = new Promise<IdempotentAnswer>((r) => (resolve = r))
+      inflight.set(key, { fingerprint, answer })
+      claims.set(request, { key, fingerprint, resolve })
+    },
+
+    async durable(request, reply) {
+      const found = fault()
+      if (!found) return
+      request.log.warn({ code: found.code }, `write refused: ${found.message}`)
+      return found.kind === 'full'
+        ? reply.code(507).send({ error: `the data dir is full; nothing was done (${found.message})`, reason: 'disk-full' })
+        : reply.code(503).send({ error: `the data dir is read-only; nothing was done (${found.message})`, reason: 'read-only' })
+    },
+
+    health() {
+      const found = fault()
+      if (!found) return { status: 'ok' }
+      return found.kind === 'full'
+        ? { status: 'degraded', fault: 'disk-full', reason: `the data dir is full: requests that write are refused (${found.message})` }
+        : { status: 'degraded', fault: 'read-only', reason: `the data dir is read-only: requests that write are refused (${found.message})` }
+    },
+  }
+}
+
+/** The request a key stands for: method, route, params and body (keys sorted). */
+function fingerprintOf(request: FastifyRequest): string {
+  const canonical = (value: unknown): unknown =>
+    Array.isArray(value)
+      ? value.map(canonical)
+      : value && typeof value === 'object'
+        ? Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]))
+        : value
+  const text = JSON.stringify([request.method, request.routeOptions.url, canonical(request.params), canonical(request.body ?? null)])
+  return createHash('sha256').update(text).digest('base64url')
+}
