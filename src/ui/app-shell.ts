@@ -1,5 +1,5 @@
 /** The page: thread list beside the thread pane, routed by `#/threads/<id>`. */
-import { LitElement, css, html } from 'lit'
+import { LitElement, css, html, nothing } from 'lit'
 import { customElement, property, state } from 'lit/decorators.js'
 import type { ModelList, ThreadSummary } from '../schemas/index.js'
 import { UNREACHABLE, api as defaultApi, describeError, isNetworkError, type Api } from './api.js'
@@ -13,6 +13,23 @@ interface LiveStatus {
   busy: boolean
   run: number
   openDialogs: number
+}
+
+/** Desktop notifications are opt-in: the person turned them on here (and the browser allowed them). */
+const NOTIFY_KEY = 'threadhost.notify'
+function notifyWanted(): boolean {
+  try {
+    return globalThis.localStorage?.getItem(NOTIFY_KEY) === '1'
+  } catch {
+    return false
+  }
+}
+const notificationsOffered = () => typeof globalThis.Notification === 'function'
+
+/** The tab's title: "(N) " first while N questions wait in any thread, so a background tab says so. */
+export function tabTitle(questions: number, threadTitle?: string): string {
+  const base = threadTitle ? `${threadTitle} · threadhost` : 'threadhost'
+  return questions > 0 ? `(${questions}) ${base}` : base
 }
 
 export function threadIdFromHash(hash: string): string {
@@ -34,6 +51,12 @@ export class AppShell extends LitElement {
   @state() private threadId = threadIdFromHash(location.hash)
   /** `#/inspect…` shows the machine inspector (src/ui/inspector), loaded on first visit. */
   @state() private inspecting = location.hash.startsWith('#/inspect')
+  /** `#/questions`: every thread with an open question, to jump to. */
+  @state() private questionsOpen = location.hash.startsWith('#/questions')
+  @state() private notify = notifyWanted() && notificationsOffered() && Notification.permission === 'granted'
+  @state() private notifyNote = ''
+  /** Open questions per thread at the last look, to see new ones arrive; undefined before the first list. */
+  #questionCounts: Map<string, number> | undefined
   @state() private notice = ''
   @state() private loading = true
   @state() private listError = ''
@@ -81,6 +104,53 @@ export class AppShell extends LitElement {
       .welcome p {
         margin: 0 0 0.5rem;
       }
+      .questions {
+        max-width: 40rem;
+        margin: 0 auto;
+        padding: 2rem 1.25rem;
+      }
+      .questions h1 {
+        font-size: 1.3rem;
+        margin: 0 0 1rem;
+      }
+      .questions ul {
+        list-style: none;
+        margin: 0 0 1.5rem;
+        padding: 0;
+        display: grid;
+        gap: 0.5rem;
+      }
+      .questions li a {
+        display: flex;
+        justify-content: space-between;
+        gap: 1rem;
+        padding: 0.7rem 0.9rem;
+        border: 1px solid var(--th-border);
+        border-radius: 10px;
+        color: inherit;
+        text-decoration: none;
+      }
+      .questions li a:hover {
+        background: var(--th-bg-soft);
+      }
+      .questions .q-title {
+        font-weight: 600;
+        overflow: hidden;
+        text-overflow: ellipsis;
+        white-space: nowrap;
+      }
+      .questions .q-count {
+        color: var(--th-warn);
+        white-space: nowrap;
+      }
+      .questions .notify {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 0.5rem;
+        align-items: center;
+        color: var(--th-fg-soft);
+        font-size: 0.85rem;
+      }
       .welcome .notice {
         padding: 0.5rem 0.75rem;
         border-radius: 8px;
@@ -94,7 +164,7 @@ export class AppShell extends LitElement {
         :host([has-thread]) thread-list {
           display: none;
         }
-        :host(:not([has-thread])) main {
+        :host(:not([has-thread]):not([inspecting])) main {
           display: none;
         }
         thread-list {
@@ -132,6 +202,7 @@ export class AppShell extends LitElement {
         location.hash = '#/'
       }
       this.threads = this.#overlay([...threads].sort((a, b) => b.updatedAt - a.updatedAt))
+      this.#noticeQuestions()
       this.listError = ''
     } catch (err) {
       this.listError = isNetworkError(err) ? UNREACHABLE : `The thread list failed: ${describeError(err)}`
@@ -141,27 +212,109 @@ export class AppShell extends LitElement {
   }
 
   protected override updated(): void {
-    this.toggleAttribute('has-thread', !!this.threadId)
+    // On a phone the list or the pane shows, not both: the questions view counts as a pane.
+    this.toggleAttribute('has-thread', !!this.threadId || this.questionsOpen)
     this.toggleAttribute('inspecting', this.inspecting)
     const summary = this.threads.find((t) => t.threadId === this.threadId)
-    document.title = this.threadId ? `${summary?.title || this.threadId} · threadhost` : 'threadhost'
+    const questions = this.threads.reduce((n, t) => n + t.openDialogs, 0)
+    document.title = tabTitle(questions, this.threadId ? summary?.title || this.threadId : undefined)
+  }
+
+  /**
+   * A question arrived in a thread that is not on screen (another thread, or this tab is hidden):
+   * a desktop notification, when the person turned them on. The first list is the baseline.
+   */
+  #noticeQuestions() {
+    const before = this.#questionCounts
+    this.#questionCounts = new Map(this.threads.map((t) => [t.threadId, t.openDialogs]))
+    if (!before || !this.notify || !notificationsOffered() || Notification.permission !== 'granted') return
+    for (const t of this.threads) {
+      if (t.openDialogs <= (before.get(t.threadId) ?? 0)) continue
+      const onScreen = t.threadId === this.threadId && document.visibilityState === 'visible'
+      if (onScreen) continue
+      try {
+        const n = new Notification(`A question is waiting in “${t.title || t.threadId}”`, {
+          body: `${t.openDialogs} open question${t.openDialogs === 1 ? '' : 's'} · threadhost`,
+          tag: `threadhost:${t.threadId}`,
+        })
+        n.onclick = () => {
+          window.focus()
+          location.hash = `#/threads/${encodeURIComponent(t.threadId)}`
+          n.close()
+        }
+      } catch {
+        // Some browsers allow notifications only from a service worker: the tab title still says it.
+      }
+    }
+  }
+
+  #toggleNotify = async () => {
+    if (this.notify) {
+      this.notify = false
+      this.notifyNote = ''
+      try {
+        localStorage.removeItem(NOTIFY_KEY)
+      } catch {}
+      return
+    }
+    const permission = Notification.permission === 'granted' ? 'granted' : await Notification.requestPermission()
+    if (permission === 'granted') {
+      this.notify = true
+      this.notifyNote = ''
+      try {
+        localStorage.setItem(NOTIFY_KEY, '1')
+      } catch {}
+    } else {
+      this.notifyNote = 'This browser blocks notifications from this page; allow them in its site settings to turn them on.'
+    }
+  }
+
+  #questions() {
+    const waiting = this.threads.filter((t) => t.openDialogs > 0)
+    return html`<section class="questions" aria-labelledby="questions-heading">
+      <h1 id="questions-heading">Open questions</h1>
+      ${waiting.length === 0
+        ? html`<p>No question is waiting in any thread.</p>`
+        : html`<ul>
+            ${waiting.map(
+              (t) => html`<li>
+                <a href=${`#/threads/${encodeURIComponent(t.threadId)}`}>
+                  <span class="q-title">${t.title || t.threadId}</span>
+                  <span class="q-count">${t.openDialogs} open question${t.openDialogs === 1 ? '' : 's'}</span>
+                </a>
+              </li>`,
+            )}
+          </ul>`}
+      ${notificationsOffered()
+        ? html`<p class="notify">
+            <button aria-pressed=${this.notify ? 'true' : 'false'} @click=${this.#toggleNotify}>
+              Desktop notifications for new questions: ${this.notify ? 'on' : 'off'}
+            </button>
+            ${this.notifyNote ? html`<span role="status">${this.notifyNote}</span>` : nothing}
+          </p>`
+        : nothing}
+    </section>`
   }
 
   override render() {
     if (this.inspecting) {
       void import('./inspector/inspector-page.js')
-      return html`<inspector-page></inspector-page>`
+      return html`<main><inspector-page></inspector-page></main>`
     }
     const summary = this.threads.find((t) => t.threadId === this.threadId)
     return html`
       <thread-list
         .threads=${this.threads}
+        .api=${this.api}
+        ?questions-open=${this.questionsOpen}
         selected-id=${this.threadId}
         ?loading=${this.loading}
         error=${this.listError}
       ></thread-list>
       <main>
-        ${this.threadId
+        ${this.questionsOpen && !this.threadId
+          ? this.#questions()
+          : this.threadId
           ? html`<thread-pane
               thread-id=${this.threadId}
               .summary=${summary}
@@ -182,6 +335,7 @@ export class AppShell extends LitElement {
     if (threadIdFromHash(location.hash)) this.notice = ''
     this.threadId = threadIdFromHash(location.hash)
     this.inspecting = location.hash.startsWith('#/inspect')
+    this.questionsOpen = location.hash.startsWith('#/questions')
   }
 
   /** The followed thread's status comes from its follow, live; the poll covers the others. */
@@ -198,6 +352,7 @@ export class AppShell extends LitElement {
   #onStatus = (e: CustomEvent<LiveStatus>) => {
     this.#live = e.detail
     this.threads = this.#overlay(this.threads)
+    this.#noticeQuestions()
   }
 
   async #loadModels(): Promise<void> {
@@ -219,8 +374,11 @@ export class AppShell extends LitElement {
     void this.refresh()
   }
 
-  #onDeleted = () => {
-    location.hash = '#/'
+  /** The thread on screen was deleted (from its pane or the list): back to the start. Another: just gone from the list. */
+  #onDeleted = (e: Event) => {
+    const id = (e as CustomEvent<{ threadId?: string }>).detail?.threadId
+    if (id === undefined || id === this.threadId) location.hash = '#/'
+    if (id !== undefined) this.threads = this.threads.filter((t) => t.threadId !== id)
     void this.refresh()
   }
 

@@ -6,7 +6,7 @@
  */
 import { LitElement, css, html, nothing, type PropertyValues } from 'lit'
 import { customElement, property, query, state } from 'lit/decorators.js'
-import type { DeliverAs, QueueState } from '../schemas/index.js'
+import type { CommandInfo, DeliverAs, QueueState } from '../schemas/index.js'
 import { describeError, isNetworkError } from './api.js'
 import { controls, tokens } from './styles.js'
 
@@ -21,6 +21,20 @@ export function appendRestored(draft: string, restored: readonly string[]): stri
 
 const DRAFT_REPORT_MS = 400
 
+/** The `/word` being typed at the start of the draft (before any space or newline), or undefined. */
+export function commandQuery(draft: string): string | undefined {
+  const m = /^\/([^\s]*)$/.exec(draft)
+  return m ? m[1] : undefined
+}
+
+/** Commands for `/query`: names that start with it first, then names that contain it; at most 8. */
+export function matchCommands(commands: readonly CommandInfo[], query: string): CommandInfo[] {
+  const q = query.toLowerCase()
+  const starts = commands.filter((c) => c.name.toLowerCase().startsWith(q))
+  const contains = commands.filter((c) => !c.name.toLowerCase().startsWith(q) && c.name.toLowerCase().includes(q))
+  return [...starts, ...contains].slice(0, 8)
+}
+
 @customElement('composer-box')
 export class ComposerBox extends LitElement {
   @property({ type: Boolean }) busy = false
@@ -32,6 +46,15 @@ export class ComposerBox extends LitElement {
   @property({ attribute: false }) draftChanged: (text: string) => void = () => {}
   /** The follow is connected: an "unreachable" error from before is over once it is. */
   @property({ type: Boolean }) connected = true
+  /** The thread's `/` commands (`GET /api/threads/:id/commands`), asked when the draft starts with `/`. */
+  @property({ attribute: false }) loadCommands: (() => Promise<CommandInfo[]>) | undefined
+
+  @state() private commands: CommandInfo[] | undefined
+  @state() private activeCommand = 0
+  /** Escape closed the list for this `/word`; typing reopens it. */
+  @state() private commandsDismissed = false
+  #commandsFor: unknown
+  #commandsAsked: unknown
 
   @state() draft = ''
   @state() deliverAs: DeliverAs = 'steer'
@@ -79,6 +102,41 @@ export class ComposerBox extends LitElement {
         overflow: hidden;
         text-overflow: ellipsis;
         white-space: nowrap;
+      }
+      .commands {
+        margin: 0 0 0.4rem;
+        padding: 0.3rem;
+        list-style: none;
+        border: 1px solid var(--th-border);
+        border-radius: 10px;
+        background: var(--th-bg);
+        box-shadow: var(--th-shadow);
+        max-height: 16rem;
+        overflow-y: auto;
+        font-size: 0.875rem;
+      }
+      .commands li {
+        display: flex;
+        gap: 0.75rem;
+        align-items: baseline;
+        padding: 0.3rem 0.55rem;
+        border-radius: 6px;
+        cursor: pointer;
+      }
+      .commands li[aria-selected='true'] {
+        background: var(--th-accent-soft);
+      }
+      .commands .name {
+        font-family: var(--th-mono);
+        font-weight: 600;
+        flex: none;
+      }
+      .commands .desc {
+        color: var(--th-fg-soft);
+        overflow: hidden;
+        text-overflow: ellipsis;
+        white-space: nowrap;
+        min-width: 0;
       }
       .box {
         border: 1px solid var(--th-border);
@@ -200,6 +258,50 @@ export class ComposerBox extends LitElement {
     this.textarea?.focus()
   }
 
+  /** Put a text in the box for the person to send or edit (the empty thread's examples). */
+  fill(text: string): void {
+    this.draft = text
+    void this.updateComplete.then(() => {
+      this.#autosize()
+      const t = this.textarea
+      t?.focus()
+      t?.setSelectionRange(text.length, text.length)
+    })
+  }
+
+  /** The completions shown now: the draft is `/word`, the commands are known, and Escape did not close them. */
+  get #suggestions(): CommandInfo[] {
+    const q = commandQuery(this.draft)
+    if (q === undefined || this.commandsDismissed || !this.commands || this.disabled) return []
+    return matchCommands(this.commands, q)
+  }
+
+  #askCommands() {
+    const load = this.loadCommands
+    if (!load || this.#commandsAsked === load) return
+    this.#commandsAsked = load
+    load().then(
+      (c) => {
+        if (this.loadCommands !== load) return
+        this.#commandsFor = load
+        this.commands = c
+      },
+      () => {
+        if (this.#commandsAsked === load) this.#commandsAsked = undefined // ask again next time
+      },
+    )
+  }
+
+  #complete(c: CommandInfo) {
+    this.draft = `/${c.name} `
+    this.commandsDismissed = false
+    void this.updateComplete.then(() => {
+      const t = this.textarea
+      t?.focus()
+      t?.setSelectionRange(this.draft.length, this.draft.length)
+    })
+  }
+
   /** Something to tell the person about the draft (cleared when they send). */
   say(notice: string): void {
     this.notice = notice
@@ -212,6 +314,16 @@ export class ComposerBox extends LitElement {
 
   protected override willUpdate(changed: PropertyValues<this>): void {
     if (changed.has('connected') && this.connected && this.#errorIsNetwork) this.#setError(undefined)
+    // Another thread: its commands are its own.
+    if (changed.has('loadCommands') && this.#commandsFor !== this.loadCommands) {
+      this.commands = undefined
+      this.#commandsAsked = undefined
+    }
+    if (changed.has('draft')) {
+      if (commandQuery(this.draft) === undefined) this.commandsDismissed = false
+      else this.#askCommands()
+      this.activeCommand = 0
+    }
   }
 
   #setError(err: unknown) {
@@ -235,6 +347,8 @@ export class ComposerBox extends LitElement {
   #draftTimer?: ReturnType<typeof setTimeout>
 
   override render() {
+    const suggestions = this.#suggestions
+    const active = Math.min(this.activeCommand, Math.max(0, suggestions.length - 1))
     const queued = [
       ...this.queue.steering.map((text) => ({ kind: 'Steer', text })),
       ...this.queue.followUp.map((text) => ({ kind: 'Follow-up', text })),
@@ -245,11 +359,29 @@ export class ComposerBox extends LitElement {
             ${queued.map((q) => html`<li><span class="kind">${q.kind}</span><span class="text" title=${q.text}>${q.text}</span></li>`)}
           </ul>`
         : nothing}
+      ${suggestions.length
+        ? html`<ul class="commands" id="commands" role="listbox" aria-label="Commands">
+            ${suggestions.map(
+              (c, i) => html`<li
+                id=${`command-${i}`}
+                role="option"
+                aria-selected=${i === active ? 'true' : 'false'}
+                @mousedown=${(e: Event) => e.preventDefault()}
+                @click=${() => this.#complete(c)}
+              >
+                <span class="name">/${c.name}</span><span class="desc">${c.description}</span>
+              </li>`,
+            )}
+          </ul>`
+        : nothing}
       <div class="box">
         <textarea
           rows="1"
           aria-label="Message"
-          placeholder=${this.busy ? 'Queue a message…' : 'Message the agent…'}
+          aria-autocomplete="list"
+          aria-controls=${suggestions.length ? 'commands' : nothing}
+          aria-activedescendant=${suggestions.length ? `command-${active}` : nothing}
+          placeholder=${this.busy ? 'Queue a message…' : 'Message the agent… (/ for commands)'}
           .value=${this.draft}
           ?disabled=${this.disabled}
           @input=${this.#onInput}
@@ -308,6 +440,32 @@ export class ComposerBox extends LitElement {
   }
 
   #onKey = (e: KeyboardEvent) => {
+    const suggestions = this.#suggestions
+    if (suggestions.length && !e.isComposing) {
+      const n = suggestions.length
+      const active = Math.min(this.activeCommand, n - 1)
+      if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+        e.preventDefault()
+        this.activeCommand = (active + (e.key === 'ArrowDown' ? 1 : n - 1)) % n
+        return
+      }
+      if (e.key === 'Tab' || (e.key === 'Enter' && !e.shiftKey && !e.altKey)) {
+        // Enter on an exact, complete name sends it as typed; otherwise it takes the completion.
+        const exact = suggestions[active].name === commandQuery(this.draft)
+        if (e.key === 'Tab' || !exact) {
+          e.preventDefault()
+          this.#complete(suggestions[active])
+          return
+        }
+      }
+      if (e.key === 'Escape') {
+        // Closes the list; the pane's Escape (stop the run) is not also triggered.
+        e.preventDefault()
+        e.stopPropagation()
+        this.commandsDismissed = true
+        return
+      }
+    }
     if (e.key !== 'Enter' || e.shiftKey || e.isComposing) return
     e.preventDefault()
     // Alt+Enter: a follow-up (delivered when the agent would otherwise stop), as pi's editor does.

@@ -8,12 +8,20 @@
  */
 import DOMPurify from 'dompurify'
 import { Marked } from 'marked'
+import { highlight } from './highlight.js'
 
 const marked = new Marked({
   gfm: true,
   breaks: false,
   async: false,
   renderer: {
+    // A fenced block in a language we know is coloured once the (lazily loaded) highlighter is here.
+    code({ text, lang }) {
+      const language = (lang ?? '').match(/^\S*/)?.[0]
+      const coloured = highlight(text.replace(/\n$/, ''), language)
+      if (coloured === undefined) return false
+      return `<pre><code class="hljs language-${escapeAttr(language ?? '')}">${coloured}</code></pre>\n`
+    },
     image({ href, title, text }) {
       if (isInline(href)) return false // marked's own rendering
       const label = text ? `Image: ${text}` : 'Image'
@@ -45,11 +53,23 @@ function purifier() {
   return DOMPurify
 }
 
-export function renderMarkdown(text: string): string {
+/**
+ * `copyButtons`: each code block gets a Copy button (added after sanitising, so it is ours, not the
+ * model's); the transcript handles its click.
+ */
+export function renderMarkdown(text: string, options: { copyButtons?: boolean } = {}): string {
   const html = marked.parse(text) as string
-  return purifier().sanitize(html, {
+  const clean = purifier().sanitize(html, {
     USE_PROFILES: { html: true },
     FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'picture', 'source', 'video', 'audio'],
     FORBID_ATTR: ['style'],
   })
+  return options.copyButtons ? withCopyButtons(clean) : clean
+}
+
+const COPY_BUTTON = '<button type="button" class="copy-code" data-copy-code aria-label="Copy code">Copy</button>'
+
+/** Sanitised HTML: every `<pre>` in it is markup (text `<pre>` is escaped), so a plain replace is safe. */
+function withCopyButtons(clean: string): string {
+  return clean.replace(/<pre(\s[^>]*)?>/g, (m) => `<div class="code-block">${COPY_BUTTON}${m}`).replace(/<\/pre>/g, '</pre></div>')
 }

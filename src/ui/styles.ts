@@ -16,11 +16,12 @@ export const tokens = css`
     --th-accent-soft: #eef0ff;
     --th-user-bg: #4f46e5;
     --th-user-fg: #ffffff;
-    --th-ok: #15803d;
+    --th-ok: #166534;
     --th-warn: #b45309;
     --th-danger: #c2253a;
     --th-danger-soft: #fdecee;
     --th-warn-soft: #fff6e5;
+    --th-ok-soft: #e9f7ee;
     --th-radius: 12px;
     --th-shadow: 0 1px 2px rgb(16 24 40 / 6%), 0 4px 12px rgb(16 24 40 / 6%);
     font-family: var(--th-font);
@@ -44,6 +45,7 @@ export const tokens = css`
       --th-danger: #f87171;
       --th-danger-soft: #3a1d22;
       --th-warn-soft: #3a2f16;
+      --th-ok-soft: #16301f;
       --th-shadow: 0 1px 2px rgb(0 0 0 / 30%), 0 4px 14px rgb(0 0 0 / 25%);
     }
   }
@@ -112,5 +114,77 @@ export const controls = css`
     overflow: hidden;
     clip: rect(0 0 0 0);
     white-space: nowrap;
+  }
+`
+
+/** highlight.js's classes in the page's colours (light and dark), readable on --th-bg-sunk and --th-bg. */
+export const codeTheme = css`
+  :host {
+    --th-code-keyword: #b3122a;
+    --th-code-string: #0a3069;
+    --th-code-comment: #4b535d;
+    --th-code-number: #0550ae;
+    --th-code-title: #6639ba;
+    --th-code-builtin: #8a3300;
+  }
+  @media (prefers-color-scheme: dark) {
+    :host {
+      --th-code-keyword: #ff7b72;
+      --th-code-string: #a5d6ff;
+      --th-code-comment: #a0a8b3;
+      --th-code-number: #79c0ff;
+      --th-code-title: #d2a8ff;
+      --th-code-builtin: #ffa657;
+    }
+  }
+  .hljs-keyword,
+  .hljs-selector-tag,
+  .hljs-meta .hljs-keyword,
+  .hljs-doctag {
+    color: var(--th-code-keyword);
+  }
+  .hljs-string,
+  .hljs-regexp,
+  .hljs-meta .hljs-string {
+    color: var(--th-code-string);
+  }
+  .hljs-comment,
+  .hljs-quote {
+    color: var(--th-code-comment);
+    font-style: italic;
+  }
+  .hljs-number,
+  .hljs-literal,
+  .hljs-attr,
+  .hljs-attribute,
+  .hljs-variable,
+  .hljs-template-variable,
+  .hljs-selector-attr,
+  .hljs-selector-class,
+  .hljs-selector-id {
+    color: var(--th-code-number);
+  }
+  .hljs-title,
+  .hljs-section,
+  .hljs-name {
+    color: var(--th-code-title);
+  }
+  .hljs-built_in,
+  .hljs-type,
+  .hljs-symbol,
+  .hljs-meta {
+    color: var(--th-code-builtin);
+  }
+  .hljs-addition {
+    color: var(--th-ok);
+  }
+  .hljs-deletion {
+    color: var(--th-danger);
+  }
+  .hljs-emphasis {
+    font-style: italic;
+  }
+  .hljs-strong {
+    font-weight: 700;
   }
 `

@@ -10,7 +10,7 @@
 import { LitElement, css, html, nothing, type PropertyValues } from 'lit'
 import { customElement, property, query, state } from 'lit/decorators.js'
 import { repeat } from 'lit/directives/repeat.js'
-import type { DeliverAs, DialogAnswerBody, ModelList, ThinkingLevel, ThreadSummary, UpdateThreadBody } from '../schemas/index.js'
+import type { CommandInfo, DeliverAs, DialogAnswerBody, ModelList, ThinkingLevel, ThreadSummary, UpdateThreadBody } from '../schemas/index.js'
 import { ApiError, api as defaultApi, type Api } from './api.js'
 import type { ComposerBox } from './composer-box.js'
 import type { DialogCard } from './dialog-card.js'
@@ -73,6 +73,10 @@ export class ThreadPane extends LitElement {
   @state() private configError = ''
   /** The follow found nothing and the server says the thread does not exist: its first message creates it. */
   @state() private absent = false
+  /** The person scrolled up from the end of the transcript: a "Jump to latest" button shows. */
+  @state() private scrolledUp = false
+  /** This thread's `/` commands, asked by the composer when a draft starts with `/` (once per thread). */
+  #loadCommands: () => Promise<CommandInfo[]> = async () => []
   @query('composer-box') private composer!: ComposerBox
   @query('.scroll') private scroller!: HTMLElement
   @query('select[name="model"]') private modelSelect!: HTMLSelectElement | null
@@ -220,10 +224,39 @@ export class ThreadPane extends LitElement {
         color: var(--th-danger);
         font-size: 0.85rem;
       }
+      .scroll-area {
+        flex: 1;
+        min-height: 0;
+        position: relative;
+        display: flex;
+        flex-direction: column;
+      }
       .scroll {
         flex: 1;
         overflow-y: auto;
         min-height: 0;
+      }
+      .jump {
+        position: absolute;
+        bottom: 0.75rem;
+        left: 50%;
+        transform: translateX(-50%);
+        border-radius: 999px;
+        box-shadow: var(--th-shadow);
+        z-index: 1;
+      }
+      .titles {
+        flex: 1 1 auto;
+        min-width: 0;
+        display: grid;
+      }
+      .titles .subtitle {
+        margin: 0;
+        font-size: 0.78rem;
+        color: var(--th-fg-soft);
+        overflow: hidden;
+        text-overflow: ellipsis;
+        white-space: nowrap;
       }
       .scroll:focus-visible {
         outline: 2px solid var(--th-accent);
@@ -412,6 +445,15 @@ export class ThreadPane extends LitElement {
     this.#existsAsked = false
     this.#focusOnOpen = true
     this.#seenDialogs = new Set()
+    this.scrolledUp = false
+    let commands: Promise<CommandInfo[]> | undefined
+    this.#loadCommands = () => {
+      commands ??= this.api.listCommands(id).catch((err: unknown) => {
+        commands = undefined
+        throw err
+      })
+      return commands
+    }
     const sub = store.subscribe((s) => {
       this.#rememberScroll()
       this.ctx = s.context
@@ -456,6 +498,39 @@ export class ThreadPane extends LitElement {
     if (el) this.#stick = el.scrollHeight - el.scrollTop - el.clientHeight < 80
   }
 
+  #onScroll = () => {
+    this.#rememberScroll()
+    this.scrolledUp = !this.#stick
+  }
+
+  #jumpToLatest = () => {
+    const el = this.scroller
+    if (!el) return
+    this.#stick = true
+    this.scrolledUp = false
+    el.scrollTop = el.scrollHeight
+    this.composer?.focus()
+  }
+
+  /** The composer takes an example (the empty thread's buttons). */
+  #onCompose = (e: Event) => {
+    const text = (e as CustomEvent<{ text: string }>).detail?.text
+    if (text) this.composer?.fill(text)
+  }
+
+  /**
+   * A thread still called by its id says nothing: under the title, the first thing asked in it.
+   * (The list has no transcript; the pane does.)
+   */
+  get subtitle(): string {
+    const title = this.summary?.title
+    if (title && title !== this.threadId) return ''
+    const first = this.ctx?.view.transcript.find((e) => e.kind === 'user')
+    if (!first || first.kind !== 'user') return ''
+    const line = first.text.trim().split('\n')[0]
+    return line.length > 120 ? `${line.slice(0, 119)}…` : line
+  }
+
   #lastStatus = ''
 
   /** Tell the page what the follow knows first, so the list is live for the followed thread. */
@@ -491,7 +566,14 @@ export class ThreadPane extends LitElement {
         }, TOAST_MS),
       )
     }
-    if (this.#stick && this.scroller) this.scroller.scrollTop = this.scroller.scrollHeight
+    if (this.#stick && this.scroller) {
+      this.scroller.scrollTop = this.scroller.scrollHeight
+      // The transcript renders after this pane: follow the end once its new entries are laid out.
+      const transcript = this.renderRoot.querySelector('transcript-view')
+      void transcript?.updateComplete.then(() => {
+        if (this.#stick && this.scroller) this.scroller.scrollTop = this.scroller.scrollHeight
+      })
+    }
     // Notes fade out on their own.
     for (const n of this.ctx?.notes ?? []) {
       if (this.#noteTimers.has(n.id)) continue
@@ -567,7 +649,12 @@ export class ThreadPane extends LitElement {
     return html`
       <header>
         <a class="back" href="#/" aria-label="All threads">‹</a>
-        ${this.renaming ? this.#renameForm() : html`<h2 title=${this.threadTitle}>${this.threadTitle}</h2>`}
+        ${this.renaming
+          ? this.#renameForm()
+          : html`<div class="titles">
+              <h2 title=${this.threadTitle}>${this.threadTitle}</h2>
+              ${this.subtitle ? html`<p class="subtitle" title=${this.subtitle}>${this.subtitle}</p>` : nothing}
+            </div>`}
         <connection-badge .state=${this.absent && !ctx.synced ? 'new' : this.connection}></connection-badge>
         ${this.renaming
           ? nothing
@@ -596,11 +683,13 @@ export class ThreadPane extends LitElement {
             )}
           </div>`
         : nothing}
-      <div class="scroll" tabindex="0" @scroll=${() => this.#rememberScroll()} @keydown=${this.#onEscape}>
+      <div class="scroll-area">
+      <div class="scroll" tabindex="0" @scroll=${this.#onScroll} @keydown=${this.#onEscape}>
         <div class="column">
           <transcript-view .entries=${view.transcript} .pending=${ctx.pending} ?busy=${view.status.busy}
             ?waiting=${view.openDialogs.length > 0} .working=${view.working}
             ?offline=${ctx.synced && this.connection !== 'live'} .rejectedTexts=${ctx.rejectedTexts}
+            .arrivedAt=${ctx.arrivedAt} model=${this.summary?.model ?? ''} @compose=${this.#onCompose}
           ></transcript-view>
           <div class="dialogs">
             ${repeat(
@@ -621,6 +710,12 @@ export class ThreadPane extends LitElement {
           </div>
         </div>
       </div>
+      ${this.scrolledUp
+        ? html`<button class="jump" @click=${this.#jumpToLatest}>
+            ${view.status.busy ? 'Jump to latest ↓' : 'Scroll to bottom ↓'}
+          </button>`
+        : nothing}
+      </div>
       <div class="column foot" style="width:100%;box-sizing:border-box" @keydown=${this.#onEscape}>
         ${this.#surface(view.widgets, view.statusItems)}
         <composer-box
@@ -629,6 +724,7 @@ export class ThreadPane extends LitElement {
           .send=${this.#send}
           .stop=${this.#stop}
           .draftChanged=${this.#reportDraft}
+          .loadCommands=${this.#loadCommands}
           ?connected=${this.connection === 'live'}
         ></composer-box>
       </div>

@@ -76,6 +76,11 @@ export interface ThreadStoreContext {
   toasts: Toast[]
   editorText?: { text: string; seq: number }
   title?: { title: string; seq: number }
+  /**
+   * When this tab saw each message (by messageId) and tool call (by toolCallId) arrive, epoch ms.
+   * The snapshot carries no times: what came in it has none, rather than a wrong one.
+   */
+  arrivedAt: Record<string, number>
 }
 
 export function dialogTitle(d: DialogSpec): string {
@@ -146,6 +151,7 @@ export function createThreadStore(threadId: string) {
       rejectedTexts: {},
       notes: [],
       toasts: [],
+      arrivedAt: {},
     } as ThreadStoreContext,
     on: {
       snapshot: (ctx, e: { snapshot: Snapshot }) => {
@@ -166,8 +172,15 @@ export function createThreadStore(threadId: string) {
         const o = e.observation
         if (o.seq <= ctx.view.seq) return ctx
         const view = project(ctx.view, o)
-        let { pending, notes, toasts, editorText, title, returned, rejectedTexts } = ctx
+        let { pending, notes, toasts, editorText, title, returned, rejectedTexts, arrivedAt } = ctx
         switch (o.type) {
+          case 'assistant-start':
+          case 'prompt-handled':
+            arrivedAt = { ...arrivedAt, [o.messageId]: Date.now() }
+            break
+          case 'tool-start':
+            arrivedAt = { ...arrivedAt, [o.toolCallId]: Date.now() }
+            break
           case 'notify':
             if (!o.persist) toasts = [...toasts, { id: `toast:${o.seq}`, message: o.message, level: o.level, at: Date.now() }].slice(-MAX_TOASTS)
             break
@@ -179,6 +192,7 @@ export function createThreadStore(threadId: string) {
             break
           case 'user-message':
             pending = pending.filter((p) => p.messageId !== o.messageId)
+            arrivedAt = { ...arrivedAt, [o.messageId]: Date.now() }
             break
           case 'prompt-rejected': {
             // One of ours will never run (e.g. the server shut down): its text comes back, and is shown.
@@ -221,7 +235,7 @@ export function createThreadStore(threadId: string) {
             break
           }
         }
-        return { ...ctx, view, pending, notes, toasts, editorText, title, returned, rejectedTexts }
+        return { ...ctx, view, pending, notes, toasts, editorText, title, returned, rejectedTexts, arrivedAt }
       },
       promptSent: (ctx, e: { prompt: PendingPrompt }) => {
         if (claimedIds(ctx.view).has(e.prompt.messageId)) return ctx

@@ -1,29 +1,74 @@
 /** The conversation, as the projection folds it, plus this tab's optimistic bubbles. role=log. */
 import { LitElement, css, html, nothing, type TemplateResult } from 'lit'
-import { customElement, property } from 'lit/decorators.js'
+import { customElement, property, state } from 'lit/decorators.js'
 import { repeat } from 'lit/directives/repeat.js'
 import { unsafeHTML } from 'lit/directives/unsafe-html.js'
-import type { ToolResult, TranscriptEntry, WorkingState } from '../schemas/index.js'
+import type { TranscriptEntry, WorkingState } from '../schemas/index.js'
+import { onHighlighterReady } from './highlight.js'
 import { renderMarkdown } from './markdown.js'
-import { controls, tokens } from './styles.js'
+import { codeTheme, controls, tokens } from './styles.js'
 import type { PendingPrompt } from './thread-store.js'
+import { renderTool } from './tool-view.js'
 
 const cache = new Map<string, string>()
 function markdown(text: string): string {
   let out = cache.get(text)
   if (out === undefined) {
-    out = renderMarkdown(text)
+    out = renderMarkdown(text, { copyButtons: true })
     if (cache.size > 300) cache.delete(cache.keys().next().value as string)
     cache.set(text, out)
   }
   return out
 }
+// Code shown before the highlighter loaded is rendered again, coloured.
+onHighlighterReady(() => cache.clear())
 
-function pretty(v: unknown): string {
+/** What the demo model answers (README, "The demo model"): a newcomer's first prompts, one click each. */
+export const DEMO_EXAMPLES: { label: string; text: string }[] = [
+  { label: 'Echo a message', text: 'Hello, threadhost!' },
+  { label: 'Stream a long reply', text: 'slow 40' },
+  { label: 'Ask me to confirm', text: 'call ui_dialog {"method":"confirm","title":"Deploy?","message":"to prod"}' },
+  {
+    label: 'Ask me a question',
+    text: 'call ask_user_question {"question":"Which database?","mode":"single","options":[{"label":"Postgres"},{"label":"SQLite"}]}',
+  },
+  { label: 'Run a shell command', text: 'call bash {"command":"ls"}' },
+  { label: 'Write a file', text: 'call write {"path":"a.md","content":"hi"}' },
+  { label: 'Read a file', text: 'call read {"path":"a.md"}' },
+]
+
+/** A clock time for a message, with the full date and time on hover; nothing when the time is unknown. */
+function timeOf(at: number | undefined) {
+  if (at === undefined) return nothing
+  const d = new Date(at)
+  return html`<time datetime=${d.toISOString()} title=${d.toLocaleString()}
+    >${d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}</time
+  >`
+}
+
+/** Put text on the clipboard; `execCommand` where the async clipboard is not offered (plain http). */
+export async function copyText(text: string): Promise<boolean> {
   try {
-    return typeof v === 'string' ? v : JSON.stringify(v, null, 2)
+    if (navigator.clipboard?.writeText) {
+      await navigator.clipboard.writeText(text)
+      return true
+    }
   } catch {
-    return String(v)
+    // fall through to the old way
+  }
+  const area = document.createElement('textarea')
+  area.value = text
+  area.setAttribute('readonly', '')
+  area.style.position = 'fixed'
+  area.style.opacity = '0'
+  document.body.append(area)
+  area.select()
+  try {
+    return document.execCommand('copy')
+  } catch {
+    return false
+  } finally {
+    area.remove()
   }
 }
 
@@ -39,12 +84,6 @@ export function withCaret(rendered: string): string {
   return rendered.slice(0, closing.index) + CARET + rendered.slice(closing.index)
 }
 
-function argsPreview(args: unknown): string {
-  if (args === undefined || args === null) return ''
-  const s = typeof args === 'string' ? args : JSON.stringify(args)
-  return s.length > 80 ? `${s.slice(0, 79)}…` : s
-}
-
 @customElement('transcript-view')
 export class TranscriptView extends LitElement {
   @property({ attribute: false }) entries: TranscriptEntry[] = []
@@ -58,10 +97,33 @@ export class TranscriptView extends LitElement {
   @property({ type: Boolean }) offline = false
   /** Texts of this tab's prompts that were refused (`prompt-rejected`), by messageId: the entry shows them. */
   @property({ attribute: false }) rejectedTexts: Record<string, string> = {}
+  /** When this tab saw each message and tool call arrive (thread-store's `arrivedAt`). */
+  @property({ attribute: false }) arrivedAt: Record<string, number> = {}
+  /** The thread's model: on `demo`, the empty transcript offers what the demo model can do. */
+  @property() model = ''
+
+  /** Tool calls whose long output the person unfolded. */
+  @state() private expanded = new Set<string>()
+  /** The message whose Copy button was just pressed ("Copied" for a moment). */
+  @state() private copied = ''
+  #copiedTimer: ReturnType<typeof setTimeout> | undefined
+  #offReady: (() => void) | undefined
+
+  override connectedCallback(): void {
+    super.connectedCallback()
+    this.#offReady = onHighlighterReady(() => this.requestUpdate())
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback()
+    this.#offReady?.()
+    clearTimeout(this.#copiedTimer)
+  }
 
   static override styles = [
     tokens,
     controls,
+    codeTheme,
     css`
       :host {
         display: block;
@@ -232,7 +294,7 @@ export class TranscriptView extends LitElement {
       .tool-body {
         padding: 0 0.75rem 0.75rem;
       }
-      .tool-body h4 {
+      .tool-body h3 {
         margin: 0.5rem 0 0.25rem;
         font-size: 0.75rem;
         text-transform: uppercase;
@@ -310,16 +372,107 @@ export class TranscriptView extends LitElement {
         border-top: 1px solid currentColor;
         opacity: 0.35;
       }
+      .meta {
+        display: flex;
+        align-items: center;
+        gap: 0.4rem;
+        margin-top: -0.5rem;
+        font-size: 0.72rem;
+        color: var(--th-fg-soft);
+        min-height: 1.2rem;
+      }
+      .meta.end {
+        align-self: flex-end;
+      }
+      .meta.start {
+        align-self: flex-start;
+      }
+      .meta button,
+      .code-block .copy-code,
+      button.fold {
+        font-size: 0.72rem;
+        padding: 0.05rem 0.45rem;
+        color: var(--th-fg-soft);
+      }
+      .code-block {
+        position: relative;
+      }
+      .code-block .copy-code {
+        position: absolute;
+        top: 0.35rem;
+        right: 0.35rem;
+        background: var(--th-bg);
+      }
+      .assistant .code-block pre {
+        padding-right: 4rem;
+      }
+      .empty .demo-intro {
+        margin: 1rem 0 0.5rem;
+      }
+      .empty .examples {
+        list-style: none;
+        margin: 0 auto;
+        padding: 0;
+        display: flex;
+        flex-wrap: wrap;
+        justify-content: center;
+        gap: 0.4rem;
+        max-width: 36rem;
+      }
+      .empty .demo-more {
+        font-size: 0.8rem;
+        margin: 0.75rem 0 0;
+      }
+      kbd {
+        font-family: var(--th-mono);
+        border: 1px solid var(--th-border);
+        border-radius: 4px;
+        padding: 0 0.3rem;
+      }
+      .tool-args code {
+        font-family: var(--th-mono);
+        color: var(--th-fg);
+      }
+      .tool-args .range {
+        color: var(--th-fg-soft);
+      }
+      .tool-args time,
+      summary time {
+        font-size: 0.72rem;
+        color: var(--th-fg-soft);
+      }
+      .tool-body pre.terminal {
+        background: #16181d;
+        color: #e6e8ec;
+        border-color: #16181d;
+      }
+      .tool-body pre.diff {
+        white-space: pre;
+        overflow-x: auto;
+      }
+      .diff .line {
+        display: block;
+      }
+      .diff .del {
+        background: var(--th-danger-soft);
+        color: var(--th-danger);
+      }
+      .diff .add {
+        background: var(--th-ok-soft);
+        color: var(--th-ok);
+      }
+      button.fold {
+        margin-top: 0.3rem;
+        border-color: var(--th-border);
+      }
     `,
   ]
 
   override render() {
     const entries = this.entries
     const lastIsStreaming = entries.at(-1)?.kind === 'assistant' && (entries.at(-1) as { streaming: boolean }).streaming
-    return html`<div role="log" aria-label="Transcript" aria-live="polite">
-      ${entries.length === 0 && this.pending.length === 0
-        ? html`<div class="empty"><strong>Start the conversation</strong>Type a message below. Enter sends, Shift+Enter adds a line.</div>`
-        : nothing}
+    return html`<div role="log" aria-label="Transcript" aria-live="polite" @click=${this.#onClick}>
+      ${entries.length === 0 && this.pending.length === 0 ? this.#empty() : nothing}
       ${repeat(entries, (e, i) => key(e, i), (e) => this.#entry(e))}
       ${repeat(
         this.pending,
@@ -340,6 +493,71 @@ export class TranscriptView extends LitElement {
     </div>`
   }
 
+  /** The empty thread: how to start, and on the demo model what it can do, each a button that fills the composer. */
+  #empty() {
+    const demo = this.model === 'demo'
+    return html`<div class="empty">
+      <strong>Start the conversation</strong>Type a message below. Enter sends, Shift+Enter adds a line.
+      ${demo
+        ? html`<p class="demo-intro">This thread runs on the offline <b>demo</b> model. Try what it can do:</p>
+            <ul class="examples" aria-label="Try the demo model">
+              ${DEMO_EXAMPLES.map(
+                (x) => html`<li>
+                  <button type="button" title=${x.text} @click=${() => this.#compose(x.text)}>${x.label}</button>
+                </li>`,
+              )}
+            </ul>
+            <p class="demo-more">Type <kbd>/</kbd> for commands.</p>`
+        : nothing}
+    </div>`
+  }
+
+  #compose(text: string) {
+    this.dispatchEvent(new CustomEvent('compose', { bubbles: true, composed: true, detail: { text } }))
+  }
+
+  /** Copy buttons: a code block's (inside the rendered Markdown) and a message's. */
+  #onClick = (e: Event) => {
+    const target = e.target as Element | null
+    const codeButton = target?.closest?.('[data-copy-code]')
+    if (codeButton) {
+      const pre = codeButton.parentElement?.querySelector('pre')
+      if (!pre) return
+      void copyText(pre.textContent ?? '').then((ok) => {
+        codeButton.textContent = ok ? 'Copied' : 'Copy failed'
+        setTimeout(() => (codeButton.textContent = 'Copy'), 1500)
+      })
+    }
+  }
+
+  #copyMessage(id: string, text: string) {
+    void copyText(text).then((ok) => {
+      if (!ok) return
+      this.copied = id
+      clearTimeout(this.#copiedTimer)
+      this.#copiedTimer = setTimeout(() => (this.copied = ''), 1500)
+    })
+  }
+
+  /** Under a message: when it arrived (if this tab saw it arrive) and a Copy button. */
+  #meta(id: string, text: string, side: 'start' | 'end', copy = true) {
+    return html`<div class="meta ${side}">
+      ${timeOf(this.arrivedAt[id])}
+      ${copy
+        ? html`<button type="button" class="ghost copy-message" aria-label="Copy message" @click=${() => this.#copyMessage(id, text)}>
+            ${this.copied === id ? 'Copied' : 'Copy'}
+          </button>`
+        : nothing}
+    </div>`
+  }
+
+  #toggle(id: string) {
+    const next = new Set(this.expanded)
+    if (next.has(id)) next.delete(id)
+    else next.add(id)
+    this.expanded = next
+  }
+
   /** A prompt that will never run. This tab's own shows its text (it is back in the draft too). */
   #rejected(messageId: string, reason: string): TemplateResult {
     const text = this.rejectedTexts[messageId]
@@ -353,32 +571,20 @@ export class TranscriptView extends LitElement {
   #entry(e: TranscriptEntry): TemplateResult {
     switch (e.kind) {
       case 'user':
-        return html`<div class="user" data-message=${e.messageId}>${e.text}</div>`
+        return html`<div class="user" data-message=${e.messageId}>${e.text}</div>
+          ${this.#meta(e.messageId, e.text, 'end')}`
       case 'assistant':
         return html`<div class="assistant" data-message=${e.messageId}>
-          ${unsafeHTML(e.streaming ? withCaret(markdown(e.text)) : markdown(e.text))}
-        </div>`
-      case 'tool': {
-        const unknown = e.state === 'running' && this.offline
-        const label = unknown ? 'unknown' : e.state === 'running' ? 'running' : e.state === 'done' ? 'done' : 'error'
-        const out = e.state === 'running' ? e.partial : e.result
-        return html`<details class="tool" data-tool=${e.toolCallId}>
-          <summary>
-            <span class="tool-name">${e.name}</span>
-            <span class="tool-args">${argsPreview(e.args)}</span>
-            <span
-              class="state ${unknown ? 'unknown' : e.state}"
-              title=${unknown ? 'The connection is down: whether it is still running is known again once it is back.' : ''}
-              >${label}</span
-            >
-          </summary>
-          <div class="tool-body">
-            <h4>Arguments</h4>
-            <pre>${pretty(e.args)}</pre>
-            ${out && hasOutput(out) ? html`<h4>${e.state === 'running' ? 'Progress' : 'Result'}</h4>${toolOutput(out)}` : nothing}
+            ${unsafeHTML(e.streaming ? withCaret(markdown(e.text)) : markdown(e.text))}
           </div>
-        </details>`
-      }
+          ${e.text === '' ? nothing : this.#meta(e.messageId, e.text, 'start', !e.streaming)}`
+      case 'tool':
+        return renderTool(e, {
+          offline: this.offline,
+          expanded: this.expanded.has(e.toolCallId),
+          toggleExpanded: () => this.#toggle(e.toolCallId),
+          time: timeOf(this.arrivedAt[e.toolCallId]),
+        })
       case 'notify':
         return html`<div class="notify ${e.level}" role="status">${e.message}</div>`
       case 'stopped':
@@ -391,22 +597,6 @@ export class TranscriptView extends LitElement {
         return html`<div class="error" role="alert">${e.message}</div>`
     }
   }
-}
-
-const hasOutput = (r: ToolResult) => r.text !== '' || r.truncated !== undefined || (r.images?.length ?? 0) > 0 || r.details !== undefined
-
-/**
- * A tool's output as the feed carries it: its text preformatted (tool output is mostly terminal
- * text, not Markdown), then what the host left out — cut characters, images — said, not hidden.
- * Details are shown only when there is nothing else: they are for renderers, the text is for people.
- */
-function toolOutput(r: ToolResult): TemplateResult {
-  const images = r.images ?? []
-  const showDetails = r.text === '' && images.length === 0 && r.details !== undefined
-  return html`${r.text !== '' || r.truncated ? html`<pre class="output">${r.text}</pre>` : nothing}
-    ${r.truncated ? html`<p class="tool-note">… ${r.truncated} more characters not shown.</p>` : nothing}
-    ${images.map((i) => html`<p class="tool-note image">[image: ${i.mimeType}, not shown]</p>`)}
-    ${showDetails ? html`<pre class="output details">${pretty(r.details)}</pre>` : nothing}`
 }
 
 function key(e: TranscriptEntry, i: number): string {

@@ -39,7 +39,6 @@ afterEach(() => {
 describe('transcript tool output', () => {
   test('a multi-line tool result renders as separate lines of preformatted text, not as JSON with a literal \\n', async () => {
     const { root } = await mount([tool({ text: 'a\nb' })])
-    await page.getByRole('log').getByText('bash').click()
     const pre = root.querySelector('pre.output') as HTMLElement
     await expect.element(pre).toBeVisible()
     expect(pre.textContent).toBe('a\nb')
@@ -52,14 +51,12 @@ describe('transcript tool output', () => {
 
   test('a running tool shows its latest partial result as progress', async () => {
     const { root } = await mount([tool({ text: '' }, { state: 'running', result: undefined, partial: { text: 'step 1\nstep 2' } })])
-    await page.getByRole('log').getByText('bash').click()
     await expect.element(page.getByRole('heading', { name: 'Progress' })).toBeVisible()
     expect((root.querySelector('pre.output') as HTMLElement).innerText.split('\n')).toEqual(['step 1', 'step 2'])
   })
 
   test('what the host left out is said: the characters cut and each image by type', async () => {
     const { root } = await mount([tool({ text: 'head', truncated: 1234, images: [{ mimeType: 'image/png' }] })])
-    await page.getByRole('log').getByText('bash').click()
     await expect.element(page.getByText('… 1234 more characters not shown.')).toBeVisible()
     await expect.element(page.getByText('[image: image/png, not shown]')).toBeVisible()
     expect(root.querySelector('pre.output')!.textContent).toBe('head')

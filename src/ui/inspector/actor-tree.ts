@@ -31,7 +31,7 @@ export class ActorTree extends LitElement {
         overflow: auto;
         padding: 0.5rem;
       }
-      h3 {
+      h2 {
         font-size: 0.75rem;
         text-transform: uppercase;
         letter-spacing: 0.05em;
@@ -85,13 +85,13 @@ export class ActorTree extends LitElement {
 
   override render() {
     return html`
-      <h3 id="live">Live actors</h3>
+      <h2 id="live">Live actors</h2>
       ${this.threads.length === 0 ? html`<p class="empty">No live thread. Prompt one and it appears here.</p>` : nothing}
       <ul aria-labelledby="live" @keydown=${this.#onKey}>
         ${this.threads.map((t) => this.#node(t))}
       </ul>
       ${this.stopped.length
-        ? html`<h3 id="stopped">Stopped (history)</h3>
+        ? html`<h2 id="stopped">Stopped (history)</h2>
             <ul aria-labelledby="stopped" class="gone" @keydown=${this.#onKey}>
               ${this.stopped.map((m) => html`<li>${this.#button(m.actorId, m.machineId, 'stopped')}</li>`)}
             </ul>`
@@ -114,7 +114,7 @@ export class ActorTree extends LitElement {
       aria-label=${`${machineId} ${name}: ${value}`}
       @click=${() => this.dispatchEvent(new CustomEvent('select-actor', { detail: actorId, bubbles: true, composed: true }))}
     >
-      <span><span>${name}</span> <span class="machine">${machineId}</span></span><span class="value">${value}</span>
+      <span><span class="machine">${machineId}</span> <span>${name}</span></span> <span class="value">${value}</span>
     </button>`
   }
 

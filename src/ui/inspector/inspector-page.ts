@@ -287,7 +287,7 @@ export class InspectorPage extends LitElement {
                   <span class="when">${this.chosen ? `as it was after entry #${this.chosen}` : live ? 'live' : 'last recorded'}</span>
                   ${this.chosen ? html`<button class="ghost" @click=${() => (this.chosen = 0)}>Follow live</button>` : nothing}
                 </div>
-                <machine-graph .machine=${this.machine} .value=${value} .taken=${shown?.transitions ?? []} status=${status}></machine-graph>
+                <machine-graph tabindex="0" .machine=${this.machine} .value=${value} .taken=${shown?.transitions ?? []} status=${status}></machine-graph>
                 <pre class="context" aria-label="Context digest">${shown ? JSON.stringify(shown.context, null, 2) : 'No recorded snapshot yet.'}</pre>`
             : html`<p class="note">Pick an actor on the left.</p>`}
         </section>

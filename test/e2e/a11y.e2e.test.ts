@@ -1,0 +1,97 @@
+/**
+ * Accessibility, checked by axe-core (loaded into the page from node_modules) on the real server and
+ * the built client: the thread pane (empty with the demo examples, then with a conversation, a tool
+ * call and a code block), an open question card, the open-questions view and the inspector page, in
+ * light and dark. Zero violations, each reported with its rule, impact and the nodes it found.
+ */
+import { createRequire } from 'node:module'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import type { Browser, BrowserContext, Page } from 'playwright'
+import { card, launch, newThread, openThread, send, startServer, type Server } from './harness.js'
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
+const CONFIRM = 'call ui_dialog {"method":"confirm","title":"Deploy?","message":"to prod"}'
+
+interface Found {
+  id: string
+  impact: string | null
+  help: string
+  nodes: string[]
+}
+
+/** axe over the whole document (it walks open shadow roots); the violations, said so a person can act on them. */
+async function violations(page: Page): Promise<Found[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: AXE })
+  return page.evaluate(async () => {
+    type AxeResult = { violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[]; failureSummary?: string }[] }[] }
+    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<AxeResult> } }).axe
+    const r = await axe.run(document, { resultTypes: ['violations'] })
+    return r.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.map((n) => `${JSON.stringify(n.target)}: ${n.failureSummary ?? ''}`),
+    }))
+  })
+}
+
+describe('accessibility (axe-core)', () => {
+  let server: Server
+  let browser: Browser
+  let context: BrowserContext
+  let page: Page
+
+  beforeAll(async () => {
+    server = await startServer()
+    browser = await launch()
+    // The page's CSP allows only its own scripts: the test's axe is let in by bypassing it here.
+    context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 860 }, reducedMotion: 'reduce' })
+    page = await context.newPage()
+  })
+  afterAll(async () => {
+    await browser?.close()
+    await server?.stop()
+  })
+
+  for (const scheme of ['light', 'dark'] as const) {
+    test(`${scheme}: the thread pane, empty (demo examples) and with a conversation, a tool call and code, has no violations`, async () => {
+      await page.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' })
+      const threadId = await newThread(server.url)
+      await openThread(page, server.url, threadId)
+      await page.getByRole('list', { name: 'Try the demo model' }).waitFor()
+      expect(await violations(page)).toEqual([])
+
+      await send(page, 'call read {"path":"nowhere.md"}')
+      await page.getByRole('log').getByText('nowhere.md').first().waitFor({ timeout: 20_000 })
+      await page.getByRole('log').getByText('You said', { exact: false }).or(page.getByRole('log').locator('.assistant')).first().waitFor()
+      await send(page, 'Here is code:\n```ts\nconst a: number = 1\n```')
+      await page.getByRole('button', { name: 'Copy code' }).first().waitFor({ timeout: 20_000 })
+      await page.getByRole('status', { name: 'Connection: Connected' }).waitFor()
+      await page.waitForFunction(() => !document.querySelector('app-shell')?.shadowRoot?.querySelector('thread-pane')?.shadowRoot?.querySelector('.cursor'))
+      expect(await violations(page)).toEqual([])
+    })
+
+    test(`${scheme}: an open question card, and the open-questions view, have no violations`, async () => {
+      await page.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' })
+      const threadId = await newThread(server.url, 'Deploy')
+      await openThread(page, server.url, threadId)
+      await send(page, CONFIRM)
+      await card(page, 'Deploy?').waitFor({ timeout: 20_000 })
+      expect(await violations(page)).toEqual([])
+
+      await page.goto(`${server.url}/#/questions`)
+      await page.getByRole('region', { name: 'Open questions' }).getByRole('link', { name: /Deploy/ }).waitFor({ timeout: 15_000 })
+      expect(await violations(page)).toEqual([])
+      await page.goto(`${server.url}/#/threads/${threadId}`)
+      await card(page, 'Deploy?').getByRole('button', { name: 'No' }).click()
+    })
+
+    test(`${scheme}: the inspector page has no violations`, async () => {
+      await page.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' })
+      await page.goto(`${server.url}/#/inspect`)
+      await page.getByRole('status').filter({ hasText: 'Recording' }).waitFor()
+      await page.waitForTimeout(500)
+      expect(await violations(page)).toEqual([])
+    })
+  }
+})
