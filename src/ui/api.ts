@@ -129,7 +129,8 @@ export const api = {
   prompt: (id: string, message: string, deliverAs?: DeliverAs) =>
     once<PromptReceipt | CommandReceipt>('POST', `${thread(id)}/prompt`, deliverAs ? { message, deliverAs } : { message }),
   // An empty JSON object: the server's body parser refuses a bodiless POST (see the report).
-  abort: (id: string) => once<AbortReceipt>('POST', `${thread(id)}/abort`, {}),
+  /** `run`: the run this tab is looking at, so a tab that fell behind can never stop a newer one. */
+  abort: (id: string, run?: number) => once<AbortReceipt>('POST', `${thread(id)}/abort`, run !== undefined ? { run } : {}),
   answerDialog: (id: string, body: DialogAnswerBody) => once<void>('POST', `${thread(id)}/dialog`, body),
   followUrl: (id: string, after = 0) => {
     // EventSource cannot send headers: the token rides in the query.

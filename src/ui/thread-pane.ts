@@ -901,7 +901,8 @@ export class ThreadPane extends LitElement {
     const own = (store?.getSnapshot().context.pending ?? []).filter((p) => p.queued).map((p) => p.text)
     store?.trigger.stopping()
     try {
-      const receipt = await this.api.abort(this.threadId)
+      const status = this.ctx?.view.status
+      const receipt = await this.api.abort(this.threadId, status?.busy ? status.run : undefined)
       store?.trigger.stopped()
       const foreign = foreignTexts(receipt.restored, own)
       if (foreign.length > 0) {
@@ -917,6 +918,13 @@ export class ThreadPane extends LitElement {
       return receipt.restored
     } catch (err) {
       store?.trigger.stopFailed()
+      if (err instanceof ApiError && err.status === 409 && err.body.reason === 'stale-run') {
+        // The run this tab showed has ended and a newer one started (in another tab): not ours to stop unseen.
+        store?.trigger.noted({
+          note: { id: `stale:${Date.now()}`, title: 'Not stopped', reason: 'a newer run has started since; press Stop again to stop it', at: Date.now() },
+        })
+        return []
+      }
       if (err instanceof ApiError && err.status === 409) return [] // nothing in flight any more
       throw err
     }

@@ -466,3 +466,18 @@ describe('6. keyboard, as in pi’s terminal UI', () => {
     expect(submit).toHaveBeenCalledExactlyOnceWith({ id: 'k1', cancelled: true })
   })
 })
+
+describe('a stale tab cannot stop a newer run', () => {
+  test('Stop names the run this tab shows; when a newer run has started the server refuses, and the tab says so instead of pretending', async () => {
+    const api = fakeApi({
+      abort: vi.fn(async () => {
+        throw new ApiError(409, { error: 'run 1 is not the current run', reason: 'stale-run' })
+      }),
+    })
+    await livePane(api, true)
+    await page.getByRole('button', { name: 'Stop' }).click()
+    expect(api.abort).toHaveBeenCalledWith('t1', 1)
+    await expect.element(note('Not stopped')).toBeVisible()
+    await expect.element(note('Not stopped')).toHaveTextContent(/newer run/)
+  })
+})
