@@ -356,7 +356,7 @@ export class LiveThread {
       // Queued prompts never ride into a later run and are never dropped silently.
       const cleared = runtime.clearQueue()
       for (const p of [...cleared.steering, ...cleared.followUp]) {
-        this.#feed.append({ type: 'prompt-rejected', messageId: p.messageId, reason })
+        this.#feed.append({ type: 'prompt-rejected', messageId: p.messageId, reason, text: p.text })
       }
     } catch (error) {
       this.#feed.append({ type: 'error', message: `the queue could not be cleared: ${errorText(error)}` })

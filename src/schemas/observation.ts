@@ -57,7 +57,8 @@ export const ToolEndObservation = obs('tool-end', {
   isError: Type.Boolean(),
 })
 export const QueueObservation = obs('queue', { steering: Type.Array(Type.String()), followUp: Type.Array(Type.String()) })
-export const PromptRejectedObservation = obs('prompt-rejected', { messageId: Type.String(), reason: Type.String() })
+/** `text` when the host still has it (a restart or a release), so a tab that did not send it can offer it again. */
+export const PromptRejectedObservation = obs('prompt-rejected', { messageId: Type.String(), reason: Type.String(), text: Type.Optional(Type.String()) })
 /** An extension consumed the prompt (its command, or an input handler): it reached no model turn. */
 export const PromptHandledObservation = obs('prompt-handled', { messageId: Type.String(), text: Type.String() })
 export const ExtensionUiRequestObservation = obs('extension-ui-request', {
@@ -148,7 +149,7 @@ export const TranscriptEntry = Type.Union([
   }),
   Type.Object({ kind: Type.Literal('notify'), message: Type.String(), level: NotifyLevel }),
   Type.Object({ kind: Type.Literal('stopped'), run: Type.Integer() }),
-  Type.Object({ kind: Type.Literal('rejected'), messageId: Type.String(), reason: Type.String() }),
+  Type.Object({ kind: Type.Literal('rejected'), messageId: Type.String(), reason: Type.String(), text: Type.Optional(Type.String()) }),
   Type.Object({ kind: Type.Literal('handled'), messageId: Type.String(), text: Type.String() }),
   Type.Object({ kind: Type.Literal('error'), message: Type.String() }),
 ])

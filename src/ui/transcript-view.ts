@@ -559,11 +559,18 @@ export class TranscriptView extends LitElement {
   }
 
   /** A prompt that will never run. This tab's own shows its text (it is back in the draft too). */
-  #rejected(messageId: string, reason: string): TemplateResult {
+  #rejected(messageId: string, reason: string, sent: string | undefined): TemplateResult {
     const text = this.rejectedTexts[messageId]
+    if (text !== undefined) {
+      return html`<div class="rejected" data-rejected=${messageId}>
+        Not delivered (${reason}): put back into your draft<span class="text">${text}</span>
+      </div>`
+    }
+    // Not this tab's (or this tab was reloaded): the text is shown and can be sent again from here.
     return html`<div class="rejected" data-rejected=${messageId}>
-      Not delivered (${reason})${text !== undefined
-        ? html`: put back into your draft<span class="text">${text}</span>`
+      Not delivered (${reason})${sent !== undefined
+        ? html`<span class="text">${sent}</span>
+            <button type="button" class="ghost" @click=${() => this.#compose(sent)}>Put in my draft</button>`
         : nothing}
     </div>`
   }
@@ -590,7 +597,7 @@ export class TranscriptView extends LitElement {
       case 'stopped':
         return html`<div class="stopped" role="note">Stopped</div>`
       case 'rejected':
-        return this.#rejected(e.messageId, e.reason)
+        return this.#rejected(e.messageId, e.reason, e.text)
       case 'handled':
         return html`<div class="user handled" data-message=${e.messageId}>${e.text}<span class="tag">handled by an extension</span></div>`
       case 'error':

@@ -166,7 +166,8 @@ describe('recovery', () => {
     const snapshot = feed.snapshot()
     expect(snapshot.transcript).toEqual([
       { kind: 'user', messageId: ranId, text: 'runs', run: 1 },
-      { kind: 'rejected', messageId, reason: 'restart' },
+      // With its text, so a tab that did not send it (or was reloaded) can offer it again.
+      { kind: 'rejected', messageId, reason: 'restart', text: 'waits' },
       { kind: 'stopped', run: 1 },
     ])
     expect(second.registry.store.journal('t1').prompts.map((p) => p.fate)).toEqual([
@@ -194,7 +195,7 @@ describe('recovery', () => {
     const tail = feed.resume(feed.seq - 2)
     expect(tail.kind).toBe('frames')
     expect(feed.snapshot().transcript).toEqual([
-      { kind: 'rejected', messageId: (started as { messageId: string }).messageId, reason: 'restart' },
+      { kind: 'rejected', messageId: (started as { messageId: string }).messageId, reason: 'restart', text: 'first words' },
       { kind: 'stopped', run: 1 },
     ])
     expect(second.registry.store.journal('new')).toMatchObject({

@@ -481,3 +481,14 @@ describe('a stale tab cannot stop a newer run', () => {
     await expect.element(note('Not stopped')).toHaveTextContent(/newer run/)
   })
 })
+
+describe('a prompt lost to a restart', () => {
+  test('a rejection this tab did not send shows the text, and one click puts it into the draft', async () => {
+    const { es } = await livePane(fakeApi())
+    es().frame({ seq: 2, type: 'prompt-rejected', messageId: 'elsewhere', reason: 'restart', text: 'the question I typed before the crash' })
+    const rejected = page.getByText('Not delivered (restart)')
+    await expect.element(rejected).toBeVisible()
+    await page.getByRole('button', { name: 'Put in my draft' }).click()
+    await expect.element(box()).toHaveValue('the question I typed before the crash')
+  })
+})

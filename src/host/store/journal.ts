@@ -158,7 +158,7 @@ export function reconcile(store: ThreadStore, threadId: string, threadRun: numbe
       if (!openRuns.has(run)) store.endRun(threadId, run, false, now, 'restart')
     } else {
       store.settlePrompt(threadId, p.messageId, { kind: 'rejected', reason: 'restart' })
-      owed.push({ type: 'prompt-rejected', messageId: p.messageId, reason: 'restart' })
+      owed.push({ type: 'prompt-rejected', messageId: p.messageId, reason: 'restart', text: p.text })
       recovered.rejected.push(p.messageId)
     }
   }
@@ -187,7 +187,12 @@ export function withReports(transcript: TranscriptEntry[], reports: RecoveryRepo
     const entry: TranscriptEntry =
       report.body.type === 'settled'
         ? { kind: 'stopped', run: report.body.run }
-        : { kind: 'rejected', messageId: report.body.messageId, reason: report.body.reason }
+        : {
+            kind: 'rejected',
+            messageId: report.body.messageId,
+            reason: report.body.reason,
+            ...(report.body.text !== undefined ? { text: report.body.text } : {}),
+          }
     const next = out.findIndex((e) => e.kind === 'user' && e.run > report.afterRun)
     if (next === -1) out.push(entry)
     else out.splice(next, 0, entry)

@@ -75,7 +75,7 @@ export interface DialogRow {
 
 /** An observation recovery owes a thread's feed. */
 export type ReportBody =
-  | { type: 'prompt-rejected'; messageId: string; reason: string }
+  | { type: 'prompt-rejected'; messageId: string; reason: string; text?: string }
   | { type: 'settled'; run: number; aborted: true }
 
 export interface RecoveryReport {
