@@ -150,6 +150,15 @@ export class PiRuntime implements AgentRuntime {
   }
 
   private start(run: Run): void {
+    // pi tells subscribers `agent_settled` before its agent is idle, and the host may start the next
+    // run from inside that callback (a prompt that waited on a stop): sent then, pi would take it as a
+    // message of the finishing run and resolve at once. So a run starts once pi is idle.
+    void Promise.all([this.session.agent.waitForIdle(), this.session.waitForIdle()]).then(() =>
+      setImmediate(() => (this.run === run ? this.send(run) : undefined)),
+    )
+  }
+
+  private send(run: Run): void {
     const { prompt } = run
     // pi's own input path: extension commands, skills and prompt templates are handled as in its CLI.
     this.session
