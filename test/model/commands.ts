@@ -1,0 +1,87 @@
+/**
+ * The commands a walk sends, as data: fast-check generates them, xstate/graph finds paths of them,
+ * and a failing sequence is printed as a JSON array of them that `replay` runs again.
+ *
+ * A command is an intent; what it becomes depends on the state the walk is in (an `answer` with no
+ * open question names a spent or never-asked id; a `prompt` while a run is in flight is queued into
+ * it as plain text), so every generated sequence is valid and shrinking keeps it valid.
+ */
+import { fc } from '@fast-check/vitest'
+
+export type RunKind = 'plain' | 'confirm' | 'select' | 'ask' | 'slow'
+
+export type Command =
+  /** idle: starts a run of `kind`; busy: queued as `deliverAs`, or refused when `admission` is reject. */
+  | { t: 'prompt'; kind: RunKind; deliverAs: 'steer' | 'followUp'; admission: 'enqueue' | 'reject' }
+  /** `run`: none (no body), the current run, or a stale one. */
+  | { t: 'abort'; run: 'none' | 'current' | 'stale' }
+  /** Twice at once, while the first stop is pending: the second is the repeat. */
+  | { t: 'abort-twice' }
+  /** A stop and a prompt at the same instant: the prompt lands before, during, or after the stop. */
+  | { t: 'abort-and-prompt'; deliverAs: 'steer' | 'followUp' }
+  /** The oldest open question: right, wrong (422), Skip, Cancel, a spent/unknown id, or two tabs at once. */
+  | { t: 'answer'; how: 'right' | 'wrong' | 'skip' | 'cancel' | 'spent' | 'two-tabs' }
+  /** idle: a run whose question has a short timeoutMs, waited out. */
+  | { t: 'timeout' }
+  | { t: 'delete' }
+  /** The second tab drops its connection and resumes with its Last-Event-ID. */
+  | { t: 'resume' }
+  /** A tab joins late: its snapshot must equal the first tab's fold. */
+  | { t: 'join' }
+  /** A graceful restart of the server (SIGTERM's path, in process); the tabs resume with their Last-Event-ID. */
+  | { t: 'restart' }
+
+export function describeCommand(c: Command): string {
+  switch (c.t) {
+    case 'prompt':
+      return `prompt(${c.kind}${c.deliverAs === 'followUp' ? ', followUp' : ''}${c.admission === 'reject' ? ', reject' : ''})`
+    case 'abort':
+      return c.run === 'none' ? 'abort' : `abort(${c.run} run)`
+    case 'abort-and-prompt':
+      return `abort+prompt(${c.deliverAs})`
+    case 'answer':
+      return `answer(${c.how})`
+    default:
+      return c.t
+  }
+}
+
+export const commandArb = (opts: { restarts?: boolean } = {}): fc.Arbitrary<Command> =>
+  fc.oneof(
+    {
+      weight: 6,
+      arbitrary: fc.record({
+        t: fc.constant('prompt' as const),
+        kind: fc.constantFrom<RunKind>('plain', 'confirm', 'select', 'ask', 'slow'),
+        deliverAs: fc.constantFrom('steer' as const, 'followUp' as const),
+        admission: fc.constantFrom('enqueue' as const, 'enqueue' as const, 'reject' as const),
+      }),
+    },
+    { weight: 3, arbitrary: fc.record({ t: fc.constant('abort' as const), run: fc.constantFrom('none' as const, 'current' as const, 'stale' as const) }) },
+    { weight: 1, arbitrary: fc.constant({ t: 'abort-twice' as const }) },
+    { weight: 2, arbitrary: fc.record({ t: fc.constant('abort-and-prompt' as const), deliverAs: fc.constantFrom('steer' as const, 'followUp' as const) }) },
+    {
+      weight: 6,
+      arbitrary: fc.record({
+        t: fc.constant('answer' as const),
+        how: fc.constantFrom('right' as const, 'right' as const, 'wrong' as const, 'skip' as const, 'cancel' as const, 'spent' as const, 'two-tabs' as const),
+      }),
+    },
+    { weight: 1, arbitrary: fc.constant({ t: 'timeout' as const }) },
+    { weight: 1, arbitrary: fc.constant({ t: 'delete' as const }) },
+    { weight: 1, arbitrary: fc.constant({ t: 'resume' as const }) },
+    { weight: 1, arbitrary: fc.constant({ t: 'join' as const }) },
+    ...(opts.restarts ? [{ weight: 1, arbitrary: fc.constant({ t: 'restart' as const }) }] : []),
+  )
+
+/** A small deterministic PRNG for the long walk (fast-check's generators are for the shrinking suite). */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}

@@ -1,0 +1,222 @@
+/**
+ * The machines' own graph, over the commands the HTTP surface offers.
+ *
+ * A node is the thread machine's state (with its dialog children) after a sequence of commands,
+ * stepped by the same oracle the walk uses (`ThreadModel`) and a minimal runtime that answers the
+ * way the demo model does: a plain prompt runs and settles, `call ui_dialog` / `ask_user_question`
+ * ask (a batch of two asks twice), `slow` streams until stopped; a stop settles the run aborted, a
+ * prompt that waited on it then runs and settles. `xstate/graph`'s shortest paths reach every node;
+ * the node key includes the machine transitions the last command took, so the paths also take every
+ * transition the commands can reach. Each path is replayed against the real server by the walk.
+ */
+import { getShortestPaths } from 'xstate/graph'
+import type { ActorLogic, AnyEventObject } from 'xstate'
+import type { Command, RunKind } from './commands.js'
+import { describeCommand } from './commands.js'
+import { ThreadModel } from './thread-model.js'
+
+const confirm = { method: 'confirm' as const, title: 'Deploy?', message: '' }
+const question = (n: number) => ({
+  method: 'questionnaire' as const,
+  title: `Q${n}`,
+  questions: [{ id: 'q1', prompt: `Q${n}`, mode: 'single' as const, options: [{ value: 'yes', label: 'yes' }], allowOther: false, skippable: true }],
+})
+const origin = { kind: 'tool' as const, name: 'ui_dialog' }
+
+interface Sim {
+  model: ThreadModel
+  kind?: RunKind
+  /** ask_user_question calls still to be shown in this run. */
+  asksLeft: number
+  asked: number
+  took: string[]
+  /** The kind of the last command: a node per state and the command that reached it. */
+  last?: string
+}
+
+export interface Node {
+  commands: Command[]
+  key: string
+  state: string
+}
+
+function simulate(commands: Command[]): Sim {
+  const sim: Sim = { model: new ThreadModel('graph'), asksLeft: 0, asked: 0, took: [] }
+  for (const c of commands) {
+    sim.model.takenHere.clear()
+    apply(sim, c)
+    sim.took = [...sim.model.takenHere].sort()
+    sim.last = c.t === 'answer' ? `answer ${c.how}` : c.t
+  }
+  return sim
+}
+
+const busy = (m: ThreadModel) => m.state === 'running' || m.state.startsWith('aborting')
+
+/** What the demo runtime does once nothing waits on a human: the run's end, then any run a waiting prompt started. */
+function runOn(sim: Sim): void {
+  const m = sim.model
+  for (let i = 0; i < 4 && m.state === 'running' && m.dialogs.length === 0; i++) {
+    if (sim.kind === 'slow') return
+    if (sim.kind === 'ask' && sim.asksLeft > 0) {
+      sim.asksLeft--
+      m.send({ type: 'ASK', dialogId: `d${++sim.asked}`, spec: question(sim.asked), origin })
+      return
+    }
+    m.queue = []
+    m.send({ type: 'SETTLED', aborted: false, unclaimed: [] })
+    sim.kind = 'plain' // a run a waiting prompt starts is plain
+  }
+}
+
+function startRun(sim: Sim, kind: RunKind): void {
+  const m = sim.model
+  sim.kind = kind
+  sim.asksLeft = kind === 'ask' ? 2 : 0
+  if (kind === 'confirm' || kind === 'select') m.send({ type: 'ASK', dialogId: `d${++sim.asked}`, spec: confirm, origin })
+  else runOn(sim)
+}
+
+function stop(sim: Sim): void {
+  const m = sim.model
+  if (m.state.startsWith('aborting')) {
+    sim.kind = 'plain'
+    sim.asksLeft = 0
+    m.send({ type: 'SETTLED', aborted: true, unclaimed: [] })
+    runOn(sim)
+  }
+}
+
+function apply(sim: Sim, c: Command): void {
+  const m = sim.model
+  switch (c.t) {
+    case 'prompt': {
+      const wasBusy = busy(m)
+      m.prompt('text', c.admission, c.deliverAs)
+      if (!wasBusy && m.state === 'running') startRun(sim, c.kind)
+      return
+    }
+    case 'abort':
+      m.send({ type: 'ABORT', replyTo: 'a', ...(c.run === 'none' ? {} : { run: c.run === 'current' ? m.run : m.run + 7 }) })
+      return stop(sim)
+    case 'abort-twice':
+      m.send({ type: 'ABORT', replyTo: 'a1' })
+      m.send({ type: 'ABORT', replyTo: 'a2' })
+      return stop(sim)
+    case 'abort-and-prompt':
+      // the graph takes the race's middle outcome: the prompt lands while the stop is pending
+      m.send({ type: 'ABORT', replyTo: 'a' })
+      m.prompt('text', 'enqueue', c.deliverAs)
+      return stop(sim)
+    case 'answer': {
+      const id = m.dialogs[0]
+      if (c.how === 'spent') return void m.send({ type: 'DIALOG.CANCEL', dialogId: 'spent', replyTo: 'x' })
+      if (!id) return void m.send({ type: 'DIALOG.ANSWER', dialogId: 'spent', answer: { confirmed: true }, replyTo: 'x' })
+      const ask = sim.kind === 'ask'
+      if (c.how === 'wrong') return void m.send({ type: 'DIALOG.ANSWER', dialogId: id, answer: { confirmed: 'yes' }, replyTo: 'x' })
+      if (c.how === 'cancel') {
+        m.send({ type: 'DIALOG.CANCEL', dialogId: id, replyTo: 'x' })
+        sim.asksLeft = 0 // Cancel drains the batch
+      } else {
+        const answer = ask ? { answers: [{ id: 'q1', ...(c.how === 'skip' ? { skipped: true } : { value: 'yes' }) }] } : { confirmed: true }
+        m.send({ type: 'DIALOG.ANSWER', dialogId: id, answer, replyTo: 'x' })
+        if (c.how === 'two-tabs') m.send({ type: 'DIALOG.ANSWER', dialogId: id, answer, replyTo: 'y' })
+      }
+      return runOn(sim)
+    }
+    case 'timeout':
+      if (busy(m)) return
+      m.prompt('text', 'enqueue', 'steer')
+      sim.kind = 'confirm'
+      m.send({ type: 'ASK', dialogId: `d${++sim.asked}`, spec: confirm, origin, expiresAt: 1 })
+      m.send({ type: 'DIALOG.TIMEOUT', dialogId: `d${sim.asked}` })
+      return runOn(sim)
+    case 'delete':
+      if (m.state !== 'cold') m.send({ type: 'DISPOSE', reason: 'deleted', dialogOutcome: 'cancelled' })
+      return
+    case 'restart':
+      if (m.state !== 'cold') m.send({ type: 'DISPOSE', reason: 'shutdown', dialogOutcome: 'aborted' })
+      return
+  }
+}
+
+const P = (kind: RunKind, deliverAs: 'steer' | 'followUp' = 'steer', admission: 'enqueue' | 'reject' = 'enqueue'): Command => ({
+  t: 'prompt',
+  kind,
+  deliverAs,
+  admission,
+})
+
+/** The commands offered in a state (the walk would turn any other into one of these). */
+function commandsFor(sim: Sim): Command[] {
+  const m = sim.model
+  if (m.snapshot.status === 'done') return []
+  const out: Command[] = [{ t: 'abort', run: 'none' }, { t: 'abort', run: 'stale' }, { t: 'answer', how: 'spent' }, { t: 'delete' }, { t: 'restart' }]
+  if (m.run > 0) out.push({ t: 'abort', run: 'current' })
+  if (!busy(m)) out.push(P('plain'), P('confirm'), P('ask'), P('slow'), { t: 'timeout' })
+  else out.push(P('plain'), P('plain', 'followUp'), P('plain', 'steer', 'reject'), { t: 'abort-twice' }, { t: 'abort-and-prompt', deliverAs: 'followUp' })
+  if (m.dialogs.length)
+    out.push(
+      { t: 'answer', how: 'right' },
+      { t: 'answer', how: 'wrong' },
+      { t: 'answer', how: 'cancel' },
+      { t: 'answer', how: 'two-tabs' },
+      ...(sim.kind === 'ask' ? [{ t: 'answer' as const, how: 'skip' as const }] : []),
+    )
+  return out
+}
+
+function keyOf(sim: Sim): string {
+  const m = sim.model
+  return JSON.stringify({ s: m.state, k: busy(m) ? sim.kind : undefined, d: m.dialogs.length > 0, q: m.queue.length > 0, c: sim.last })
+}
+
+type GraphSnapshot = { status: 'active' | 'done'; output: undefined; error: undefined; commands: Command[]; key: string }
+type GraphEvent = AnyEventObject & { command: Command }
+
+const toEvent = (command: Command): GraphEvent => ({ type: describeCommand(command), command })
+
+/** Every node the commands reach, each with one shortest command sequence to it. */
+export function graphPaths(): Node[] {
+  const snapshotOf = (commands: Command[]): GraphSnapshot => {
+    const sim = simulate(commands)
+    return { status: sim.model.snapshot.status === 'done' ? 'done' : 'active', output: undefined, error: undefined, commands, key: keyOf(sim) }
+  }
+  const logic = {
+    config: {},
+    transition: (s: GraphSnapshot, e: GraphEvent) => snapshotOf([...s.commands, e.command]),
+    getInitialSnapshot: () => snapshotOf([]),
+    getPersistedSnapshot: (s: GraphSnapshot) => s,
+  } as unknown as ActorLogic<GraphSnapshot, GraphEvent>
+  const paths = getShortestPaths(logic, {
+    events: (s: GraphSnapshot) => commandsFor(simulate(s.commands)).map(toEvent),
+    serializeState: (s: GraphSnapshot) => s.key,
+    limit: 5000,
+  } as never)
+  const shortest = paths.map((p) => (p.state as GraphSnapshot).commands).sort((a, b) => a.length - b.length)
+  // then one path for each machine transition the state paths miss: a shortest path and one command more
+  const covered = new Set<string>()
+  const takenBy = (commands: Command[]) => {
+    const sim: Sim = { model: new ThreadModel('graph'), asksLeft: 0, asked: 0, took: [] }
+    for (const c of commands) apply(sim, c)
+    return sim.model.takenHere
+  }
+  for (const p of shortest) for (const k of takenBy(p)) covered.add(k)
+  const covering: Command[][] = []
+  for (const p of shortest) {
+    for (const c of commandsFor(simulate(p))) {
+      const fresh = [...takenBy([...p, c])].filter((k) => !covered.has(k))
+      if (fresh.length === 0) continue
+      for (const k of fresh) covered.add(k)
+      covering.push([...p, c])
+    }
+  }
+  // a path that is the start of another adds nothing the longer one does not replay
+  const all = [...shortest, ...covering].filter((p) => p.length > 0)
+  const text = all.map((p) => p.map(describeCommand).join(' → '))
+  const kept = all.filter((_, i) => !text.some((t, j) => j !== i && t.length > text[i].length && t.startsWith(text[i] + ' → ')))
+  const seen = new Set<string>()
+  return kept
+    .filter((p) => !seen.has(JSON.stringify(p)) && seen.add(JSON.stringify(p)))
+    .map((commands) => ({ commands, key: keyOf(simulate(commands)), state: simulate(commands).model.state }))
+}

@@ -1,0 +1,168 @@
+/**
+ * The oracle: the thread machine itself (with its real dialog children), stepped beside the server.
+ *
+ * The server's live thread is the same machine with side effects that write the feed. Here the same
+ * machine runs with recording stubs instead, and every stub that writes a frame on the server writes
+ * an *expected* frame here: `publishStatus` → `status`, `recordSettled` → `settled`, a dialog's
+ * `showRequest` / `recordSettle` → `extension-ui-request` / `dialog-settled`, `rejectPrompt` →
+ * `prompt-rejected`, `recordError` → `error`, and `disposeRuntime` → one `prompt-rejected` per prompt
+ * still queued in the runtime (what the host's release reports). The replies the machine emits
+ * (`prompt.admitted`, `abort.answered`, `dialog.refused` …) are the predicted HTTP answers.
+ *
+ * The runtime is simulated only as far as the machine needs it: its queue (filled by `queuePrompt`,
+ * emptied by `clearQueue`, which answers `QUEUE_CLEARED` at once as the pi adapter does, and by the
+ * `user-message` frames that say the agent took a prompt), and the events the runtime sends the
+ * machine, which are read off the feed: an `extension-ui-request` nobody expected is the runtime's
+ * `ASK`, a `settled` nobody expected is the runtime's `SETTLED`, a `dialog-settled {timeout}` is the
+ * dialog's own `TIMEOUT`.
+ */
+import { createActor, type AnyTransitionDefinition } from 'xstate'
+import { dialogMachine, type DialogEmitted } from '../../src/machines/dialog.machine.js'
+import { threadMachine, type PromptRequest, type ThreadEmitted, type ThreadEvent } from '../../src/machines/thread.machine.js'
+import { transitionKey } from '../../src/machines/diagram.js'
+
+/** A frame the machine itself writes on the server's feed, in the order it writes them. */
+export type Expected =
+  | { type: 'status'; live: boolean; busy: boolean; run: number }
+  | { type: 'settled'; run: number; aborted: boolean }
+  | { type: 'extension-ui-request'; id: string }
+  | { type: 'dialog-settled'; id: string; outcome: string }
+  | { type: 'prompt-rejected'; messageId: string; reason: string }
+  | { type: 'error' }
+
+export const MACHINE_FRAMES = new Set(['status', 'settled', 'extension-ui-request', 'dialog-settled', 'prompt-rejected', 'error'])
+
+export interface Queued {
+  /** The model's own id; the server's messageId once its 202 named it. */
+  id: string
+  serverId?: string
+  text: string
+  deliverAs: 'steer' | 'followUp'
+}
+
+export type Reply = ThreadEmitted | DialogEmitted
+
+/** Transitions taken by every model, for the coverage report (thread and dialog machines). */
+export const taken = new Set<string>()
+
+export class ThreadModel {
+  readonly expected: Expected[] = []
+  readonly replies = new Map<string, Reply[]>()
+  /** The runtime's queue, as the machine filled it. */
+  queue: Queued[] = []
+  /** How many times the machine told the runtime to stop, per run. */
+  readonly tells = new Map<number, number>()
+  /** What each stop handed back (model ids), so a prompt's fate `restored` can be checked. */
+  readonly restored = new Set<string>()
+  /** Model prompt id → server messageId, and back. */
+  readonly serverIds = new Map<string, string>()
+  /** Transitions this model took (the graph search clears it per step). */
+  readonly takenHere = new Set<string>()
+  readonly actor
+  #n = 0
+
+  /** `followUpsFirst`: a deliberately broken rule (test-only), to prove the walk notices a wrong `restored`. */
+  constructor(readonly threadId: string, run = 0, readonly fault?: 'followUpsFirst') {
+    const expect = (e: Expected) => this.expected.push(e)
+    const machine = threadMachine.provide({
+      actions: {
+        publishStatus: (_, p) => expect({ type: 'status', ...p }),
+        startRun: () => {},
+        queuePrompt: (_, { prompt }) => this.queue.push({ id: prompt.messageId, text: prompt.text, deliverAs: prompt.deliverAs }),
+        clearQueue: ({ self }) => {
+          const steering = this.queue.filter((q) => q.deliverAs === 'steer')
+          const followUp = this.queue.filter((q) => q.deliverAs === 'followUp')
+          this.queue = []
+          for (const q of [...steering, ...followUp]) this.restored.add(q.id)
+          const [first, second] = this.fault === 'followUpsFirst' ? [followUp, steering] : [steering, followUp]
+          self.send({ type: 'QUEUE_CLEARED', steering: first.map((q) => q.text), followUp: second.map((q) => q.text) })
+        },
+        recordError: () => expect({ type: 'error' }),
+        tellRuntimeAbort: ({ context }) => this.tells.set(context.run, (this.tells.get(context.run) ?? 0) + 1),
+        recordSettled: (_, p) => expect({ type: 'settled', ...p }),
+        armIdleTimer: () => {},
+        disarmIdleTimer: () => {},
+        disposeRuntime: (_, { reason }) => {
+          // The host's release clears the runtime's queue and reports each prompt rejected, at once.
+          // steering first, then follow-ups, as the runtime's clearQueue hands them over
+          for (const q of [...this.queue.filter((q) => q.deliverAs === 'steer'), ...this.queue.filter((q) => q.deliverAs === 'followUp')])
+            expect({ type: 'prompt-rejected', messageId: q.id, reason })
+          this.queue = []
+        },
+        rejectPrompt: (_, p) => expect({ type: 'prompt-rejected', ...p }),
+      },
+      actors: {
+        dialog: dialogMachine.provide({
+          actions: {
+            showRequest: ({ context, self }) => {
+              self.on('*', (reply) => this.#reply(reply as DialogEmitted))
+              expect({ type: 'extension-ui-request', id: context.id })
+            },
+            recordSettle: ({ context }) => expect({ type: 'dialog-settled', id: context.id, outcome: context.outcome! }),
+          },
+        }),
+      },
+    })
+    this.actor = createActor(machine, {
+      input: { threadId, run },
+      inspect: (ev) => {
+        if (ev.type === '@xstate.microstep')
+          for (const t of (ev as unknown as { _transitions: AnyTransitionDefinition[] })._transitions) {
+            taken.add(transitionKey(t))
+            this.takenHere.add(transitionKey(t))
+          }
+      },
+    })
+    this.actor.on('*', (e) => this.#reply(e as ThreadEmitted))
+    this.actor.start()
+  }
+
+  #reply(reply: Reply) {
+    const id = 'messageId' in reply ? reply.messageId : reply.replyTo
+    this.replies.set(id, [...(this.replies.get(id) ?? []), reply])
+  }
+
+  get snapshot() {
+    return this.actor.getSnapshot()
+  }
+
+  /** `idle`, `running`, `aborting.stopping`, `cold`, `disposed` … */
+  get state(): string {
+    const v = this.snapshot.value
+    return typeof v === 'string' ? v : `aborting.${(v as { aborting: string }).aborting}`
+  }
+
+  get run(): number {
+    return this.snapshot.context.run
+  }
+
+  get dialogs(): string[] {
+    return this.snapshot.context.dialogs
+  }
+
+  get live(): boolean {
+    return this.snapshot.status === 'active' && this.state !== 'cold'
+  }
+
+  nextId(prefix: string): string {
+    return `${prefix}${++this.#n}`
+  }
+
+  send(event: ThreadEvent): void {
+    if (this.snapshot.status === 'active') this.actor.send(event)
+  }
+
+  prompt(text: string, admission: PromptRequest['admission'], deliverAs: PromptRequest['deliverAs']): string {
+    const messageId = this.nextId('m')
+    if (this.state === 'cold') this.send({ type: 'LIVE' })
+    this.send({ type: 'PROMPT', messageId, text, admission, deliverAs })
+    return messageId
+  }
+
+  /** The replies to one request (normally one), taken off the list. */
+  take(id: string): Reply[] {
+    const r = this.replies.get(id) ?? []
+    this.replies.delete(id)
+    return r
+  }
+}
