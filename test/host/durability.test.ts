@@ -216,7 +216,8 @@ describe('recovery', () => {
     expect(store.journal('t1').prompts.map((p) => p.fate)).toEqual([{ kind: 'ran', run: 1 }, { kind: 'rejected', reason: 'shutdown' }])
     expect(store.openRuns()).toEqual([])
     const second = await host(store.crash())
-    expect(second.registry.store.reports('t1')).toEqual([])
+    // nothing is owed to the next feed; the shutdown's rejection is kept as a delivered report (BUG-2)
+    expect(second.registry.store.reports('t1').filter((r) => !r.delivered)).toEqual([])
   })
 
   it('a stop hands queued prompts back and the journal records them restored', async () => {

@@ -8,7 +8,8 @@
  */
 import { fc } from '@fast-check/vitest'
 
-export type RunKind = 'plain' | 'confirm' | 'select' | 'ask' | 'slow'
+/** `stubborn`: the walk extension's tool, which works until stopped and then holds the stop pending (levers only). */
+export type RunKind = 'plain' | 'confirm' | 'select' | 'ask' | 'slow' | 'stubborn'
 
 export type Command =
   /** idle: starts a run of `kind`; busy: queued as `deliverAs`, or refused when `admission` is reject. */
@@ -30,6 +31,17 @@ export type Command =
   | { t: 'join' }
   /** A graceful restart of the server (SIGTERM's path, in process); the tabs resume with their Last-Event-ID. */
   | { t: 'restart' }
+  // ——— levers: the walk extension (test/fixtures/walk-agent) and a short idle timeout; graph paths only ———
+  /** A stop held pending by the stubborn tool is let go: the run settles, prompts that waited start. */
+  | { t: 'release' }
+  /** idle: the extension asks a question of its own accord, between runs. */
+  | { t: 'ext-ask' }
+  /** The extension takes its question back (its own abort signal). */
+  | { t: 'withdraw' }
+  /** cold: the next runtime's extension asks while it is being built; then a plain prompt builds it. */
+  | { t: 'cold-ask' }
+  /** idle: wait for the idle timeout to retire the thread (the walk's server has a short one). */
+  | { t: 'retire' }
 
 export function describeCommand(c: Command): string {
   switch (c.t) {

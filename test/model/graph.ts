@@ -32,6 +32,10 @@ interface Sim {
   took: string[]
   /** The kind of the last command: a node per state and the command that reached it. */
   last?: string
+  /** The stubborn tool holds the stop pending. */
+  held?: boolean
+  /** The extension's own question between runs, while open. */
+  extAsk?: string
 }
 
 export interface Node {
@@ -42,6 +46,7 @@ export interface Node {
 
 function simulate(commands: Command[]): Sim {
   const sim: Sim = { model: new ThreadModel('graph'), asksLeft: 0, asked: 0, took: [] }
+  sim.model.quiet = true
   for (const c of commands) {
     sim.model.takenHere.clear()
     apply(sim, c)
@@ -57,7 +62,7 @@ const busy = (m: ThreadModel) => m.state === 'running' || m.state.startsWith('ab
 function runOn(sim: Sim): void {
   const m = sim.model
   for (let i = 0; i < 4 && m.state === 'running' && m.dialogs.length === 0; i++) {
-    if (sim.kind === 'slow') return
+    if (sim.kind === 'slow' || sim.kind === 'stubborn') return
     if (sim.kind === 'ask' && sim.asksLeft > 0) {
       sim.asksLeft--
       m.send({ type: 'ASK', dialogId: `d${++sim.asked}`, spec: question(sim.asked), origin })
@@ -79,7 +84,13 @@ function startRun(sim: Sim, kind: RunKind): void {
 
 function stop(sim: Sim): void {
   const m = sim.model
-  if (m.state.startsWith('aborting')) {
+  if (m.state.startsWith('aborting') && sim.kind === 'stubborn' && !sim.held) {
+    // the tool hears its signal, asks (refused: the stop is pending) and holds the stop until released
+    m.send({ type: 'ASK', dialogId: `s${++sim.asked}`, spec: confirm, origin })
+    sim.held = true
+    return
+  }
+  if (m.state.startsWith('aborting') && !sim.held) {
     sim.kind = 'plain'
     sim.asksLeft = 0
     m.send({ type: 'SETTLED', aborted: true, unclaimed: [] })
@@ -133,9 +144,32 @@ function apply(sim: Sim, c: Command): void {
       return runOn(sim)
     case 'delete':
       if (m.state !== 'cold') m.send({ type: 'DISPOSE', reason: 'deleted', dialogOutcome: 'cancelled' })
+      sim.held = false
       return
     case 'restart':
       if (m.state !== 'cold') m.send({ type: 'DISPOSE', reason: 'shutdown', dialogOutcome: 'aborted' })
+      sim.held = false
+      return
+    case 'release':
+      if (!sim.held) return
+      sim.held = false
+      sim.kind = 'plain'
+      m.send({ type: 'SETTLED', aborted: true, unclaimed: [] })
+      return runOn(sim)
+    case 'ext-ask':
+      if (m.state !== 'idle' || sim.extAsk) return
+      sim.extAsk = `e${++sim.asked}`
+      return void m.send({ type: 'ASK', dialogId: sim.extAsk, spec: confirm, origin: { kind: 'extension' as const, name: 'walk' } })
+    case 'withdraw':
+      if (sim.extAsk && m.dialogs.includes(sim.extAsk)) m.send({ type: 'DIALOG.SIGNAL', dialogId: sim.extAsk })
+      sim.extAsk = undefined
+      return
+    case 'cold-ask':
+      if (m.state === 'cold') m.send({ type: 'ASK', dialogId: `c${++sim.asked}`, spec: confirm, origin: { kind: 'extension' as const, name: 'walk' } })
+      return apply(sim, P('plain'))
+    case 'retire':
+      if (m.state === 'idle') m.send({ type: 'IDLE_TIMEOUT' })
+      if (sim.extAsk && !m.dialogs.includes(sim.extAsk)) sim.extAsk = undefined
       return
   }
 }
@@ -148,9 +182,23 @@ const P = (kind: RunKind, deliverAs: 'steer' | 'followUp' = 'steer', admission: 
 })
 
 /** The commands offered in a state (the walk would turn any other into one of these). */
-function commandsFor(sim: Sim): Command[] {
+function commandsFor(sim: Sim, levers: Levers): Command[] {
   const m = sim.model
   if (m.snapshot.status === 'done') return []
+  if (levers.extension) {
+    const extra: Command[] = []
+    if (m.state === 'cold') extra.push({ t: 'cold-ask' })
+    if (m.state === 'idle' && !sim.extAsk) extra.push({ t: 'ext-ask' }, P('stubborn'))
+    if (sim.extAsk && m.dialogs.includes(sim.extAsk)) extra.push({ t: 'withdraw' })
+    if (sim.held) extra.push({ t: 'release' })
+    if (levers.idle && m.state === 'idle') extra.push({ t: 'retire' })
+    return [...baseCommands(sim), ...extra]
+  }
+  return baseCommands(sim)
+}
+
+function baseCommands(sim: Sim): Command[] {
+  const m = sim.model
   const out: Command[] = [{ t: 'abort', run: 'none' }, { t: 'abort', run: 'stale' }, { t: 'answer', how: 'spent' }, { t: 'delete' }, { t: 'restart' }]
   if (m.run > 0) out.push({ t: 'abort', run: 'current' })
   if (!busy(m)) out.push(P('plain'), P('confirm'), P('ask'), P('slow'), { t: 'timeout' })
@@ -168,7 +216,13 @@ function commandsFor(sim: Sim): Command[] {
 
 function keyOf(sim: Sim): string {
   const m = sim.model
-  return JSON.stringify({ s: m.state, k: busy(m) ? sim.kind : undefined, d: m.dialogs.length > 0, q: m.queue.length > 0, c: sim.last })
+  return JSON.stringify({ s: m.state, k: busy(m) ? sim.kind : undefined, d: m.dialogs.length > 0, q: m.queue.length > 0, c: sim.last, h: sim.held === true, e: sim.extAsk !== undefined })
+}
+
+/** What the walk's server offers besides HTTP: the walk extension, and a short idle timeout. */
+export interface Levers {
+  extension?: boolean
+  idle?: boolean
 }
 
 type GraphSnapshot = { status: 'active' | 'done'; output: undefined; error: undefined; commands: Command[]; key: string }
@@ -178,6 +232,7 @@ const toEvent = (command: Command): GraphEvent => ({ type: describeCommand(comma
 
 /** Every node the commands reach, each with one shortest command sequence to it. */
 export function graphPaths(): Node[] {
+  const levers: Levers = {}
   const snapshotOf = (commands: Command[]): GraphSnapshot => {
     const sim = simulate(commands)
     return { status: sim.model.snapshot.status === 'done' ? 'done' : 'active', output: undefined, error: undefined, commands, key: keyOf(sim) }
@@ -189,7 +244,7 @@ export function graphPaths(): Node[] {
     getPersistedSnapshot: (s: GraphSnapshot) => s,
   } as unknown as ActorLogic<GraphSnapshot, GraphEvent>
   const paths = getShortestPaths(logic, {
-    events: (s: GraphSnapshot) => commandsFor(simulate(s.commands)).map(toEvent),
+    events: (s: GraphSnapshot) => commandsFor(simulate(s.commands), levers).map(toEvent),
     serializeState: (s: GraphSnapshot) => s.key,
     limit: 5000,
   } as never)
@@ -198,13 +253,14 @@ export function graphPaths(): Node[] {
   const covered = new Set<string>()
   const takenBy = (commands: Command[]) => {
     const sim: Sim = { model: new ThreadModel('graph'), asksLeft: 0, asked: 0, took: [] }
+    sim.model.quiet = true
     for (const c of commands) apply(sim, c)
     return sim.model.takenHere
   }
   for (const p of shortest) for (const k of takenBy(p)) covered.add(k)
   const covering: Command[][] = []
   for (const p of shortest) {
-    for (const c of commandsFor(simulate(p))) {
+    for (const c of commandsFor(simulate(p), levers)) {
       const fresh = [...takenBy([...p, c])].filter((k) => !covered.has(k))
       if (fresh.length === 0) continue
       for (const k of fresh) covered.add(k)
@@ -219,4 +275,48 @@ export function graphPaths(): Node[] {
   return kept
     .filter((p) => !seen.has(JSON.stringify(p)) && seen.add(JSON.stringify(p)))
     .map((commands) => ({ commands, key: keyOf(simulate(commands)), state: simulate(commands).model.state }))
+}
+
+/**
+ * Paths for the transitions only the levers reach (the walk extension, a short idle timeout): a
+ * breadth-first search over the commands with the levers, from a fresh thread, keeping the first
+ * (shortest) path that takes each machine transition the HTTP graph paths do not.
+ */
+export function leverPaths(levers: Levers, covered: Set<string>, maxDepth = 6): Node[] {
+  const done = new Set(covered)
+  const out: Command[][] = []
+  const seen = new Set<string>()
+  let frontier: Command[][] = [[]]
+  for (let depth = 0; depth < maxDepth && frontier.length; depth++) {
+    const next: Command[][] = []
+    for (const path of frontier) {
+      // abort+prompt's outcome is the server's race: a lever path takes the pending stop the stubborn tool holds
+      for (const c of commandsFor(simulate(path), levers).filter((c) => c.t !== 'abort-and-prompt')) {
+        const longer = [...path, c]
+        const sim = simulate(longer)
+        const fresh = sim.took.filter((k) => !done.has(k))
+        if (fresh.length) {
+          for (const k of fresh) done.add(k)
+          out.push(longer)
+        }
+        if (seen.has(keyOf(sim))) continue
+        seen.add(keyOf(sim))
+        next.push(longer)
+      }
+    }
+    frontier = next
+  }
+  return out.map((commands) => ({ commands, key: keyOf(simulate(commands)), state: simulate(commands).model.state }))
+}
+
+/** The transitions the paths take in the graph's own simulation. */
+export function takenByPaths(paths: Node[]): Set<string> {
+  const all = new Set<string>()
+  for (const p of paths) {
+    const sim: Sim = { model: new ThreadModel('graph'), asksLeft: 0, asked: 0, took: [] }
+    sim.model.quiet = true
+    for (const c of p.commands) apply(sim, c)
+    for (const k of sim.model.takenHere) all.add(k)
+  }
+  return all
 }

@@ -2,6 +2,7 @@
  * Server bugs the model walk found, kept as failing checks (`it.fails`) until they are fixed in src.
  * Each replays the shrunk sequence the walk printed; when the bug is fixed the check passes, this
  * `it.fails` turns red, and the entry moves from "known bugs" to a plain test (docs/testing.md).
+ * Both found so far are fixed, and are plain tests now.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Command } from './commands.js'
@@ -43,8 +44,9 @@ describe('known server bugs (docs/testing.md)', () => {
     60_000,
   )
 
-  it.fails(
-    'BUG-2: after a graceful shutdown the prompts it rejected (`shutdown`) are gone from the thread: the next life\'s snapshot has no rejected entry for them, where after SIGKILL the `restart` rejections stay in every later snapshot',
+  // BUG-2 is fixed (the journal keeps every rejection as a delivered report, store/journal.ts): a plain check.
+  it(
+    'fixed BUG-2: after a graceful shutdown the prompts it rejected (`shutdown`) stay in the thread\'s history: the next life\'s snapshot has a rejected entry for each, as after SIGKILL for `restart`',
     async () => {
       const server = await startModelServer()
       let second: Awaited<ReturnType<typeof startModelServer>> | undefined
@@ -62,13 +64,13 @@ describe('known server bugs (docs/testing.md)', () => {
         while (!tab.current!.ended && Date.now() < closed) await new Promise((r) => setTimeout(r, 5))
         // the tab saw the fate before the close …
         expect(tab.current!.frames.some((f) => f.event === 'prompt-rejected' && f.data.messageId === queued.body.messageId)).toBe(true)
-        // … but the thread's history after the restart does not have it
+        // … and the thread's history after the restart has it too, for a tab that was not there
         second = await startModelServer({ dataDir: server.dataDir })
         const late = new Follower('late', () => {})
         await late.open(second.url, 'b2')
         const snap = (await late.first())!.data
         late.close()
-        expect(snap.transcript).toContainEqual({ kind: 'rejected', messageId: queued.body.messageId, reason: 'shutdown' })
+        expect(snap.transcript).toContainEqual({ kind: 'rejected', messageId: queued.body.messageId, reason: 'shutdown', text: 'queued behind the question' })
       } finally {
         tab.close()
         await second?.close()

@@ -4,7 +4,8 @@
  * the runtime to stop (the oracle checks "at most once per run", and exactly when the machine did).
  * The probe only observes: every call goes through to pi unchanged.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
+import { cp, mkdtemp, rm } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
@@ -67,10 +68,25 @@ export interface ModelServer {
   close(): Promise<void>
 }
 
-export async function startModelServer(options: { dataDir?: string; demoDelayMs?: number; probe?: AbortProbe } = {}): Promise<ModelServer> {
+/** The walk's own pi agent dir: one extension that reaches the machine where the demo model cannot. */
+const WALK_AGENT = fileURLToPath(new URL('../fixtures/walk-agent', import.meta.url))
+
+export interface ModelServerOptions {
+  dataDir?: string
+  demoDelayMs?: number
+  probe?: AbortProbe
+  /** The idle timeout (default 10 minutes: never, within a walk). */
+  idleMs?: number
+  /** Load the walk's extension (test/fixtures/walk-agent), copied into the data dir as its agent dir. */
+  levers?: boolean
+}
+
+export async function startModelServer(options: ModelServerOptions = {}): Promise<ModelServer> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'threadhost-model-')))
   const probe = options.probe ?? new AbortProbe()
-  const host = await piHost(dataDir, { demoDelayMs: options.demoDelayMs ?? 2 })
+  const agentDir = join(dataDir, 'agent')
+  if (options.levers) await cp(WALK_AGENT, agentDir, { recursive: true })
+  const host = await piHost(dataDir, { demoDelayMs: options.demoDelayMs ?? 2, agentDir, ...(options.idleMs ? { idleMs: options.idleMs } : {}) })
   const registry = await ThreadRegistry.open({ ...host, runtimes: probe.wrap(host.runtimes) })
   const app = await buildApp({ registry })
   const url = await app.listen({ port: 0, host: '127.0.0.1' })

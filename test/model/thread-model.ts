@@ -17,6 +17,7 @@
  * dialog's own `TIMEOUT`.
  */
 import { createActor, type AnyTransitionDefinition } from 'xstate'
+import { askQueueMachine, type AskQueueEvent, type AskStatus } from '../../src/machines/ask-queue.machine.js'
 import { dialogMachine, type DialogEmitted } from '../../src/machines/dialog.machine.js'
 import { threadMachine, type PromptRequest, type ThreadEmitted, type ThreadEvent } from '../../src/machines/thread.machine.js'
 import { transitionKey } from '../../src/machines/diagram.js'
@@ -58,6 +59,14 @@ export class ThreadModel {
   readonly serverIds = new Map<string, string>()
   /** Transitions this model took (the graph search clears it per step). */
   readonly takenHere = new Set<string>()
+  /** A model of the graph search, not of a walk: its transitions are not counted as taken against the server. */
+  quiet = false
+  /** The ask-queue's decisions: the asks it showed, in order (toolCallIds), and how it resolved each. */
+  readonly askShown: string[] = []
+  readonly askResolved = new Map<string, AskStatus>()
+  /** Asks the queue holds (asked, not yet resolved): a stop's signal reaches each. */
+  #asks = new Set<string>()
+  #signal = false
   readonly actor
   #n = 0
 
@@ -78,7 +87,11 @@ export class ThreadModel {
           self.send({ type: 'QUEUE_CLEARED', steering: first.map((q) => q.text), followUp: second.map((q) => q.text) })
         },
         recordError: () => expect({ type: 'error' }),
-        tellRuntimeAbort: ({ context }) => this.tells.set(context.run, (this.tells.get(context.run) ?? 0) + 1),
+        tellRuntimeAbort: ({ context }) => {
+          this.tells.set(context.run, (this.tells.get(context.run) ?? 0) + 1)
+          // the runtime's abort fires every tool's signal: each waiting ask hears it (sent once this event is done)
+          this.#signal = true
+        },
         recordSettled: (_, p) => expect({ type: 'settled', ...p }),
         armIdleTimer: () => {},
         disarmIdleTimer: () => {},
@@ -101,6 +114,15 @@ export class ThreadModel {
             recordSettle: ({ context }) => expect({ type: 'dialog-settled', id: context.id, outcome: context.outcome! }),
           },
         }),
+        askQueue: askQueueMachine.provide({
+          actions: {
+            show: (_, { askId }) => void this.askShown.push(askId),
+            resolve: (_, { askId, status }) => {
+              this.askResolved.set(askId, status)
+              this.#asks.delete(askId)
+            },
+          },
+        }),
       },
     })
     this.actor = createActor(machine, {
@@ -108,7 +130,7 @@ export class ThreadModel {
       inspect: (ev) => {
         if (ev.type === '@xstate.microstep')
           for (const t of (ev as unknown as { _transitions: AnyTransitionDefinition[] })._transitions) {
-            taken.add(transitionKey(t))
+            if (!this.quiet) taken.add(transitionKey(t))
             this.takenHere.add(transitionKey(t))
           }
       },
@@ -150,6 +172,18 @@ export class ThreadModel {
 
   send(event: ThreadEvent): void {
     if (this.snapshot.status === 'active') this.actor.send(event)
+    if (this.#signal) {
+      this.#signal = false
+      for (const askId of [...this.#asks]) this.ask({ type: 'SIGNAL', askId })
+    }
+  }
+
+  /** An event of the thread's ask-queue (an `ask_user_question` call, or how its card ended). */
+  ask(event: AskQueueEvent): void {
+    const queue = this.snapshot.status === 'active' ? this.snapshot.children.askQueue : undefined
+    if (!queue) return
+    if (event.type === 'ASK') this.#asks.add(event.askId)
+    queue.send(event)
   }
 
   prompt(text: string, admission: PromptRequest['admission'], deliverAs: PromptRequest['deliverAs']): string {

@@ -8,6 +8,8 @@
  * blocked on an open question, or a slow run streaming. So the runtime never races a command, and
  * the order in which the server saw things is the order the model is told them.
  */
+import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { initialView } from '../../src/shared/projection.js'
 import type { Snapshot } from '../../src/schemas/index.js'
@@ -47,6 +49,10 @@ export interface WalkOptions {
   slowLimitMs?: number
   /** Count a known server bug (KNOWN_BUGS) and go on with a fresh thread instead of failing. */
   tolerateKnown?: boolean
+  /** The walk extension (test/fixtures/walk-agent): the lever commands `stubborn`, `release`, `ext-ask`, `withdraw`, `cold-ask`. */
+  levers?: boolean
+  /** A short idle timeout for the `retire` command (ms); without it `retire` does nothing. */
+  idleMs?: number
 }
 
 export interface WalkStats {
@@ -62,6 +68,7 @@ export interface WalkStats {
 }
 
 const SLOW_WORDS = 10_000
+const CONFIRM_SPEC = { method: 'confirm' as const, title: 'walk', message: '' }
 
 interface Fate {
   modelId: string
@@ -94,6 +101,17 @@ export class Walk {
   #lastSettled?: string
   #dialogOrder = newDialogOrder()
   #dataDir?: string
+  /** The stubborn tool holds the stop pending (it said so on the feed) until the walk releases it. */
+  #held = false
+  /** The stubborn tool is working: the run rests until it is stopped. */
+  #working = false
+  /** Prompts sent while a stop was held: their replies come once the stopped run settles (or the thread goes). */
+  #waiting: { id: string; text: string; reply: Promise<{ status: number; body: any }> }[] = []
+  /** The extension's own question between runs (`ext-ask`), while it is open. */
+  #extAsk?: string
+  /** ask_user_question cards: dialog id → the tool call (the ask) it shows; and the cards the walk skipped. */
+  #cards = new Map<string, string>()
+  #skipped = new Set<string>()
 
   constructor(readonly options: WalkOptions = {}) {}
 
@@ -101,8 +119,12 @@ export class Walk {
     return this.options.fault === 'restored-order' ? ('followUpsFirst' as const) : undefined
   }
 
+  #serverOptions() {
+    return { demoDelayMs: this.options.demoDelayMs ?? 5, levers: this.options.levers, idleMs: this.options.idleMs }
+  }
+
   async start(dataDir?: string): Promise<void> {
-    this.server = await startModelServer({ dataDir, demoDelayMs: this.options.demoDelayMs ?? 5 })
+    this.server = await startModelServer({ dataDir, ...this.#serverOptions() })
     this.#dataDir = this.server.dataDir
     await this.#newLife()
   }
@@ -126,6 +148,10 @@ export class Walk {
     this.#restoredBefore = new Set()
     this.#kinds = new Map()
     this.#lastSettled = undefined
+    this.#held = false
+    this.#working = false
+    this.#waiting = []
+    this.#extAsk = undefined
     const created = await api(this.server.url, 'POST', '/api/threads', { id: this.threadId })
     this.#expect(created.status === 201, `POST /api/threads answered ${created.status}, expected 201`)
     await this.#openTabs()
@@ -229,8 +255,30 @@ export class Walk {
       )
     if (d.type === 'assistant-start' || d.type === 'tool-start')
       this.#expect(m.state === 'running' || m.state.startsWith('aborting'), `${d.type} #${d.seq} arrived while the thread is ${m.state} (run ${m.run} settled)`)
+    if (d.type === 'tool-update' && typeof d.partial?.text === 'string') {
+      if (d.partial.text === 'working') this.#working = true
+      if (d.partial.text.startsWith('asked while stopping')) {
+        // the stubborn tool asked after its stop: the machine refused the question without showing it
+        this.#expect(m.state.startsWith('aborting'), `the stubborn tool asked while the thread is ${m.state}, expected a pending stop`)
+        this.#expect(d.partial.text.includes('→ false'), `a question asked while stopping was answered: ${d.partial.text}`)
+        m.send({ type: 'ASK', dialogId: `stopping-${d.seq}`, spec: CONFIRM_SPEC, origin: { kind: 'tool', name: 'walk_stubborn', toolCallId: d.toolCallId } })
+        this.#held = true
+      }
+    }
+    if (d.type === 'settled') this.#working = false
+    this.#alignAsks(d)
     if (!MACHINE_FRAMES.has(d.type)) return
     let e = m.expected[0]
+    if (!e && m.state === 'idle' && ((d.type === 'status' && !d.live) || (d.type === 'dialog-settled' && d.outcome === 'cancelled'))) {
+      // the idle timer (the runtime's input, like a settle): the thread retires
+      m.send({ type: 'IDLE_TIMEOUT' })
+      e = m.expected[0]
+    }
+    if (!e && d.type === 'dialog-settled' && d.outcome === 'aborted' && d.id === this.#extAsk) {
+      // the extension's own signal took its question back
+      m.send({ type: 'DIALOG.SIGNAL', dialogId: d.id })
+      e = m.expected[0]
+    }
     if (!e || !this.#matches(e, d)) {
       if (!e && d.type === 'extension-ui-request')
         m.send({ type: 'ASK', dialogId: d.id, spec: d.dialog, origin: d.origin, ...(d.expiresAt ? { expiresAt: d.expiresAt } : {}) })
@@ -248,6 +296,32 @@ export class Walk {
     if (!this.#matches(e, d)) return this.#violate(`the server wrote ${show(d)}; the model expected ${JSON.stringify(e)}`)
     m.expected.shift()
     if (d.type === 'dialog-settled') this.#lastSettled = d.id
+    if (d.type === 'dialog-settled' && d.id === this.#extAsk) this.#extAsk = undefined
+    const ask = d.type === 'dialog-settled' ? this.#cards.get(d.id) : undefined
+    if (ask !== undefined) {
+      // how the card ended reaches the ask-queue, as the ask bridge reports it
+      const skipped = this.#skipped.has(d.id)
+      m.ask({ type: d.outcome !== 'answered' ? 'CANCELLED' : skipped ? 'SKIPPED' : 'ANSWERED', askId: ask })
+    }
+    if (d.type === 'settled') this.#held = false
+  }
+
+  /** The ask-queue: each ask_user_question call is an ASK; each card shown must be the one the queue chose; each call's result is the queue's decision. */
+  #alignAsks(d: any): void {
+    const m = this.model
+    if (d.type === 'tool-start' && d.name === 'ask_user_question') m.ask({ type: 'ASK', askId: d.toolCallId })
+    if (d.type === 'extension-ui-request' && d.origin?.name === 'ask_user_question') {
+      this.#cards.set(d.id, d.origin.toolCallId)
+      const shown = m.askShown.shift()
+      this.#expect(shown === d.origin.toolCallId, `the ask card for ${d.origin.toolCallId} was shown; the ask-queue would show ${shown ?? 'nothing'}`)
+    }
+    if (d.type === 'tool-end' && m.askResolved.has(d.toolCallId)) {
+      const status = m.askResolved.get(d.toolCallId)!
+      m.askResolved.delete(d.toolCallId)
+      const text = String(d.result?.text ?? '')
+      const got = ['skipped', 'cancelled', 'unavailable'].includes(text) ? text : 'answered'
+      this.#expect(got === status, `ask_user_question ${d.toolCallId} ended ${got} (${text.slice(0, 60)}); the ask-queue resolved it ${status}`)
+    }
   }
 
   #matches(e: Expected, d: any): boolean {
@@ -326,8 +400,9 @@ export class Walk {
         length = conn.frames.length
         since = Date.now()
       }
-      const rests = !stopping && (!view.status.busy || view.openDialogs.length > 0)
+      const rests = (!stopping || (this.#held && this.model.state === 'aborting.stopping')) && (!view.status.busy || view.openDialogs.length > 0 || this.#held)
       if (!stopping && this.model.state === 'running' && this.#streaming(view) && Date.now() - start >= 15) return view
+      if (!stopping && this.model.state === 'running' && this.#working && this.#kinds.get(this.model.run) === 'stubborn' && Date.now() - since >= 30) return view
       if (rests && Date.now() - since >= 30) return view
       if (conn.ended || Date.now() > until) {
         this.#violate(`the thread never came to rest (status ${JSON.stringify(view.status)}, ${view.openDialogs.length} open question(s), model ${this.model.state})`)
@@ -404,6 +479,21 @@ export class Walk {
       case 'restart':
         await this.#restart()
         break
+      case 'release':
+        await this.#release()
+        break
+      case 'ext-ask':
+        await this.#extAskCommand()
+        break
+      case 'withdraw':
+        await this.#withdraw()
+        break
+      case 'cold-ask':
+        await this.#coldAsk()
+        break
+      case 'retire':
+        await this.#retire()
+        break
     }
     await this.#settle()
     this.stats.steps++
@@ -448,6 +538,8 @@ export class Walk {
       }
       case 'slow':
         return `slow ${SLOW_WORDS}`
+      case 'stubborn':
+        return 'call walk_stubborn {}'
     }
   }
 
@@ -478,6 +570,13 @@ export class Walk {
         }
       }
       this.#count('prompt 202')
+    } else if (reply?.type === 'prompt.refused' && reply.reason === 'disposed') {
+      // a prompt that waited on a held stop, refused by the delete or shutdown that took the thread
+      this.#expect(
+        r.status === 409 && r.body.reason === reply.closing,
+        `prompt: the server answered ${r.status} ${JSON.stringify(r.body)}, the model 409 ${reply.closing}`,
+      )
+      this.#count(`prompt 409 ${reply.closing}`)
     } else if (reply?.type === 'prompt.refused') {
       const status = reply.reason === 'busy' ? 409 : 404
       this.#expect(
@@ -489,8 +588,17 @@ export class Walk {
   }
 
   async #prompt(c: Extract<Command, { t: 'prompt' }>): Promise<void> {
-    const kind = this.#busy ? 'plain' : c.kind
+    const kind = this.#busy ? 'plain' : c.kind === 'stubborn' && !this.options.levers ? 'slow' : c.kind
     const text = this.#text(kind)
+    if (kind === 'stubborn') await rm(this.#gate('walk-release'), { force: true })
+    if (this.#held && c.admission === 'enqueue') {
+      // it waits on the held stop: its reply comes when the stopped run settles (release) or the thread goes
+      const id = this.model.prompt(text, c.admission, c.deliverAs)
+      this.#waiting.push({ id, text, reply: this.#sendPrompt(text, c.admission, c.deliverAs) })
+      // the server has it once its queue position is taken: give the request its turn before the next command
+      await sleep(20)
+      return
+    }
     const id = this.model.prompt(text, c.admission, c.deliverAs)
     const r = await this.#sendPrompt(text, c.admission, c.deliverAs)
     this.#checkPrompt(id, text, kind, await this.#replyOf(id), r)
@@ -669,6 +777,7 @@ export class Walk {
       return
     }
     const payload = c.how === 'cancel' ? { cancelled: true } : this.#payload(open.dialog, c.how)
+    if (c.how === 'skip') this.#skipped.add(open.id)
     const replyTo = this.model.nextId('d')
     this.model.send(this.#answerEvent(open.id, payload, replyTo))
     const r = await post(open.id, payload)
@@ -693,7 +802,10 @@ export class Walk {
     this.server.probe.record(this.threadId).releasing = true
     // cold and never built: nothing to dispose; otherwise the delete is a DISPOSE like any other
     if (m.state !== 'cold') m.send({ type: 'DISPOSE', reason: 'deleted', dialogOutcome: 'cancelled' })
-    const r = await api(this.server.url, 'DELETE', `/api/threads/${this.threadId}`)
+    const deleting = api(this.server.url, 'DELETE', `/api/threads/${this.threadId}`)
+    await this.#letGoOfHeldStop()
+    const r = await deleting
+    await this.#answerWaiting()
     this.#expect(r.status === 204, `DELETE answered ${r.status}, expected 204`)
     // the tabs are closed, and nothing arrives after the delete but the close
     const tabs = [this.A, this.B, ...this.late]
@@ -746,7 +858,10 @@ export class Walk {
     if (m.state !== 'cold') m.send({ type: 'DISPOSE', reason: 'shutdown', dialogOutcome: 'aborted' })
     for (const t of this.late) t.close()
     this.late = []
-    await this.server.stop()
+    const stopping = this.server.stop()
+    await this.#letGoOfHeldStop()
+    await stopping
+    await this.#answerWaiting()
     const until = Date.now() + 5000
     while ((!this.A.current!.ended || !this.B.current!.ended) && Date.now() < until) await sleep(5)
     this.#drain()
@@ -758,13 +873,116 @@ export class Walk {
     this.server.probe.record(this.threadId).aborts.clear()
     const seen = Math.max(this.A.lastSeq, this.B.lastSeq, ...this.#frames.keys())
     this.#ceiling = seen
-    this.server = await startModelServer({ dataDir: this.#dataDir, demoDelayMs: this.options.demoDelayMs ?? 5, probe: this.server.probe })
+    this.server = await startModelServer({ dataDir: this.#dataDir, ...this.#serverOptions(), probe: this.server.probe })
     for (const id of m.restored) if (m.serverIds.has(id)) this.#restoredBefore.add(m.serverIds.get(id)!)
     this.model = new ThreadModel(this.threadId, m.run, this.#modelFault)
     // the fates of this life carry on; a prompt's fate was written before the shutdown
     await this.#openTabs({ A: this.A.lastSeq, B: this.B.lastSeq })
+    // a rejection is part of the thread's history: the new life's snapshot still has every one (BUG-2)
+    const history = (this.A.current!.first?.data as Snapshot | undefined)?.transcript ?? []
+    for (const [messageId, fates] of this.#fates)
+      if (fates.some((f) => f.startsWith('prompt-rejected')))
+        this.#expect(
+          history.some((e) => e.kind === 'rejected' && e.messageId === messageId),
+          `after the restart the snapshot has no rejected entry for ${messageId} (${fates.join(', ')})`,
+        )
+    this.#raise()
     this.stats.restarts++
     this.#count('restart')
+  }
+
+  // ——— levers: the walk extension and the idle timeout ———
+
+  /** A gate file of the walk extension, in the thread's session directory (test/fixtures/walk-agent). */
+  #gate(name: string): string {
+    return join(this.server.dataDir, 'sessions', this.threadId, name)
+  }
+
+  async #open(name: string): Promise<void> {
+    await mkdir(join(this.server.dataDir, 'sessions', this.threadId), { recursive: true })
+    await writeFile(this.#gate(name), '')
+  }
+
+  /** Waits until tab A has a frame (after index `from`) that `pred` accepts. */
+  async #frameAfter(from: number, pred: (d: any) => boolean, ms = 5000): Promise<boolean> {
+    const conn = this.A.current!
+    const until = Date.now() + ms
+    for (;;) {
+      if (conn.frames.slice(from - conn.dropped).some((f) => pred(f.data))) return true
+      if (conn.ended || Date.now() > until) return false
+      await sleep(4)
+    }
+  }
+
+  /** A delete or shutdown took a thread whose stop is held: once the machine is done, let the tool go (the release waits on it). */
+  async #letGoOfHeldStop(): Promise<void> {
+    if (!this.#held) return
+    const from = this.A.current!.frames.length + this.A.current!.dropped - 8
+    await this.#frameAfter(Math.max(0, from), (d) => d.type === 'status' && d.live === false)
+    this.#held = false
+    await this.#open('walk-release')
+  }
+
+  /** The replies to the prompts that waited on a held stop. */
+  async #answerWaiting(): Promise<void> {
+    for (const w of this.#waiting.splice(0)) {
+      const r = await w.reply
+      const replies = this.model.live ? await this.#replyOf(w.id) : this.model.take(w.id)
+      this.#checkPrompt(w.id, w.text, 'plain', replies, r)
+    }
+  }
+
+  async #release(): Promise<void> {
+    if (!this.#held) return
+    await this.#open('walk-release')
+    this.#held = false
+    await this.#answerWaiting()
+    this.#count('release')
+  }
+
+  async #extAskCommand(): Promise<void> {
+    if (!this.options.levers || this.model.state !== 'idle' || this.#extAsk) return
+    const from = this.A.current!.frames.length + this.A.current!.dropped
+    await this.#open('walk-ask')
+    const asked = await this.#frameAfter(from, (d) => d.type === 'extension-ui-request')
+    this.#expect(asked, 'the extension asked between runs, but no question came')
+    this.#drain()
+    this.#extAsk = this.model.dialogs.at(-1)
+    this.#count('ext-ask')
+  }
+
+  async #withdraw(): Promise<void> {
+    const id = this.#extAsk
+    if (!id || !this.model.dialogs.includes(id)) return
+    const from = this.A.current!.frames.length + this.A.current!.dropped
+    await this.#open('walk-withdraw')
+    this.#expect(await this.#frameAfter(from, (d) => d.type === 'dialog-settled' && d.id === id), `the extension withdrew question ${id}, but it never settled`)
+    this.#count('withdraw')
+  }
+
+  async #coldAsk(): Promise<void> {
+    const m = this.model
+    if (!this.options.levers || m.state !== 'cold') return this.#prompt({ t: 'prompt', kind: 'plain', deliverAs: 'steer', admission: 'enqueue' })
+    const from = this.A.current!.frames.length + this.A.current!.dropped
+    await this.#open('walk-ask-on-start')
+    // the question comes while the runtime is built, before it is live: refused, never shown
+    m.send({ type: 'ASK', dialogId: m.nextId('cold-'), spec: CONFIRM_SPEC, origin: { kind: 'extension', name: 'walk' } })
+    await this.#prompt({ t: 'prompt', kind: 'plain', deliverAs: 'steer', admission: 'enqueue' })
+    const told = await this.#frameAfter(from, (d) => d.type === 'notify' && String(d.message).startsWith('walk: asked on start'))
+    this.#expect(told, 'the extension asked on start, but never said what it got')
+    const said = this.A.current!.frames.find((f) => f.data.type === 'notify' && String(f.data.message).startsWith('walk: asked on start'))
+    this.#expect(!said || said.data.message.endsWith('→ false'), `a question asked while the runtime was built got ${said?.data.message}`)
+    this.#count('cold-ask')
+  }
+
+  async #retire(): Promise<void> {
+    if (!this.options.idleMs || this.model.state !== 'idle') return
+    // the release's own stop of the runtime is not a "tell"
+    this.server.probe.record(this.threadId).releasing = true
+    const from = this.A.current!.frames.length + this.A.current!.dropped
+    const gone = await this.#frameAfter(from, (d) => d.type === 'status' && d.live === false, this.options.idleMs + 5000)
+    this.#expect(gone, `the thread did not go cold after its idle timeout (${this.options.idleMs} ms)`)
+    this.#count('retire')
   }
 
   // ——— what must hold at every resting point ———
@@ -866,7 +1084,9 @@ export class Walk {
   /** The walk's end: stop what runs, settle what is open, and check that every prompt has its one fate. */
   async finish(): Promise<void> {
     for (let i = 0; i < 5 && (this.#busy || this.model.dialogs.length); i++) {
-      await this.#abort({ t: 'abort', run: 'none' })
+      if (this.#held) await this.#release()
+      else if (!this.#busy && this.#extAsk) await this.#withdraw()
+      else await this.#abort({ t: 'abort', run: 'none' })
       await this.#settle()
     }
     await this.#catchUp()

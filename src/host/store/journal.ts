@@ -4,7 +4,8 @@
  *
  * Writes per observation kind (never per streamed delta):
  *   status {busy, run N} the first time → run N started; settled → run N ended;
- *   user-message / prompt-rejected / prompt-handled → the prompt's fate;
+ *   user-message / prompt-rejected / prompt-handled → the prompt's fate (a rejection is also kept
+ *   as a delivered report: pi's transcript never has it);
  *   extension-ui-request / dialog-settled → the dialog opened / settled;
  *   any frame above the reserved ceiling → the ceiling moves SEQ_BATCH ahead (one write per batch).
  */
@@ -68,7 +69,8 @@ export class ThreadJournal {
           if (!this.#inFlight) return void this.#startingWith.push(o.messageId)
           return this.fate(o.messageId, { kind: 'ran', run: Math.max(o.run, this.runStarted) })
         case 'prompt-rejected':
-          return this.fate(o.messageId, { kind: 'rejected', reason: o.reason })
+          this.fate(o.messageId, { kind: 'rejected', reason: o.reason })
+          return this.#keepRejected(o)
         case 'prompt-handled':
           return this.fate(o.messageId, { kind: 'handled' })
         case 'settled':
@@ -84,6 +86,19 @@ export class ThreadJournal {
     } catch (error) {
       this.log?.('error', `[${this.threadId}] journal write failed on ${o.type}: ${error instanceof Error ? error.message : String(error)}`)
     }
+  }
+
+  /**
+   * A rejected prompt is in no transcript (pi never saw it), so its frame is kept as a report already
+   * delivered: every later snapshot of the thread folds it in, as it does recovery's `restart` ones
+   * (which come back through here when their feed delivers them, and are not written twice).
+   */
+  #keepRejected(o: Extract<Observation, { type: 'prompt-rejected' }>): void {
+    const mine = (r: RecoveryReport) => r.body.type === 'prompt-rejected' && r.body.messageId === o.messageId
+    if (this.store.reports(this.threadId).some(mine)) return
+    const body: ReportBody = { type: 'prompt-rejected', messageId: o.messageId, reason: o.reason, ...(o.text !== undefined ? { text: o.text } : {}) }
+    this.store.addReport(this.threadId, this.runStarted, body)
+    this.store.markDelivered(this.threadId, this.store.reports(this.threadId).filter(mine).map((r) => r.id))
   }
 
   /** A fate for a prompt that may not be journaled yet (its admission is written after the machine's reply). */
