@@ -7,7 +7,8 @@
  *
  * Not a test: nothing here asserts a time. Numbers go to docs/benchmarks.md by hand.
  * BENCH_SERVER=tsx runs threadhost from its sources through tsx (to measure a tree without a build);
- * BENCH_ROUNDS=n sets the rounds; BENCH_ONLY=fanout,dialog,startup,heap,big,stall picks scenarios.
+ * BENCH_ROUNDS=n sets the rounds; BENCH_ONLY=fanout,dialog,startup,heap,big,stall picks scenarios;
+ * BENCH_HEAP_THREADS=n sets how many idle live threads the heap figure divides by (default 100).
  */
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -20,6 +21,8 @@ const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3))
 const MODE = process.env.BENCH_SERVER === 'tsx' ? 'tsx' : 'compiled'
 /** BENCH_ONLY=fanout,dialog,startup,heap,big,stall runs only those scenarios (all by default). */
 const ONLY = process.env.BENCH_ONLY?.split(',')
+/** Threads of the heap figure (BENCH_HEAP_THREADS; each is one pi session built and run once). */
+const HEAP_THREADS = Math.max(1, Number(process.env.BENCH_HEAP_THREADS ?? 100))
 const runs = (scenario: string) => !ONLY || ONLY.includes(scenario)
 const CONFIRM = 'call ui_dialog {"method":"confirm","title":"Deploy?","message":"to prod"}'
 const BIG_PROMPT = 'x'.repeat(99_000 - 'You said: '.length) // the demo answers "You said: <prompt>": a 99,000-character reply
@@ -391,9 +394,23 @@ const startThreadhost = () => {
 const startTsxCold = () => timeToFirst200(['--import', 'tsx', 'src/server/main.ts', ...serverFlags], { ...process.env, TSX_DISABLE_CACHE: '1' })
 const startBaseline = () => timeToFirst200(['bench/baseline-server.mjs', '--port', '$PORT'])
 
-/** Heap per idle live thread: K threads that each ran one short prompt and stay live. */
-async function heapPerThread(th: Server, base: Server, clients: Clients, k: number) {
-  // Warm: the first live thread loads what every later one shares.
+/**
+ * Heap per idle live thread: K threads that each ran one short prompt and stay live, in a server of
+ * their own (started for this figure alone, so what earlier scenarios left behind — rings trimmed,
+ * bytecode flushed, caches grown — cannot move the difference).
+ */
+async function heapPerThread(base: Server, clients: Clients, k: number) {
+  const th = await Server.threadhost()
+  try {
+    return await heapIn(th, base, clients, k)
+  } finally {
+    await th.stop()
+  }
+}
+
+async function heapIn(th: Server, base: Server, clients: Clients, k: number) {
+  // Warm: the first live threads load what every later one shares.
+  await newThread(th, 'heap-warm-').then((id) => prompt(th, id, 'hello').then(() => idle(th, id)))
   const warm = await newThread(th, 'heap-')
   await clients.open(th.port, `/api/threads/${warm}/follow`, 1)
   const wait = await clients.arm(runEnd(1), !recorded.has('hello'))
@@ -402,8 +419,8 @@ async function heapPerThread(th: Server, base: Server, clients: Clients, k: numb
   if (hello) recorded.set('hello', bursts(hello))
   await clients.close()
   const before = (await th.probe('heap')).heap!
-  const ids = await Promise.all(Array.from({ length: k }, () => newThread(th, 'heap-')))
-  for (const id of ids) {
+  for (let i = 0; i < k; i++) {
+    const id = await newThread(th, 'heap-')
     await prompt(th, id, 'hello')
     await idle(th, id)
   }
@@ -414,8 +431,34 @@ async function heapPerThread(th: Server, base: Server, clients: Clients, k: numb
   const b0 = (await base.probe('heap')).heap!
   await base.raw('POST', `/channels?n=${bk}`, recorded.get('hello'))
   const b1 = (await base.probe('heap')).heap!
-  return { a: (after - before) / k, b: (b1 - b0) / bk }
+  return { a: (after - before) / k, b: (b1 - b0) / bk, pi: await piAlone(k) }
 }
+
+/**
+ * The heap of pi's sessions alone (bench/pi-heap.ts, compiled like the server, in its own process):
+ * the same runtimes the server builds, one `hello` run each, measured the same way.
+ */
+async function piAlone(k: number): Promise<number> {
+  const out = join(root, 'node_modules/.cache/threadhost-bench/pi-heap.mjs')
+  if (!piHeapBuilt) {
+    const { build } = await import('esbuild')
+    await build({ entryPoints: [join(root, 'bench/pi-heap.ts')], outfile: out, bundle: true, platform: 'node', format: 'esm', target: 'node22', packages: 'external', logLevel: 'warning' })
+    piHeapBuilt = true
+  }
+  const proc = fork(out, [], { execArgv: ['--expose-gc'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+  try {
+    return await new Promise<number>((resolve, reject) => {
+      proc.on('message', (m: any) => {
+        if (m?.ready) proc.send({ cmd: 'measure', n: k })
+        else if (m?.perThread !== undefined) resolve(m.perThread)
+      })
+      proc.once('exit', (code) => reject(new Error(`bench/pi-heap.ts exited (${code}) before it measured`)))
+    })
+  } finally {
+    proc.kill()
+  }
+}
+let piHeapBuilt = false
 
 /**
  * The longest event-loop block while a 99,000-character reply streams (no delay) to 10 followers,
@@ -524,6 +567,12 @@ async function main() {
   const base = await Server.baseline()
   const clients = new Clients(2)
   try {
+    if (runs('fanout')) {
+      // Untimed: one streaming run on each server first, so round 1 does not time the JIT warming up
+      // (it was 1.5–2× the later rounds, for both servers).
+      progress('warming up both servers')
+      await fanOutRun(th, base, clients, 1, 10_000)
+    }
     for (let round = 1; round <= ROUNDS; round++) {
       const t = performance.now()
       if (runs('fanout')) {
@@ -552,8 +601,11 @@ async function main() {
       }
       if (runs('heap')) {
         progress(`round ${round}: heap`)
-        const heap = await heapPerThread(th, base, clients, 10)
-        add('heap per idle live thread', 'KiB', heap.a / 1024, heap.b / 1024)
+        const heap = await heapPerThread(base, clients, HEAP_THREADS)
+        add(`heap per idle live thread (${HEAP_THREADS} threads)`, 'KiB', heap.a / 1024, heap.b / 1024)
+        // The split: pi's sessions measured alone, the same way; the rest is the host's.
+        add('… of which pi alone (its sessions, same runtimes, measured alone)', 'KiB', heap.pi / 1024, heap.b / 1024)
+        add('… of which the host (the above minus pi alone; goal ≤ 64)', 'KiB', (heap.a - heap.pi) / 1024, heap.b / 1024)
       }
       if (runs('big') || runs('stall')) {
         progress(`round ${round}: 99k reply`)

@@ -23,19 +23,23 @@ function appendRate(followers: number, frames = 50_000, history = 0): { perSecon
   return { perSecond: Math.round(frames / seconds), bytesPerFollower: written[0] ?? 0 }
 }
 
-function memoryPerThread(threads = 200, framesEach = 2000): number {
+/** Heap and buffer bytes (a frame's bytes live outside the heap, in pool slabs) per feed. */
+function memoryPerThread(idle: boolean, threads = 200, framesEach = 2000): number {
+  const used = () => process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers
   globalThis.gc?.()
-  const before = process.memoryUsage().heapUsed
+  const before = used()
   const feeds: Feed[] = []
   for (let t = 0; t < threads; t++) {
     const feed = new Feed(initialView(`t${t}`))
     feed.append({ type: 'assistant-start', messageId: 'm1' })
     for (let i = 0; i < framesEach; i++) feed.append(delta(i))
     feed.append({ type: 'assistant-end', messageId: 'm1', text: 'done', stopReason: 'stop' })
+    // The run is over and nobody follows: the feed keeps only the tail of its ring.
+    if (idle) feed.append({ type: 'status', live: true, busy: false, run: 1 })
     feeds.push(feed)
   }
   globalThis.gc?.()
-  const after = process.memoryUsage().heapUsed
+  const after = used()
   return Math.round((after - before) / feeds.length)
 }
 
@@ -49,4 +53,6 @@ for (const history of [100, 1000, 10_000]) {
   const { perSecond } = appendRate(1, 20_000, history)
   console.log(`append + fan-out to   1 follower, ${String(history).padStart(5)} transcript entries before the reply: ${perSecond.toLocaleString('en')} frames/s`)
 }
-console.log(`memory per thread (a 2000-frame run, ring full): ${(memoryPerThread() / 1024).toFixed(0)} KiB${globalThis.gc ? '' : ' (run with --expose-gc for a steadier number)'}`)
+const steadier = globalThis.gc ? '' : ' (run with --expose-gc for a steadier number)'
+console.log(`memory per thread, heap and frame bytes (a 2000-frame run, ring full): ${(memoryPerThread(false) / 1024).toFixed(0)} KiB${steadier}`)
+console.log(`the same once the run is over and nobody follows (ring trimmed to its tail): ${(memoryPerThread(true) / 1024).toFixed(0)} KiB${steadier}`)

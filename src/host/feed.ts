@@ -8,6 +8,11 @@
  * The cost of an append does not grow with the thread: the view is folded incrementally (O(1) per
  * streamed delta, see `IncrementalView`), the ring is a circular buffer, and the snapshot (and its
  * encoded frame) is materialised only when someone asks, then shared until the next append.
+ *
+ * An idle thread nobody follows keeps only the tail of its ring (`idleRingSize` frames, copied
+ * into one buffer): a long reply's 2000 frames would otherwise stay in memory for as long as the
+ * thread stays live, for a resume that a snapshot serves as well (a tab that missed more than the
+ * tail gets one, as a tab beyond the ring always did).
  */
 import type { Observation, ObservationInput, Snapshot } from '../schemas/index.js'
 import { encodeObservation, encodeSnapshot } from './frame.js'
@@ -27,19 +32,29 @@ export type Resume =
 
 export class Feed {
   readonly #view: IncrementalView
-  /** A circular buffer of the last `ringSize` frames; `#ringStart` is the oldest one's index. */
-  readonly #ring: { seq: number; frame: Buffer }[] = []
+  /**
+   * A circular buffer of the last frames (at most `ringSize`); `#ringStart` is the oldest one's
+   * index. Seqs are consecutive, so the newest frame is the head's and no seq is kept per frame.
+   */
+  #ring: Buffer[] = []
   #ringStart = 0
+  /** Whether a run is in flight, as the last `status` said: an idle feed with no followers trims its ring. */
+  #busy: boolean
+  /** The ring is already trimmed and packed into one buffer (nothing appended since). */
+  #packed = false
   readonly #followers = new Set<Follower>()
   readonly #observers = new Set<(o: Observation) => void>()
   #snapshotFrame: { seq: number; frame: Buffer } | undefined
 
   readonly ringSize: number
+  readonly idleRingSize: number
   readonly #onUnfollowed?: () => void
 
-  constructor(initial: ThreadView, options: { ringSize?: number; onUnfollowed?: () => void } = {}) {
+  constructor(initial: ThreadView, options: { ringSize?: number; idleRingSize?: number; onUnfollowed?: () => void } = {}) {
     this.#view = new IncrementalView(initial)
     this.ringSize = Math.max(1, options.ringSize ?? 2000)
+    this.idleRingSize = Math.min(this.ringSize, Math.max(0, options.idleRingSize ?? 32))
+    this.#busy = initial.status.busy
     this.#onUnfollowed = options.onUnfollowed
   }
 
@@ -60,13 +75,18 @@ export class Feed {
     const observation = { ...input, seq: this.#view.seq + 1 } as Observation
     this.#view.apply(observation)
     const frame = encodeObservation(observation)
-    if (this.#ring.length < this.ringSize) this.#ring.push({ seq: observation.seq, frame })
+    this.#packed = false
+    if (this.#ring.length < this.ringSize) this.#ring.push(frame)
     else {
-      this.#ring[this.#ringStart] = { seq: observation.seq, frame }
+      this.#ring[this.#ringStart] = frame
       this.#ringStart = (this.#ringStart + 1) % this.ringSize
     }
     for (const observer of this.#observers) observer(observation)
     for (const follower of this.#followers) follower.send(frame, observation)
+    if (observation.type === 'status') {
+      this.#busy = observation.busy
+      this.#trimIfIdle()
+    }
     return observation
   }
 
@@ -87,19 +107,42 @@ export class Feed {
     if (after === undefined || after > head) return { kind: 'snapshot', snapshot: this.snapshot() }
     if (after === head) return { kind: 'frames', frames: [] }
     const count = this.#ring.length
-    const oldest = count ? this.#ring[this.#ringStart].seq : head + 1
+    // Seqs in the ring are consecutive and end at the head, so the missed frames are its last `head - after`.
+    const oldest = head - count + 1
     if (after + 1 < oldest) return { kind: 'snapshot', snapshot: this.snapshot() }
-    // Seqs in the ring are consecutive, so the missed frames are its last `head - after`.
     const frames: Buffer[] = []
-    for (let i = count - (head - after); i < count; i++) frames.push(this.#ring[(this.#ringStart + i) % count].frame)
+    for (let i = count - (head - after); i < count; i++) frames.push(this.#ring[(this.#ringStart + i) % count])
     return { kind: 'frames', frames }
   }
 
   follow(follower: Follower): () => void {
     this.#followers.add(follower)
     return () => {
-      if (this.#followers.delete(follower) && this.#followers.size === 0) this.#onUnfollowed?.()
+      if (!this.#followers.delete(follower) || this.#followers.size > 0) return
+      this.#trimIfIdle()
+      this.#onUnfollowed?.()
     }
+  }
+
+  /**
+   * No run and nobody following: keep only the newest `idleRingSize` frames, copied into one buffer
+   * of their exact size (a small frame is a view into an 8 KiB pool slab it would otherwise keep alive).
+   */
+  #trimIfIdle(): void {
+    const count = this.#ring.length
+    if (this.#busy || this.#followers.size > 0 || this.#packed || count === 0) return
+    this.#packed = true
+    const tail: Buffer[] = []
+    for (let i = Math.max(0, count - this.idleRingSize); i < count; i++) tail.push(this.#ring[(this.#ringStart + i) % count])
+    const bytes = Buffer.allocUnsafeSlow(tail.reduce((n, f) => n + f.length, 0))
+    let at = 0
+    this.#ring = tail.map((frame) => {
+      const copy = bytes.subarray(at, at + frame.length)
+      frame.copy(copy)
+      at += frame.length
+      return copy
+    })
+    this.#ringStart = 0
   }
 
   close(): void {

@@ -21,6 +21,8 @@ export type PromptOutcome =
   | { kind: 'admitted'; messageId: string; run: number; queued: boolean }
   | { kind: 'busy' }
   | { kind: 'not-live' }
+  /** The prompt named a run (a steer or follow-up meant for it) that is not the current one. */
+  | { kind: 'stale-run' }
   | { kind: 'rejected'; reason: string }
 
 export type AbortOutcome =
@@ -99,11 +101,12 @@ export class LiveThread {
       },
       (request) => this.#dialogs.ask(request),
     )
-    this.actor = createActor(this.#machine(), {
+    this.actor = createActor(LiveThread.#machine(), {
       id: `thread:${options.threadId}`,
       systemId: `thread:${options.threadId}`,
       input: { threadId: options.threadId, run: options.run },
     })
+    LiveThread.#bySystem.set(this.actor.system, this)
     this.actor.on('*', (e) => this.#onReply(e as ThreadEmitted))
     this.#subscription = this.actor.subscribe({
       next: (snapshot) => {
@@ -251,20 +254,34 @@ export class LiveThread {
     await this.#disposing
   }
 
-  #machine() {
-    const feed = this.#feed
+  /**
+   * The thread machine with this file's actions, provided once for every thread: `provide` copies
+   * the machine's whole state tree (≈ 30 KiB a thread, most of an idle thread's host-side heap). An
+   * action finds its thread through the actor system, which each thread's root actor has alone and
+   * its dialog and ask-queue children share.
+   */
+  static #provided: ReturnType<typeof LiveThread.provideMachine> | undefined
+  static readonly #bySystem = new WeakMap<object, LiveThread>()
+
+  static #machine() {
+    LiveThread.#provided ??= LiveThread.provideMachine()
+    return LiveThread.#provided
+  }
+
+  private static provideMachine() {
+    const of = (system: object) => LiveThread.#bySystem.get(system)!
     return threadMachine.provide({
       actions: {
-        publishStatus: (_, status) => void feed.append({ type: 'status', ...status }),
-        startRun: (_, { prompt, run }) => this.#runtime?.prompt({ messageId: prompt.messageId, text: prompt.text }, run),
-        queuePrompt: (_, { prompt }) => {
+        publishStatus: ({ system }, status) => void of(system).#feed.append({ type: 'status', ...status }),
+        startRun: ({ system }, { prompt, run }) => of(system).#runtime?.prompt({ messageId: prompt.messageId, text: prompt.text }, run),
+        queuePrompt: ({ system }, { prompt }) => {
           const queued = { messageId: prompt.messageId, text: prompt.text }
-          if (prompt.deliverAs === 'followUp') this.#runtime?.followUp(queued)
-          else this.#runtime?.steer(queued)
+          if (prompt.deliverAs === 'followUp') of(system).#runtime?.followUp(queued)
+          else of(system).#runtime?.steer(queued)
         },
-        clearQueue: ({ self }) => {
+        clearQueue: ({ self, system }) => {
           try {
-            const cleared = this.#runtime?.clearQueue() ?? { steering: [], followUp: [] }
+            const cleared = of(system).#runtime?.clearQueue() ?? { steering: [], followUp: [] }
             self.send({
               type: 'QUEUE_CLEARED',
               steering: cleared.steering.map((p) => p.text),
@@ -274,34 +291,38 @@ export class LiveThread {
             self.send({ type: 'QUEUE_CLEAR_FAILED', message: errorText(error) })
           }
         },
-        recordError: (_, { message }) => {
-          this.#log('error', message)
-          feed.append({ type: 'error', message })
+        recordError: ({ system }, { message }) => {
+          of(system).#log('error', message)
+          of(system).#feed.append({ type: 'error', message })
         },
-        tellRuntimeAbort: () => {
-          this.#runtime?.abort().catch((error) => this.#log('error', `abort failed: ${errorText(error)}`))
+        tellRuntimeAbort: ({ system }) => {
+          const thread = of(system)
+          thread.#runtime?.abort().catch((error) => thread.#log('error', `abort failed: ${errorText(error)}`))
         },
-        recordSettled: (_, settled) => void feed.append({ type: 'settled', ...settled }),
-        armIdleTimer: ({ self }) => {
-          clearTimeout(this.#idleTimer)
-          this.#idleTimer = setTimeout(() => self.send({ type: 'IDLE_TIMEOUT' }), this.#options.idleMs)
-          this.#idleTimer.unref()
+        recordSettled: ({ system }, settled) => void of(system).#feed.append({ type: 'settled', ...settled }),
+        armIdleTimer: ({ self, system }) => {
+          const thread = of(system)
+          clearTimeout(thread.#idleTimer)
+          thread.#idleTimer = setTimeout(() => self.send({ type: 'IDLE_TIMEOUT' }), thread.#options.idleMs)
+          thread.#idleTimer.unref()
         },
-        disarmIdleTimer: () => clearTimeout(this.#idleTimer),
-        disposeRuntime: (_, { reason }) => {
-          this.#disposing = this.#releaseRuntime(reason)
+        disarmIdleTimer: ({ system }) => clearTimeout(of(system).#idleTimer),
+        disposeRuntime: ({ system }, { reason }) => {
+          const thread = of(system)
+          thread.#disposing = thread.#releaseRuntime(reason)
         },
-        rejectPrompt: (_, { messageId, reason }) => {
-          feed.append({ type: 'prompt-rejected', messageId, reason })
+        rejectPrompt: ({ system }, { messageId, reason }) => {
+          of(system).#feed.append({ type: 'prompt-rejected', messageId, reason })
         },
       },
       actors: {
         dialog: dialogMachine.provide({
           actions: {
-            showRequest: ({ context, self }) => {
+            showRequest: ({ context, self, system }) => {
+              const thread = of(system)
               // An open question replies to the answers that name it (answered or refused) itself.
-              self.on('*', (reply) => this.#onReply(reply as DialogEmitted))
-              feed.append({
+              self.on('*', (reply) => thread.#onReply(reply as DialogEmitted))
+              thread.#feed.append({
                 type: 'extension-ui-request',
                 id: context.id,
                 blocking: true,
@@ -310,20 +331,23 @@ export class LiveThread {
                 ...(context.expiresAt !== undefined ? { expiresAt: context.expiresAt } : {}),
               })
             },
-            watch: ({ context }) => this.#dialogs.watch(context.id, context.expiresAt),
-            unwatch: ({ context }) => this.#dialogs.unwatch(context.id),
-            recordSettle: ({ context }) => {
-              feed.append({ type: 'dialog-settled', id: context.id, outcome: context.outcome as DialogOutcome })
+            watch: ({ context, system }) => of(system).#dialogs.watch(context.id, context.expiresAt),
+            unwatch: ({ context, system }) => of(system).#dialogs.unwatch(context.id),
+            recordSettle: ({ context, system }) => {
+              of(system).#feed.append({ type: 'dialog-settled', id: context.id, outcome: context.outcome as DialogOutcome })
             },
-            resolveExtension: ({ context }) => this.#dialogs.resolve(context.id, { outcome: context.outcome!, answer: context.answer }),
-            resolveWithdrawn: ({ context }) => this.#dialogs.resolve(context.id, { outcome: 'refused' }),
+            resolveExtension: ({ context, system }) => of(system).#dialogs.resolve(context.id, { outcome: context.outcome!, answer: context.answer }),
+            resolveWithdrawn: ({ context, system }) => of(system).#dialogs.resolve(context.id, { outcome: 'refused' }),
           },
         }),
         askQueue: askQueueMachine.provide({
           actions: {
             // Opening the card sends ASK to the thread; do it after this action, not inside it.
-            show: ({ self }, { askId }) => queueMicrotask(() => void this.#asks.show(askId, (event) => self.send(event))),
-            resolve: (_, { askId, status }) => this.#asks.resolve(askId, status),
+            show: ({ self, system }, { askId }) => {
+              const thread = of(system)
+              queueMicrotask(() => void thread.#asks.show(askId, (event) => self.send(event)))
+            },
+            resolve: ({ system }, { askId, status }) => of(system).#asks.resolve(askId, status),
           },
         }),
       },

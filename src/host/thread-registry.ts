@@ -6,6 +6,7 @@
  * nothing of HTTP; the server maps the outcomes below to status codes.
  */
 import { randomUUID } from 'node:crypto'
+import { isDeepStrictEqual } from 'node:util'
 import {
   THINKING_LEVELS,
   type CommandInfo,
@@ -14,11 +15,14 @@ import {
   type ThreadSummary,
 } from '../schemas/index.js'
 import { HOST_COMMANDS, parseCommand, type HostCommand } from './commands.js'
-import type { ModelCatalog, RuntimeFactory } from '../runtime/port.js'
+import { SessionDamaged, type ModelCatalog, type RuntimeFactory } from '../runtime/port.js'
 import { Feed } from './feed.js'
+import { forkThread, type ForkOutcome } from './fork.js'
+import { displayOf, factsOf } from './thread-display.js'
 import { LiveThread, type AbortOutcome, type PromptOutcome } from './live-thread.js'
+import { canEnter, threadIn, type Phase } from './thread-phase.js'
 import { initialView } from '../shared/projection.js'
-import type { PromptFate, StoreOrigin, ThreadRow, ThreadStore } from './store/port.js'
+import type { PromptFate, StoreOrigin, ThreadFacts, ThreadRow, ThreadStore } from './store/port.js'
 import { SqliteThreadStore } from './store/sqlite.js'
 import { EarlyFates, lostCeiling, reconcile, ThreadJournal, withReports } from './store/journal.js'
 import type { Workspaces } from './workspaces.js'
@@ -49,6 +53,7 @@ export type UpdateOutcome =
   | { kind: 'unknown' }
   | { kind: 'invalid'; reason: string }
   | { kind: 'busy' }
+  | { kind: 'unavailable'; reason: string }
 
 export type CommandOutcome =
   | { kind: 'command-done'; command: string; summary: ThreadSummary }
@@ -69,18 +74,37 @@ export type DialogOutcomeForRoute =
   | { kind: 'unknown' }
   | { kind: 'refused'; refusal: string }
 
+/** A prompt as the route passes it: `run` is the run a steer or follow-up was meant for. */
+export interface PromptRequestBody {
+  message: string
+  admission: 'enqueue' | 'reject'
+  deliverAs: 'steer' | 'followUp'
+  run?: number
+}
+
 export type DialogBody = { id: string; [field: string]: unknown }
 
 interface Entry {
   record: ThreadRecord
   /** Writes the thread's journal and reserves its seq ceiling, from every feed it gets. */
   journal: ThreadJournal
+  phase: Phase
+  /** The feed is kept apart from the phase: a cold thread keeps one while anybody follows it. */
   feed?: Feed
   feedLoading?: Promise<Feed>
-  live?: LiveThread
-  building?: Promise<LiveThread>
-  /** Set from the first moment of a delete until its files are gone; the id is not reusable meanwhile. */
-  deleting?: Promise<void>
+}
+
+/**
+ * The thread's LiveThread while its machine is live. The phase says `live` until the retired
+ * thread is handed back (a microtask after its machine went cold), so the machine has the last word.
+ */
+function liveIn(phase: Phase): LiveThread | undefined {
+  return phase.kind === 'live' && phase.thread.live ? phase.thread : undefined
+}
+
+/** A thread that may be named by a request (a deleting one is already gone for callers). */
+function present(entry: Entry | undefined): entry is Entry {
+  return entry !== undefined && entry.phase.kind !== 'deleting'
 }
 
 /** Why a runtime that was being built will not be used. */
@@ -97,6 +121,7 @@ export class ThreadRegistry {
   readonly #early = new EarlyFates()
   #closing = false
   #shutdown?: Promise<void>
+  #surveyed: Promise<void> = Promise.resolve()
   readonly #liveListeners = new Set<(thread: LiveThread, event: 'started' | 'retired') => void>()
   readonly #feedWatchers = new Set<(threadId: string, feed: Feed) => void>()
 
@@ -120,7 +145,28 @@ export class ThreadRegistry {
     }
     const registry = new ThreadRegistry(options, store)
     await registry.#recover(origin, reason)
+    registry.#surveyed = registry.#survey()
     return registry
+  }
+
+  /**
+   * Resolves once every session file was checked after the start. The check runs behind the start
+   * (it reads every file) so threadhost answers at once; until it is done, a damaged thread is
+   * found unavailable when it is first followed or prompted, never written.
+   */
+  get surveyed(): Promise<void> {
+    return this.#surveyed
+  }
+
+  async #survey(): Promise<void> {
+    const persisted = (await this.#options.runtimes.listPersisted?.().catch(() => [])) ?? []
+    for (const p of persisted) {
+      const entry = this.#entries.get(p.threadId)
+      if (!entry) continue
+      if (p.damaged !== undefined) this.#unavailable(entry, new SessionDamaged(p.threadId, p.damaged))
+      // Threads from before the store kept these (schema 1) learn them once.
+      if (!entry.record.facts && p.facts) this.#keepFacts(entry, p.facts)
+    }
   }
 
   /** The durable state (tests and the inspector read the journal). */
@@ -148,6 +194,7 @@ export class ThreadRegistry {
           updatedAt: p.updatedAt,
           run: p.lastRun,
           seq: lostCeiling(),
+          ...(p.facts ? { facts: p.facts } : {}),
         })
       }
       if (origin === 'rebuilt' || missing.length > 0) {
@@ -163,6 +210,7 @@ export class ThreadRegistry {
       const entry: Entry = {
         record: { ...record, run },
         journal: new ThreadJournal(record.threadId, store, { ceiling: record.seq, run }, this.#early, log),
+        phase: { kind: 'cold' },
       }
       this.#entries.set(record.threadId, entry)
     }
@@ -173,7 +221,13 @@ export class ThreadRegistry {
     for (const threadId of threads) {
       const entry = this.#entries.get(threadId)
       if (!entry) continue
-      const transcript = await this.#options.runtimes.readTranscript(threadId).catch(() => [])
+      const transcript = await this.#options.runtimes.readTranscript(threadId).catch((error: unknown) => {
+        if (!(error instanceof SessionDamaged)) return []
+        // What the damaged file holds is unknown: its journal stays open until it is repaired.
+        this.#unavailable(entry, error)
+        return undefined
+      })
+      if (!transcript) continue
       const done = reconcile(store, threadId, entry.record.run, transcript)
       rejected += done?.rejected.length ?? 0
       interrupted += done?.interruptedRuns.length ?? 0
@@ -189,7 +243,7 @@ export class ThreadRegistry {
 
   /** Live threads, for the inspector. */
   liveThreads(): LiveThread[] {
-    return [...this.#entries.values()].flatMap((e) => (e.live ? [e.live] : []))
+    return [...this.#entries.values()].flatMap((e) => (e.phase.kind === 'live' ? [e.phase.thread] : []))
   }
 
   onLiveChange(listener: (thread: LiveThread, event: 'started' | 'retired') => void): () => void {
@@ -228,16 +282,29 @@ export class ThreadRegistry {
     return { kind: 'created', threadId }
   }
 
+  /** A new thread holding this one's history before a prompt, linked to it (fork.ts: edit and resend, regenerate). */
+  async fork(threadId: string, fromMessageId: string): Promise<ForkOutcome> {
+    const entry = this.#entries.get(threadId)
+    if (!present(entry)) return { kind: 'unknown' }
+    const create = async (request: CreateRequest) => {
+      const created = await this.create(request)
+      // The new thread's link to its source is in its session file (written before it was created).
+      if (created.kind === 'created') await this.#describe(created.threadId)
+      return created
+    }
+    return forkThread({ runtimes: this.#options.runtimes, create, summary: (id) => this.get(id) }, entry.record, fromMessageId)
+  }
+
   list(): ThreadSummary[] {
     return [...this.#entries.values()]
-      .filter((e) => !e.deleting)
+      .filter(present)
       .map((e) => this.#summary(e))
       .sort((a, b) => b.updatedAt - a.updatedAt)
   }
 
   get(threadId: string): ThreadSummary | undefined {
     const entry = this.#entries.get(threadId)
-    return entry && !entry.deleting ? this.#summary(entry) : undefined
+    return present(entry) ? this.#summary(entry) : undefined
   }
 
   /**
@@ -246,15 +313,16 @@ export class ThreadRegistry {
    */
   async update(threadId: string, change: { title?: string; model?: string; thinkingLevel?: ThinkingLevel }): Promise<UpdateOutcome> {
     const entry = this.#entries.get(threadId)
-    if (!entry || entry.deleting) return { kind: 'unknown' }
+    if (!present(entry)) return { kind: 'unknown' }
     const configures = change.model !== undefined || change.thinkingLevel !== undefined
+    if (configures && entry.phase.kind === 'unavailable') return { kind: 'unavailable', reason: entry.phase.reason }
     if (change.model !== undefined) {
       const check = await this.#options.models.check(change.model)
       if (!check.ok) return { kind: 'invalid', reason: check.reason }
     }
     if (configures) {
       const live = await this.#currentLive(entry)
-      if (live?.live) {
+      if (live) {
         if (live.busy) return { kind: 'busy' }
         await live.configure({ model: change.model, thinkingLevel: change.thinkingLevel })
       }
@@ -277,17 +345,20 @@ export class ThreadRegistry {
    */
   async delete(threadId: string): Promise<boolean> {
     const entry = this.#entries.get(threadId)
-    if (!entry || entry.deleting) return false
-    entry.deleting = (async () => {
-      const live = await this.#currentLive(entry)
+    if (!present(entry)) return false
+    // A runtime still being built is disposed by its build, which finds the thread deleting.
+    const before = entry.phase
+    const done = (async () => {
+      const live = before.kind === 'building' ? await before.built.catch(() => undefined) : threadIn(before)
       await live?.dispose('deleted', 'cancelled')
       const feed = entry.feed ?? (await entry.feedLoading?.catch(() => undefined))
       feed?.close()
       this.#store.deleteThread(threadId)
       await this.#options.runtimes.remove(threadId)
     })()
+    this.#enter(entry, { kind: 'deleting', done })
     try {
-      await entry.deleting
+      await done
     } finally {
       if (this.#entries.get(threadId) === entry) this.#entries.delete(threadId)
     }
@@ -297,8 +368,8 @@ export class ThreadRegistry {
   /** What the composer can run on this thread: threadhost's commands and pi's (the thread is built to know them). */
   async commands(threadId: string): Promise<CommandInfo[] | undefined> {
     const entry = this.#entries.get(threadId)
-    if (!entry || entry.deleting) return undefined
-    const live = await this.#ensureLive(threadId).catch(() => undefined)
+    if (!present(entry)) return undefined
+    const live = entry.phase.kind === 'unavailable' ? undefined : await this.#ensureLive(entry).catch(() => undefined)
     return [...HOST_COMMANDS, ...(live?.commands() ?? [])]
   }
 
@@ -308,24 +379,25 @@ export class ThreadRegistry {
    */
   async prompt(
     threadId: string,
-    request: { message: string; admission: 'enqueue' | 'reject'; deliverAs: 'steer' | 'followUp' },
+    request: PromptRequestBody,
   ): Promise<PromptOutcome | CommandOutcome | { kind: 'closing' } | { kind: 'build-failed'; reason: string }> {
     if (this.#closing) return { kind: 'closing' }
-    if (this.#entries.get(threadId)?.deleting) return { kind: 'rejected', reason: 'deleted' }
-    if (!this.#entries.has(threadId)) {
-      await this.#remember(threadId, { model: this.#options.defaultModel, cwd: this.#options.workspaces.default })
-    }
+    const entry = this.#entries.get(threadId) ?? (await this.#remember(threadId, { model: this.#options.defaultModel, cwd: this.#options.workspaces.default }))
+    if (entry.phase.kind === 'deleting') return { kind: 'rejected', reason: 'deleted' }
+    if (entry.phase.kind === 'unavailable') return { kind: 'rejected', reason: 'unavailable' }
     let live: LiveThread
     try {
-      live = await this.#ensureLive(threadId)
+      live = await this.#ensureLive(entry)
     } catch (error) {
       if (error instanceof ThreadGone) return error.reason === 'closing' ? { kind: 'closing' } : { kind: 'rejected', reason: 'deleted' }
+      if (error instanceof SessionDamaged) return { kind: 'rejected', reason: 'unavailable' }
       return { kind: 'build-failed', reason: error instanceof Error ? error.message : String(error) }
     }
     const command = parseCommand(request.message, live.commands())
     if (command.kind === 'unknown') return { kind: 'unknown-command', name: command.name, suggestions: command.suggestions }
     if (command.kind === 'host') return this.#hostCommand(threadId, command.name, command.args)
-    const outcome = await live.prompt({ text: request.message, admission: request.admission, deliverAs: request.deliverAs })
+    const { message: text, admission, deliverAs, run } = request
+    const outcome = await live.prompt({ text, admission, deliverAs, ...(run !== undefined ? { run } : {}) })
     // Durable before it is answered: the route's 202 comes after this commit.
     if (outcome.kind === 'admitted') this.#admitted(threadId, request, outcome)
     return outcome
@@ -333,15 +405,16 @@ export class ThreadRegistry {
 
   /** A tab's composer draft, for extensions that read the editor. It never builds a runtime. */
   reportDraft(threadId: string, text: string): boolean {
-    const live = this.#entries.get(threadId)?.live
-    if (!live?.live) return false
+    const phase = this.#entries.get(threadId)?.phase
+    const live = phase && liveIn(phase)
+    if (!live) return false
     live.reportDraft(text)
     return true
   }
 
   async abort(threadId: string, run?: number): Promise<AbortOutcome> {
     const entry = this.#entries.get(threadId)
-    const live = entry?.live
+    const live = entry && threadIn(entry.phase)
     if (!entry || !live) return { kind: 'not-live' }
     const outcome = await live.abort(run)
     if (outcome.kind === 'stopped' && outcome.restored.length > 0) this.#restored(entry, outcome.restored)
@@ -350,8 +423,9 @@ export class ThreadRegistry {
 
   /** Finds the thread; the question's own dialog machine decides whether the payload answers it. */
   async answer(threadId: string, body: DialogBody): Promise<DialogOutcomeForRoute> {
-    const live = this.#entries.get(threadId)?.live
-    if (!live || !live.live) return { kind: 'not-live' }
+    const phase = this.#entries.get(threadId)?.phase
+    const live = phase && liveIn(phase)
+    if (!live) return { kind: 'not-live' }
     const { id, ...payload } = body
     return live.answer(id, payload)
   }
@@ -359,7 +433,7 @@ export class ThreadRegistry {
   /** The thread's feed, loading a cold thread's persisted transcript without building a runtime. */
   async feed(threadId: string): Promise<Feed | undefined> {
     const entry = this.#entries.get(threadId)
-    if (!entry || entry.deleting) return undefined
+    if (!present(entry)) return undefined
     return this.#feedOf(entry)
   }
 
@@ -384,10 +458,16 @@ export class ThreadRegistry {
   }
 
   /** An admitted prompt and the thread's row, in one commit. */
-  #admitted(threadId: string, request: { message: string; admission: 'enqueue' | 'reject'; deliverAs: 'steer' | 'followUp' }, outcome: Extract<PromptOutcome, { kind: 'admitted' }>): void {
+  #admitted(threadId: string, request: PromptRequestBody, outcome: Extract<PromptOutcome, { kind: 'admitted' }>): void {
     const entry = this.#entries.get(threadId)
     if (!entry) return
-    entry.record = { ...entry.record, updatedAt: Date.now(), run: Math.max(entry.record.run, entry.live?.run ?? 0, outcome.run) }
+    const facts = factsOf(entry.feed?.view.transcript ?? [], entry.record.facts)
+    entry.record = {
+      ...entry.record,
+      updatedAt: Date.now(),
+      run: Math.max(entry.record.run, threadIn(entry.phase)?.run ?? 0, outcome.run),
+      facts: { ...facts, firstPrompt: facts.firstPrompt ?? request.message },
+    }
     const fate = this.#early.take(threadId, outcome.messageId)
     this.#store.admitPrompt(
       {
@@ -433,7 +513,7 @@ export class ThreadRegistry {
   /** `/new`: a fresh thread with this one's model, thinking level and workspace. */
   async #newLike(threadId: string, title: string): Promise<CommandOutcome> {
     const entry = this.#entries.get(threadId)
-    if (!entry || entry.deleting) return { kind: 'unknown' }
+    if (!present(entry)) return { kind: 'unknown' }
     const { model, thinkingLevel, cwd } = entry.record
     const created = await this.create({ model, ...(thinkingLevel ? { thinkingLevel } : {}), ...(cwd ? { cwd } : {}), ...(title ? { title } : {}) })
     if (created.kind !== 'created') return { kind: 'invalid', reason: created.kind === 'invalid' ? created.reason : 'no new thread id was free' }
@@ -443,9 +523,9 @@ export class ThreadRegistry {
   /** `/compact`: between runs, like a model change. */
   async #compact(threadId: string, instructions: string): Promise<CommandOutcome> {
     const entry = this.#entries.get(threadId)
-    if (!entry || entry.deleting) return { kind: 'unknown' }
+    if (!present(entry)) return { kind: 'unknown' }
     const live = await this.#currentLive(entry)
-    if (!live?.live) return { kind: 'invalid', reason: 'nothing to compact yet' }
+    if (!live) return { kind: 'invalid', reason: 'nothing to compact yet' }
     if (live.busy) return { kind: 'busy' }
     try {
       await live.compact(instructions)
@@ -456,7 +536,7 @@ export class ThreadRegistry {
     return { kind: 'command-done', command: 'compact', summary: this.#summary(entry) }
   }
 
-  async #remember(threadId: string, request: CreateRequest & { model: string; cwd: string }): Promise<void> {
+  async #remember(threadId: string, request: CreateRequest & { model: string; cwd: string }): Promise<Entry> {
     const now = Date.now()
     const record: ThreadRecord = {
       threadId,
@@ -470,13 +550,19 @@ export class ThreadRegistry {
       seq: 0,
     }
     this.#store.putThread(record)
-    this.#entries.set(threadId, { record, journal: new ThreadJournal(threadId, this.#store, { ceiling: 0, run: 0 }, this.#early, this.#options.log) })
+    const entry: Entry = {
+      record,
+      journal: new ThreadJournal(threadId, this.#store, { ceiling: 0, run: 0 }, this.#early, this.#options.log),
+      phase: { kind: 'cold' },
+    }
+    this.#entries.set(threadId, entry)
+    return entry
   }
 
   async #touch(threadId: string): Promise<void> {
     const entry = this.#entries.get(threadId)
     if (!entry) return
-    entry.record = { ...entry.record, updatedAt: Date.now(), run: Math.max(entry.record.run, entry.live?.run ?? 0) }
+    entry.record = { ...entry.record, updatedAt: Date.now(), run: Math.max(entry.record.run, threadIn(entry.phase)?.run ?? 0) }
     this.#store.putThread({ ...entry.record, seq: entry.journal.ceiling })
   }
 
@@ -510,53 +596,106 @@ export class ThreadRegistry {
       }
       return feed
     }
-    entry.feedLoading ??= this.#options.runtimes.readTranscript(entry.record.threadId).then(make, () => make([]))
+    entry.feedLoading ??= this.#options.runtimes.readTranscript(entry.record.threadId).then(make, (error) => {
+      if (error instanceof SessionDamaged) this.#unavailable(entry, error)
+      return make([])
+    })
     return entry.feedLoading
   }
 
   /**
    * A cold thread nobody follows keeps no feed: its transcript is on disk and its seq in the entry
-   * (the store holds the ceiling above it),
-   * so memory stays with the threads people are actually using.
+   * (the store holds the ceiling above it), so memory stays with the threads people are using.
    */
   #releaseFeed(entry: Entry): void {
     const feed = entry.feed
-    if (!feed || feed.followerCount > 0 || entry.building || entry.live?.live) return
-    entry.record = { ...entry.record, seq: feed.seq }
+    if (!feed || feed.followerCount > 0 || entry.phase.kind === 'building' || entry.phase.kind === 'live') return
+    entry.record = { ...entry.record, seq: feed.seq, facts: factsOf(feed.view.transcript, entry.record.facts) }
+    // pi's session name is in the file alone (an extension's pi.setSessionName).
+    void this.#describe(entry.record.threadId)
     entry.feed = undefined
     entry.feedLoading = undefined
   }
 
-  /** The thread's current live thread, waiting for one that is being built. */
-  async #currentLive(entry: Entry): Promise<LiveThread | undefined> {
-    if (entry.building) return entry.building.catch(() => entry.live)
-    return entry.live
-  }
-
-  #ensureLive(threadId: string): Promise<LiveThread> {
+  /** Refreshes what a thread's persisted conversation says (its pi session name, its fork link), off the summary's path. */
+  async #describe(threadId: string): Promise<void> {
+    const facts = await this.#options.runtimes.describe?.(threadId).catch(() => undefined)
     const entry = this.#entries.get(threadId)
-    if (!entry) return Promise.reject(new Error(`unknown thread ${threadId}`))
-    if (entry.live?.live) return Promise.resolve(entry.live)
-    entry.building ??= this.#build(entry).finally(() => {
-      entry.building = undefined
-    })
-    return entry.building
+    if (facts && entry) this.#keepFacts(entry, { ...entry.record.facts, ...facts })
   }
 
-  async #build(entry: Entry): Promise<LiveThread> {
-    // A thread going cold releases its runtime first; never build a second one beside it.
-    if (entry.live) await entry.live.released
-    const feed = await this.#feedOf(entry)
-    const live = new LiveThread({
-      threadId: entry.record.threadId,
-      feed,
-      run: entry.record.run,
-      idleMs: this.#options.idleMs,
-      log: this.#options.log,
-      onRetired: (thread) => this.#retired(entry, thread),
-    })
-    for (const listener of this.#liveListeners) listener(live, 'started')
+  #keepFacts(entry: Entry, facts: ThreadFacts): void {
+    if (isDeepStrictEqual(facts, entry.record.facts)) return
+    entry.record = { ...entry.record, facts }
     try {
+      this.#store.putThread({ ...entry.record, seq: entry.journal.ceiling })
+    } catch (error) {
+      // A summary's preview is not worth a refusal: the next write of the row carries it.
+      this.#options.log?.('warn', `store write failed: ${String(error)}`)
+    }
+  }
+
+  /** The one way a thread's phase changes; an edge `PHASE_EDGES` does not list is a bug in the registry. */
+  #enter(entry: Entry, phase: Phase): void {
+    if (!canEnter(entry.phase.kind, phase.kind)) {
+      throw new Error(`thread ${entry.record.threadId}: no way from ${entry.phase.kind} to ${phase.kind}`)
+    }
+    entry.phase = phase
+  }
+
+  #unavailable(entry: Entry, damage: SessionDamaged): void {
+    if (entry.phase.kind !== 'cold') return
+    this.#options.log?.('error', `${damage.message}; the thread is unavailable until the file is repaired or the thread deleted`)
+    this.#enter(entry, { kind: 'unavailable', reason: damage.reason })
+  }
+
+  /** The thread's live thread, waiting for one that is being built. */
+  async #currentLive(entry: Entry): Promise<LiveThread | undefined> {
+    if (entry.phase.kind === 'building') await entry.phase.built.catch(() => undefined)
+    return liveIn(entry.phase)
+  }
+
+  #ensureLive(entry: Entry): Promise<LiveThread> {
+    const phase = entry.phase
+    switch (phase.kind) {
+      case 'live':
+        // Gone cold an instant ago: build once it is handed back and released.
+        return phase.thread.live ? Promise.resolve(phase.thread) : phase.thread.released.then(() => this.#ensureLive(entry))
+      case 'building':
+        return phase.built
+      case 'deleting':
+        return Promise.reject(new ThreadGone('deleted'))
+      case 'unavailable':
+        return Promise.reject(new SessionDamaged(entry.record.threadId, phase.reason))
+      case 'cold':
+      case 'releasing': {
+        // A thread going cold lets its runtime go first: never build a second one beside it.
+        const released = phase.kind === 'releasing' ? phase.thread.released : Promise.resolve()
+        const built: Promise<LiveThread> = released.then(() => this.#build(entry, built))
+        this.#enter(entry, { kind: 'building', built })
+        return built
+      }
+    }
+  }
+
+  /** Builds the runtime; `built` is this build's own promise, to know whether the phase is still ours. */
+  async #build(entry: Entry, built: Promise<LiveThread>): Promise<LiveThread> {
+    const ours = () => entry.phase.kind === 'building' && entry.phase.built === built
+    const abandon = (next: Phase) => {
+      if (ours()) this.#enter(entry, next)
+    }
+    let live: LiveThread | undefined
+    try {
+      const feed = await this.#feedOf(entry)
+      live = new LiveThread({
+        threadId: entry.record.threadId,
+        feed,
+        run: entry.record.run,
+        idleMs: this.#options.idleMs,
+        log: this.#options.log,
+        onRetired: (thread) => this.#retired(entry, thread),
+      })
+      for (const listener of this.#liveListeners) listener(live, 'started')
       const { threadId, model, thinkingLevel, cwd } = entry.record
       const runtime = await this.#options.runtimes.create({
         threadId,
@@ -565,33 +704,43 @@ export class ThreadRegistry {
         cwd: cwd ?? this.#options.workspaces.default,
         ui: live.ui,
       })
-      if (this.#entries.get(entry.record.threadId) !== entry || entry.deleting || this.#closing) {
+      if (!ours() || this.#closing) {
         await runtime.dispose()
         throw new ThreadGone(this.#closing ? 'closing' : 'deleted')
       }
-      entry.live = live
+      this.#enter(entry, { kind: 'live', thread: live })
       live.attach(runtime)
       return live
     } catch (error) {
-      live.actor.stop()
-      for (const listener of this.#liveListeners) listener(live, 'retired')
+      if (live) {
+        live.actor.stop()
+        for (const listener of this.#liveListeners) listener(live, 'retired')
+      }
+      if (error instanceof SessionDamaged) abandon({ kind: 'unavailable', reason: error.reason })
+      else abandon({ kind: 'cold' })
+      if (entry.phase.kind === 'cold' || entry.phase.kind === 'unavailable') this.#releaseFeed(entry)
       throw error
     }
   }
 
   #retired(entry: Entry, thread: LiveThread): void {
-    if (entry.live === thread) {
-      entry.record = { ...entry.record, run: Math.max(entry.record.run, thread.run), seq: entry.feed?.seq ?? entry.record.seq }
-      if (!entry.deleting && !this.#closing) {
-        try {
-          this.#store.putThread({ ...entry.record, seq: entry.journal.ceiling })
-        } catch (error) {
-          this.#options.log?.('error', `store write failed: ${String(error)}`)
-        }
+    if (entry.phase.kind === 'live' && entry.phase.thread === thread) {
+      entry.record = {
+        ...entry.record,
+        run: Math.max(entry.record.run, thread.run),
+        seq: entry.feed?.seq ?? entry.record.seq,
+        facts: factsOf(entry.feed?.view.transcript ?? [], entry.record.facts),
       }
+      // Also at a shutdown: the store closes only once every thread has retired.
+      try {
+        this.#store.putThread({ ...entry.record, seq: entry.journal.ceiling })
+      } catch (error) {
+        this.#options.log?.('error', `store write failed: ${String(error)}`)
+      }
+      this.#enter(entry, { kind: 'releasing', thread })
       void thread.released.then(() => {
-        if (entry.live !== thread) return
-        entry.live = undefined
+        if (entry.phase.kind !== 'releasing' || entry.phase.thread !== thread) return
+        this.#enter(entry, { kind: 'cold' })
         this.#releaseFeed(entry)
       })
     }
@@ -604,7 +753,7 @@ export class ThreadRegistry {
     const status = view?.status ?? { live: false, busy: false, run: entry.record.run }
     return {
       threadId: entry.record.threadId,
-      title: entry.record.title,
+      ...displayOf(entry.record, view?.transcript, entry.record.facts),
       model: entry.record.model,
       ...(entry.record.thinkingLevel ? { thinkingLevel: entry.record.thinkingLevel } : {}),
       cwd: entry.record.cwd ?? this.#options.workspaces.default,
@@ -614,6 +763,7 @@ export class ThreadRegistry {
       openDialogs: view?.openDialogs.length ?? 0,
       createdAt: entry.record.createdAt,
       updatedAt: entry.record.updatedAt,
+      ...(entry.phase.kind === 'unavailable' ? { unavailable: entry.phase.reason } : {}),
     }
   }
 }

@@ -27,6 +27,11 @@ export interface PromptRequest {
   text: string
   admission: Admission
   deliverAs: DeliverAs
+  /**
+   * The run the sender was looking at (a steer or follow-up meant for it): refused `stale-run` when
+   * another run is the current one, so a tab that fell behind never queues into a newer run.
+   */
+  run?: number
 }
 
 export interface ThreadContext {
@@ -73,7 +78,7 @@ export type ThreadEvent =
 export type ThreadEmitted =
   | { type: 'prompt.admitted'; messageId: string; run: number; queued: boolean }
   /** `closing`: why a disposed thread refused it (the delete or shutdown that took it). */
-  | { type: 'prompt.refused'; messageId: string; reason: 'busy' | 'not-live' | 'disposed'; closing?: string }
+  | { type: 'prompt.refused'; messageId: string; reason: 'busy' | 'not-live' | 'disposed' | 'stale-run'; closing?: string }
   | { type: 'abort.answered'; replyTo: string; restored: string[] }
   | { type: 'abort.refused'; replyTo: string; reason: 'idle' | 'stale-run' | 'not-live' }
   /** The answer names no open question: never asked, or already settled. */
@@ -124,7 +129,7 @@ const threadSetup = setup({
   },
   guards: {
     rejectsWhenBusy: ({ event }) => event.type === 'PROMPT' && event.admission === 'reject',
-    staleRun: ({ context, event }) => event.type === 'ABORT' && event.run !== undefined && event.run !== context.run,
+    staleRun: ({ context, event }) => (event.type === 'ABORT' || event.type === 'PROMPT') && event.run !== undefined && event.run !== context.run,
     carriesPrompts: ({ context, event }) => event.type === 'SETTLED' && carried(context, event).length > 0,
     knownDialog: ({ context, event }) => 'dialogId' in event && context.dialogs.includes(event.dialogId),
     noOpenDialogs: ({ context }) => context.dialogs.length === 0,
@@ -179,7 +184,7 @@ const replyToOf = (event: ThreadEvent) => ('replyTo' in event && event.replyTo) 
 const abortRefused = (reason: 'idle' | 'stale-run' | 'not-live') =>
   threadSetup.emit(({ event }) => ({ type: 'abort.refused', replyTo: replyToOf(event), reason }) as const)
 
-const refuse = (reason: 'busy' | 'not-live') =>
+const refuse = (reason: 'busy' | 'not-live' | 'stale-run') =>
   threadSetup.emit(({ event }) => ({ type: 'prompt.refused', messageId: event.type === 'PROMPT' ? event.messageId : '', reason }) as const)
 
 /** Delete or shutdown. A run it interrupts still ends on the feed with `settled {aborted: true}`. */
@@ -262,14 +267,18 @@ export const threadMachine = threadSetup.createMachine({
       entry: [status(false), 'armIdleTimer'],
       exit: 'disarmIdleTimer',
       on: {
-        PROMPT: {
-          target: 'running',
-          actions: [
-            assign({ run: ({ context }) => context.run + 1 }),
-            { type: 'startRun', params: ({ context, event }) => ({ prompt: promptOf(event), run: context.run }) },
-            emit(({ context, event }) => admitted(event.messageId, context.run, false)),
-          ],
-        },
+        PROMPT: [
+          // Meant for a run that is over, and a newer one ran since. (Meant for the run that just ended: it starts the next, as a follow-up would.)
+          { guard: 'staleRun', actions: refuse('stale-run') },
+          {
+            target: 'running',
+            actions: [
+              assign({ run: ({ context }) => context.run + 1 }),
+              { type: 'startRun', params: ({ context, event }) => ({ prompt: promptOf(event), run: context.run }) },
+              emit(({ context, event }) => admitted(event.messageId, context.run, false)),
+            ],
+          },
+        ],
         ABORT: { actions: abortRefused('idle') },
         ASK: { actions: spawnDialog(false) },
         IDLE_TIMEOUT: 'retiring',
@@ -280,6 +289,7 @@ export const threadMachine = threadSetup.createMachine({
       entry: status(true),
       on: {
         PROMPT: [
+          { guard: 'staleRun', actions: refuse('stale-run') },
           { guard: 'rejectsWhenBusy', actions: refuse('busy') },
           {
             actions: [
@@ -301,6 +311,7 @@ export const threadMachine = threadSetup.createMachine({
       initial: 'clearing',
       on: {
         PROMPT: [
+          { guard: 'staleRun', actions: refuse('stale-run') },
           { guard: 'rejectsWhenBusy', actions: refuse('busy') },
           { actions: assign({ pending: ({ context, event }) => [...context.pending, promptOf(event)] }) },
         ],

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto'
 import type { AgentSessionEvent } from '@earendil-works/pi-coding-agent'
 import type { RuntimeEvent } from './port.js'
 import type { AgentMessage } from '@earendil-works/pi-agent-core'
-import type { ToolResult, ToolResultImage } from '../schemas/index.js'
+import type { ReplyUsage, ToolResult, ToolResultImage } from '../schemas/index.js'
 
 /** Large tool output stays in pi's session; the feed carries a bounded, JSON-safe summary. */
 export const MAX_RESULT_TEXT = 8000
@@ -64,6 +64,33 @@ export function messageText(message: AgentMessage): string {
     .join('')
 }
 
+/**
+ * Which model wrote an assistant message and what it used, as pi recorded them. Usage is carried as
+ * the provider reported it (zeros included: a model that reports none says so); only a message
+ * without pi's shape yields nothing.
+ */
+export function replyFacts(message: AgentMessage): { model?: string; provider?: string; usage?: ReplyUsage } {
+  if (message.role !== 'assistant') return {}
+  const out: { model?: string; provider?: string; usage?: ReplyUsage } = {}
+  if (typeof message.model === 'string' && message.model) out.model = message.model
+  if (typeof message.provider === 'string' && message.provider) out.provider = message.provider
+  const u = message.usage as Partial<AssistantUsage> | undefined
+  if (u && typeof u === 'object') {
+    const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0)
+    out.usage = {
+      input: n(u.input),
+      output: n(u.output),
+      cacheRead: n(u.cacheRead),
+      cacheWrite: n(u.cacheWrite),
+      totalTokens: n(u.totalTokens),
+      cost: n(u.cost?.total),
+    }
+  }
+  return out
+}
+
+type AssistantUsage = Extract<AgentMessage, { role: 'assistant' }>['usage']
+
 export interface MapperHooks {
   /** The host's id for the user message pi is delivering now (prompt, steer or follow-up). */
   userMessageId(text: string): string
@@ -106,6 +133,7 @@ export class EventMapper {
           messageId,
           text: messageText(message),
           stopReason: message.stopReason,
+          ...replyFacts(message),
         }
         if (message.stopReason !== 'error') return [end]
         return [end, { type: 'error', message: message.errorMessage ?? 'The model failed without a message.' }]

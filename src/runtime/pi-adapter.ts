@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { readdir, readFile, rm, stat } from 'node:fs/promises'
-import { join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import {
   createAgentSession,
   createCodemodeExtension,
@@ -41,8 +41,11 @@ import type { PiModels } from './pi-models.js'
 import { askBridge, consoleLogger, createExtensionUi, errorText, type RuntimeLogger } from './extension-ui.js'
 import { decideTrust, extensionTrust, needsTrustDecision, trustAnswer, trustQuestion, type TrustPolicy } from './project-trust.js'
 import { EventMapper } from './map-events.js'
+import { skipUnheardEvents } from './unheard-events.js'
 import { DEFAULT_TOOL_POLICY, type ToolPolicy } from './tool-policy.js'
-import { foldTranscript, IDS_ENTRY, lastRun, readSessionFile, RUN_ENTRY, sessionFacts, setAsideTornSession, type IdsMarker } from './transcript.js'
+import { foldTranscript, IDS_ENTRY, lastRun, persistedFacts, readSessionFile, RUN_ENTRY, sessionFacts, type IdsMarker } from './transcript.js'
+import { checkSession, prepareSessionFile } from './session-file.js'
+import { piSessionForks } from './session-fork.js'
 import { askUserQuestionExtension } from './tools/ask-user-question.js'
 import { toolPermissionExtension } from './tools/tool-permission.js'
 import { uiDialogExtension } from './tools/ui-dialog.js'
@@ -160,6 +163,8 @@ export class PiRuntime implements AgentRuntime {
 
   private send(run: Run): void {
     const { prompt } = run
+    // Before each run: a reload may have given the session a new runner.
+    skipUnheardEvents(this.session.extensionRunner)
     // pi's own input path: extension commands, skills and prompt templates are handled as in its CLI.
     this.session
       .prompt(prompt.text, {
@@ -437,8 +442,9 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
       )
       const paths = sessionPaths(options.dataDir, threadId)
       mkdirSync(paths.dir, { recursive: true })
-      const torn = setAsideTornSession(paths.file)
-      if (torn) log.warn(`thread ${threadId}: its session file was torn by a crash before its first entry was whole; moved to ${torn}, starting a fresh session`)
+      // Rejects with SessionDamaged before pi ever opens a damaged file: pi would rewrite or extend it.
+      const torn = prepareSessionFile(paths.file, threadId)
+      if (torn) log.warn(`thread ${threadId}: its session file's last line was torn by a crash; cut off (bytes kept in ${torn})`)
       // open() on a missing file starts a new session that will be written to exactly this path.
       const sessionManager = SessionManager.open(paths.file, paths.dir, cwd)
       const { session } = await createAgentSession({
@@ -474,7 +480,7 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
     },
 
     async readTranscript(threadId: string): Promise<TranscriptEntry[]> {
-      return foldTranscript(await readSessionFile(sessionPaths(options.dataDir, threadId).file))
+      return foldTranscript(await readSessionFile(sessionPaths(options.dataDir, threadId).file, threadId))
     },
 
     async listPersisted(): Promise<PersistedThread[]> {
@@ -487,7 +493,8 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
         const { file } = sessionPaths(options.dataDir, threadId)
         const info = await stat(file).catch(() => undefined)
         if (!info?.isFile()) continue
-        const facts = sessionFacts(await readFile(file, 'utf8').catch(() => ''))
+        const check = checkSession(await readFile(file).catch(() => Buffer.alloc(0)))
+        const facts = sessionFacts(check.kind === 'ok' ? check.entries : [])
         const model = facts.model
           ? facts.model.provider === DEMO_PROVIDER && facts.model.modelId === DEMO_MODEL_ID
             ? DEMO_MODEL
@@ -501,6 +508,8 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
           createdAt: facts.createdAt ?? info.birthtimeMs,
           updatedAt: info.mtimeMs,
           lastRun: facts.lastRun,
+          ...(check.kind === 'damaged' ? { damaged: check.reason } : {}),
+          ...(check.kind === 'ok' ? { facts: persistedFacts(check.entries, (path) => threadIdOfSessionDir(basename(dirname(path)))) } : {}),
         })
       }
       return found
@@ -509,5 +518,7 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
     async remove(threadId: string): Promise<void> {
       await rm(sessionPaths(options.dataDir, threadId).dir, { recursive: true, force: true })
     },
+
+    ...piSessionForks((threadId) => sessionPaths(options.dataDir, threadId), threadIdOfSessionDir),
   }
 }

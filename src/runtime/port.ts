@@ -14,6 +14,7 @@ import type {
   ModelInfo,
   WorkingState,
   QuestionnaireQuestion,
+  ReplyUsage,
   ThinkingLevel,
   ToolResult,
   TranscriptEntry,
@@ -40,7 +41,7 @@ export type RuntimeEvent =
   | { type: 'user-message'; messageId: string; text: string }
   | { type: 'assistant-start'; messageId: string }
   | { type: 'assistant-delta'; messageId: string; text: string }
-  | { type: 'assistant-end'; messageId: string; text: string; stopReason: string }
+  | { type: 'assistant-end'; messageId: string; text: string; stopReason: string; model?: string; provider?: string; usage?: ReplyUsage }
   | { type: 'tool-start'; toolCallId: string; name: string; args: unknown }
   | { type: 'tool-update'; toolCallId: string; partial: ToolResult }
   | { type: 'tool-end'; toolCallId: string; result: ToolResult; isError: boolean }
@@ -168,14 +169,70 @@ export interface PersistedThread {
   updatedAt: number
   /** The highest run number the session records. */
   lastRun: number
+  /** Why its session file is damaged beyond a torn last line (the thread is then unavailable; the other facts may be missing). */
+  damaged?: string
+  /** What its conversation says for its summary (as `describe` would). */
+  facts?: PersistedFacts
+}
+
+/**
+ * A thread's persisted conversation is damaged in a way that cutting a torn last line cannot repair.
+ * The thread is unavailable until its file is repaired or the thread deleted; the runtime never
+ * writes to such a file (a rewrite would drop the history it still holds).
+ */
+export class SessionDamaged extends Error {
+  constructor(
+    readonly threadId: string,
+    readonly reason: string,
+  ) {
+    super(`thread ${threadId}: its session file is damaged (${reason})`)
+    this.name = 'SessionDamaged'
+  }
 }
 
 export interface RuntimeFactory {
+  /** Builds the thread's runtime; rejects with `SessionDamaged`, writing nothing, when its session file is damaged. */
   create(options: RuntimeOptions): Promise<AgentRuntime>
   /** Every thread with a persisted conversation (optional: a factory that cannot say finds none). */
   listPersisted?(): Promise<PersistedThread[]>
-  /** The persisted transcript of a thread that has no live runtime (cold), without building one. */
+  /**
+   * The persisted transcript of a thread that has no live runtime (cold), without building one.
+   * Rejects with `SessionDamaged` when the file is damaged beyond a torn last line.
+   */
   readTranscript(threadId: string): Promise<TranscriptEntry[]>
   /** Removes a thread's persisted conversation. */
   remove(threadId: string): Promise<void>
+  /**
+   * Writes thread `threadId`'s conversation as `sourceThreadId`'s history before its user message
+   * `beforeMessageId`, linked to the source (pi's own branching). The source is only read, so it
+   * may be mid-run. Optional: a factory without it cannot fork.
+   */
+  fork?(request: ForkRequest): Promise<ForkResult>
+  /**
+   * What a thread's persisted conversation says about it, for its summary when no feed is loaded.
+   * The host asks once per thread as it goes cold (and `listPersisted` says it for all at a start),
+   * never per summary. Optional: without it, summaries say less.
+   */
+  describe?(threadId: string): Promise<PersistedFacts | undefined>
+}
+
+export interface ForkRequest {
+  sourceThreadId: string
+  /** The new thread's id; nothing is persisted under it yet. */
+  threadId: string
+  /** A user message of the source's transcript (threadhost's messageId). */
+  beforeMessageId: string
+}
+
+/** `unknown-message`: the source's persisted conversation has no such user message; nothing was written. */
+export type ForkResult = { kind: 'forked'; lastRun: number } | { kind: 'unknown-message' }
+
+export interface PersistedFacts {
+  /** The thread this one was forked from. */
+  forkedFrom?: string
+  /** pi's session name (`/name`, an extension's `pi.setSessionName`). */
+  name?: string
+  firstPrompt?: string
+  /** The last user or assistant message's text. */
+  lastMessage?: string
 }

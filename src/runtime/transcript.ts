@@ -6,11 +6,13 @@
  * sees: the host's messageId and, for user messages, the run number. Folding pairs each marker
  * with the next message entry; messages without a marker fall back to pi's entry id.
  */
-import { existsSync, readFileSync, renameSync, statSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import { parseSessionEntries, type FileEntry, type SessionEntry } from '@earendil-works/pi-coding-agent'
+import type { FileEntry, SessionEntry } from '@earendil-works/pi-coding-agent'
 import type { ThinkingLevel, TranscriptEntry } from '../schemas/index.js'
-import { compactToolResult, messageText } from './map-events.js'
+import type { PersistedFacts } from './port.js'
+import { compactToolResult, messageText, replyFacts } from './map-events.js'
+import { SessionDamaged } from './port.js'
+import { checkSession } from './session-file.js'
 
 export const IDS_ENTRY = 'threadhost.ids'
 /** Written when a run starts, so a run whose prompt never reached the model still counts. */
@@ -37,26 +39,18 @@ export function branchOf(entries: FileEntry[]): SessionEntry[] {
   return path.reverse()
 }
 
-/** Reads a thread's session file without building a session; a missing file is an empty transcript. */
-export async function readSessionFile(file: string): Promise<SessionEntry[]> {
-  if (!existsSync(file)) return []
-  return branchOf(parseSessionEntries(await readFile(file, 'utf8')))
-}
-
 /**
- * A session file torn by a crash while pi first wrote it (its header line incomplete) makes pi refuse
- * to open it, which would leave the thread unusable for ever. Such a file is moved aside
- * (`session.jsonl.torn-<time>`) so the thread starts a fresh session; returns where it went. A torn
- * *last* line is not this case: pi skips it when reading and starts the next entry on a new line.
+ * Reads a thread's session file without building a session or writing anything; a missing file is
+ * an empty transcript, a torn last line is left out, and any other damage rejects with `SessionDamaged`.
  */
-export function setAsideTornSession(file: string): string | undefined {
-  if (!existsSync(file) || statSync(file).size === 0) return undefined
-  const entries = parseSessionEntries(readFileSync(file, 'utf8'))
-  const header = entries[0]
-  if (header?.type === 'session' && typeof (header as { id?: unknown }).id === 'string') return undefined
-  const aside = `${file}.torn-${Date.now()}`
-  renameSync(file, aside)
-  return aside
+export async function readSessionFile(file: string, threadId: string): Promise<SessionEntry[]> {
+  const bytes = await readFile(file).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined
+    throw error
+  })
+  const check = bytes ? checkSession(bytes) : ({ kind: 'none' } as const)
+  if (check.kind === 'damaged') throw new SessionDamaged(threadId, check.reason)
+  return check.kind === 'ok' ? branchOf(check.entries) : []
 }
 
 /** What a session file says about its thread, to rebuild a lost thread index. */
@@ -69,8 +63,7 @@ export interface SessionFacts {
   lastRun: number
 }
 
-export function sessionFacts(raw: string): SessionFacts {
-  const entries = parseSessionEntries(raw)
+export function sessionFacts(entries: FileEntry[]): SessionFacts {
   const facts: SessionFacts = { lastRun: 0 }
   const header = entries[0] as { type?: string; cwd?: unknown; timestamp?: unknown } | undefined
   if (header?.type === 'session') {
@@ -132,7 +125,7 @@ export function foldTranscript(entries: SessionEntry[]): TranscriptEntry[] {
         const calls = message.content.filter((c) => c.type === 'toolCall')
         // An empty reply (e.g. the aborted turn pi adds after Stop) has nothing to draw.
         if (text || (calls.length === 0 && message.stopReason !== 'aborted' && message.stopReason !== 'error')) {
-          out.push({ kind: 'assistant', messageId, text, streaming: false, stopReason: message.stopReason })
+          out.push({ kind: 'assistant', messageId, text, streaming: false, stopReason: message.stopReason, ...replyFacts(message) })
         }
         for (const call of calls) {
           const tool: ToolEntry = { kind: 'tool', toolCallId: call.id, name: call.name, args: call.arguments, state: 'running' }
@@ -155,4 +148,62 @@ export function foldTranscript(entries: SessionEntry[]): TranscriptEntry[] {
     }
   }
   return out
+}
+
+/**
+ * Where a fork before the user message `messageId` cuts a branch: the id of the last entry it keeps
+ * (`null`: nothing comes before the message), or `undefined` when the branch has no such user
+ * message. The message's own id marker and what its run wrote just before it go with it, so the
+ * fork's run count is the runs it really holds.
+ */
+export function forkPoint(branch: SessionEntry[], messageId: string): string | null | undefined {
+  let markerAt = -1
+  let marker: IdsMarker | undefined
+  for (let i = 0; i < branch.length; i++) {
+    const entry = branch[i]
+    const m = markerOf(entry)
+    if (m) {
+      marker = m
+      markerAt = i
+      continue
+    }
+    if (entry.type !== 'message') continue
+    const id = marker?.messageId ?? entry.id
+    let cut = marker ? markerAt : i
+    marker = undefined
+    if (entry.message.role !== 'user' || id !== messageId) continue
+    while (cut > 0 && opensRun(branch[cut - 1])) cut--
+    return cut === 0 ? null : branch[cut - 1].id
+  }
+  return undefined
+}
+
+/** What a run writes before its prompt: the host's run entry, and pi's record of the system prompt it ran with. */
+function opensRun(entry: SessionEntry): boolean {
+  if (entry.type === 'custom') return entry.customType === RUN_ENTRY
+  return entry.type === 'message' && (entry.message.role as string) === 'system'
+}
+
+/** What a session file says about its thread for a summary (see `PersistedFacts` in port.ts). */
+export function persistedFacts(entries: FileEntry[], threadOfSessionFile: (path: string) => string | undefined): PersistedFacts {
+  const facts: PersistedFacts = {}
+  const header = entries[0] as { type?: string; parentSession?: unknown } | undefined
+  if (header?.type === 'session' && typeof header.parentSession === 'string') {
+    const parent = threadOfSessionFile(header.parentSession)
+    if (parent) facts.forkedFrom = parent
+  }
+  // pi's rule (getSessionName): the latest session_info wins, and an empty name clears it.
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i] as { type?: string; name?: unknown }
+    if (entry.type !== 'session_info') continue
+    const name = typeof entry.name === 'string' ? entry.name.trim() : ''
+    if (name) facts.name = name
+    break
+  }
+  const said = foldTranscript(branchOf(entries)).filter((e) => e.kind === 'user' || (e.kind === 'assistant' && e.text))
+  const first = said.find((e) => e.kind === 'user')
+  const last = said.at(-1)
+  if (first && 'text' in first) facts.firstPrompt = first.text
+  if (last && 'text' in last) facts.lastMessage = last.text
+  return facts
 }

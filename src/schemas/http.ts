@@ -81,6 +81,11 @@ export const PromptBody = Type.Object(
     message: Type.String({ minLength: 1 }),
     admission: Type.Optional(Admission),
     deliverAs: Type.Optional(DeliverAs),
+    /**
+     * The run the sender is looking at, sent with a steer or follow-up: when another run is the
+     * current one the prompt is refused `409 stale-run` instead of being queued into it.
+     */
+    run: Type.Optional(Type.Integer({ minimum: 1 })),
   },
   { additionalProperties: false },
 )
@@ -147,8 +152,29 @@ export const ThreadSummary = Type.Object({
   openDialogs: Type.Integer(),
   createdAt: Type.Number(),
   updatedAt: Type.Number(),
+  /**
+   * Set when the thread cannot be used: its session file is damaged. Prompts are refused (`409
+   * unavailable`) and the file is never written until it is repaired or the thread deleted.
+   */
+  unavailable: Type.Optional(Type.String()),
+  /** The last message of the conversation, one line, cut short: the list's preview. */
+  preview: Type.Optional(Type.String()),
+  /** The thread this one was forked from (`POST /api/threads/:id/fork`); it may since have been deleted. */
+  parentId: Type.Optional(Type.String()),
 })
 export type ThreadSummary = Static<typeof ThreadSummary>
+
+/** `POST /api/threads/:id/fork`: the message to fork at, by the id the transcript gives it. */
+export const ForkBody = Type.Object({ fromMessageId: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false })
+export type ForkBody = Static<typeof ForkBody>
+
+/**
+ * `201` from the fork route: the new thread, holding the history before the prompt it was cut at,
+ * and that prompt's text (the user message named, or the prompt that produced the reply named) —
+ * for the composer to edit, or to send again as a regenerate.
+ */
+export const ForkReceipt = Type.Object({ thread: ThreadSummary, prompt: Type.String() }, { additionalProperties: false })
+export type ForkReceipt = Static<typeof ForkReceipt>
 
 /** `200` from the prompt route when the message was one of threadhost's own commands: no run started. */
 export const CommandReceipt = Type.Object({

@@ -40,10 +40,27 @@ export const UserMessageObservation = obs('user-message', {
 })
 export const AssistantStartObservation = obs('assistant-start', { messageId: Type.String() })
 export const AssistantDeltaObservation = obs('assistant-delta', { messageId: Type.String(), text: Type.String() })
+/** What one reply cost, as the provider reported it (pi's `usage`); `cost` is the total in US dollars. */
+export const ReplyUsage = Type.Object({
+  input: Type.Number(),
+  output: Type.Number(),
+  cacheRead: Type.Number(),
+  cacheWrite: Type.Number(),
+  totalTokens: Type.Number(),
+  cost: Type.Number(),
+})
+export type ReplyUsage = Static<typeof ReplyUsage>
+/** Which model wrote a reply, and what it used: absent for a runtime that does not say. */
+const replyFacts = {
+  model: Type.Optional(Type.String()),
+  provider: Type.Optional(Type.String()),
+  usage: Type.Optional(ReplyUsage),
+}
 export const AssistantEndObservation = obs('assistant-end', {
   messageId: Type.String(),
   text: Type.String(),
   stopReason: Type.String(),
+  ...replyFacts,
 })
 export const ToolStartObservation = obs('tool-start', {
   toolCallId: Type.String(),
@@ -136,6 +153,7 @@ export const TranscriptEntry = Type.Union([
     text: Type.String(),
     streaming: Type.Boolean(),
     stopReason: Type.Optional(Type.String()),
+    ...replyFacts,
   }),
   Type.Object({
     kind: Type.Literal('tool'),

@@ -7,10 +7,11 @@
  *   GET /api/debug/events              SSE of inspection records; resumable; `?thread=` filters
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { Type, type TSchema } from 'typebox'
 import type { AnyActorRef, AnyStateMachine } from 'xstate'
 import { Inspection, type InspectionRecord } from '../host/inspection.js'
 import type { ActorNode } from '../schemas/inspection.js'
+import { EventsQuery, MachineParams } from '../schemas/api-routes.js'
+import { ActorForest, MachineDefinition, UnknownMachine } from '../schemas/responses.js'
 import { encodeFrame } from '../host/frame.js'
 import type { ThreadRegistry } from '../host/thread-registry.js'
 import { askQueueMachine } from '../machines/ask-queue.machine.js'
@@ -57,10 +58,10 @@ export function debugRoutes(options: DebugRoutesOptions) {
         schema: {
           tags,
           summary: "A machine's definition, for drawing it",
-          params: Type.Object({ machineId: Type.String() }),
+          params: MachineParams,
           response: {
             200: MachineDefinition,
-            404: Type.Object({ error: Type.String(), machines: Type.Array(Type.String()) }, { additionalProperties: true, description: 'no such machine; `machines` lists those there are' }),
+            404: UnknownMachine,
             ...guarded,
           },
         },
@@ -92,47 +93,6 @@ export function debugRoutes(options: DebugRoutesOptions) {
 }
 
 const tags = ['inspector']
-
-const EventsQuery = Type.Object({
-  after: Type.Optional(Type.String()),
-  thread: Type.Optional(Type.String()),
-  /** The token, for EventSource, which cannot send headers. */
-  token: Type.Optional(Type.String()),
-})
-
-/**
- * An ActorNode (src/schemas/inspection.ts, a plain type) as a schema. The tree is spelled out to a
- * fixed depth (a thread, its dialogs and ask-queue, theirs) rather than as a `$ref` cycle, which the
- * OpenAPI document would have to carry as a shared component; deeper children are left open.
- */
-const actorNode = (depth: number): TSchema =>
-  Type.Object({
-    actorId: Type.String(),
-    id: Type.String(),
-    threadId: Type.String(),
-    machineId: Type.String(),
-    systemId: Type.Optional(Type.String()),
-    value: Type.Unknown({ description: "xstate's state value: a string, or an object of regions; null when it has none" }),
-    status: Type.String(),
-    children: Type.Array(depth > 0 ? actorNode(depth - 1) : Type.Object({}, { additionalProperties: true })),
-  })
-
-const ActorForest = Type.Object({ threads: Type.Array(actorNode(3)) })
-
-const MachineDefinition = Type.Object({
-  machineId: Type.String(),
-  definition: Type.Object({}, { additionalProperties: true, description: "the machine's definition, as xstate serialises it" }),
-  transitions: Type.Array(
-    Type.Object({
-      key: Type.String(),
-      source: Type.String(),
-      event: Type.String(),
-      guard: Type.Optional(Type.String()),
-      targets: Type.Array(Type.String()),
-      reenter: Type.Boolean(),
-    }, { additionalProperties: true }),
-  ),
-})
 
 function actorTree(ref: AnyActorRef, threadId: string, parentPath: string | undefined): ActorNode {
   const snapshot = snapshotOf(ref)

@@ -13,32 +13,16 @@
  */
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { Type } from 'typebox'
-import { writeFault, type IdempotentAnswer, type ThreadStore, type WriteFault } from '../host/store/port.js'
-import { errorBody } from './responses.js'
+import { keyedRequest } from '../host/store/keyed.js'
+import { IDEMPOTENCY_TTL_MS, writeFault, type IdempotentAnswer, type ThreadStore, type WriteFault } from '../host/store/port.js'
 
-/** How long a key's answer is kept and replayed. */
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
+export { IDEMPOTENCY_TTL_MS }
 /** Visible ASCII, no comma (two `Idempotency-Key` headers arrive joined by `, ` and are refused), at most 255. */
 const KEY = /^[\x21-\x2b\x2d-\x7e]{1,255}$/
 export const IDEMPOTENCY_HEADER = 'idempotency-key'
 
-export const Health = Type.Object(
-  {
-    status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
-    /** Why writes are refused (degraded only). */
-    reason: Type.Optional(Type.String()),
-    /** `disk-full` or `read-only` (degraded only). */
-    fault: Type.Optional(Type.Union([Type.Literal('disk-full'), Type.Literal('read-only')])),
-  },
-  { additionalProperties: false },
-)
-
-/** The statuses the write guards add to a route's responses. */
-export const refusedWrites = {
-  507: errorBody('the data dir is full: the request could not be made durable, so nothing was done (`reason: disk-full`)'),
-}
-export const idempotencyMismatch = errorBody('the `Idempotency-Key` was used before with another request (`reason: idempotency-key-reused`)')
+/** `GET /api/health`'s body, and the statuses the write guards add to a route's responses (src/schemas/responses.ts). */
+export { Health, idempotencyMismatch, refusedWrites } from '../schemas/responses.js'
 
 interface Claim {
   key: string
@@ -102,6 +86,28 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
   // A claim never sent (the socket went away first) must not leave its repeats waiting.
   app.addHook('onResponse', async (request, reply) => settle(request, reply.statusCode, ''))
 
+  /**
+   * The answer to a key claimed with a prompt's admission whose own answer was never recorded (the
+   * process died in between): the prompt's receipt, from the journal — it was admitted, so the retry
+   * gets the 202 the first request would have got, and its fate is on the thread's feed. Recorded, so
+   * later repeats read it directly.
+   */
+  const fromJournal = (known: IdempotentAnswer, ref: { threadId: string; messageId: string }): IdempotentAnswer => {
+    const prompt = store()
+      .journal(ref.threadId)
+      .prompts.find((p) => p.messageId === ref.messageId)
+    const body = prompt
+      ? { threadId: ref.threadId, messageId: ref.messageId, run: prompt.run, queued: prompt.queued }
+      : { error: `the prompt was accepted, but thread ${ref.threadId} has since been deleted`, reason: 'deleted' }
+    const answer: IdempotentAnswer = { key: known.key, fingerprint: known.fingerprint, status: prompt ? 202 : 409, body: JSON.stringify(body), at: known.at }
+    try {
+      store().recordIdempotent(answer, Date.now() - IDEMPOTENCY_TTL_MS)
+    } catch {
+      // the claim stays; the next repeat builds the same answer again
+    }
+    return answer
+  }
+
   const replay = (reply: FastifyReply, answer: IdempotentAnswer) => {
     reply.code(answer.status).header('idempotent-replayed', 'true')
     if (!answer.body) return reply.send()
@@ -127,11 +133,14 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
       const since = Date.now() - IDEMPOTENCY_TTL_MS
       const kept = unrecorded.get(key)
       const known = store().idempotent(key, since) ?? (kept && kept.at >= since ? kept : undefined)
-      if (known) return known.fingerprint === fingerprint ? replay(reply, known) : mismatch(reply)
+      if (known) return known.fingerprint === fingerprint ? replay(reply, known.pending ? fromJournal(known, known.pending) : known) : mismatch(reply)
       let resolve!: (answer: IdempotentAnswer) => void
       const answer = new Promise<IdempotentAnswer>((r) => (resolve = r))
       inflight.set(key, { fingerprint, answer })
       claims.set(request, { key, fingerprint, resolve })
+      // The rest of this request (its handler included) runs with the key, so a prompt's admission
+      // claims it in the same commit: a crash before the answer below is recorded loses nothing.
+      keyedRequest.enterWith({ key, fingerprint })
     },
 
     async durable(request, reply) {

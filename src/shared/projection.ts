@@ -65,7 +65,16 @@ function step(draft: Draft, o: Observation): void {
       )
       return
     case 'assistant-end': {
-      const ended = { kind: 'assistant', messageId: o.messageId, text: o.text, streaming: false, stopReason: o.stopReason } as const
+      const ended = {
+        kind: 'assistant',
+        messageId: o.messageId,
+        text: o.text,
+        streaming: false,
+        stopReason: o.stopReason,
+        ...(o.model !== undefined ? { model: o.model } : {}),
+        ...(o.provider !== undefined ? { provider: o.provider } : {}),
+        ...(o.usage !== undefined ? { usage: o.usage } : {}),
+      } as const
       if (!patchLast(draft, (e) => e.kind === 'assistant' && e.messageId === o.messageId, () => ended)) append(draft, ended)
       return
     }

@@ -1,4 +1,8 @@
-/** The browser's side of the HTTP contract (src/schemas/http.ts). Nothing here knows about Lit. */
+/**
+ * The browser's side of the HTTP contract: the typed client (src/shared/api-client.ts, whose types
+ * come from the route table the server registers) with the page's token and retries, as the calls
+ * the components make. Nothing here knows about Lit.
+ */
 import type {
   AbortReceipt,
   CommandInfo,
@@ -6,34 +10,24 @@ import type {
   CreateThreadBody,
   DeliverAs,
   DialogAnswerBody,
+  ForkReceipt,
   ModelList,
   PromptReceipt,
   ThreadSummary,
   UpdateThreadBody,
 } from '../schemas/index.js'
+import { ApiError, createApiClient, DEFAULT_RETRY_DELAYS_MS, isNetworkError } from '../shared/api-client.js'
 
 /**
  * A refused request. Its message is what the server said (`refusal`, else `error`, e.g. a 422's
  * "no credentials for …"), so a component can show `err.message` to the user as it is.
  */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: { error?: string; refusal?: string; [k: string]: unknown },
-  ) {
-    super(body.refusal ?? body.error ?? `HTTP ${status}`)
-    this.name = 'ApiError'
-  }
-}
+export { ApiError, idempotencyKey, isNetworkError } from '../shared/api-client.js'
 
 /** What a failed request means to a person: the server's own words, or that it could not be reached. */
 export const UNREACHABLE = 'Cannot reach the server. Check the connection; nothing was lost.'
 
-/** The browser's `fetch` failing outright (no answer at all) says only "Failed to fetch"; say what it means. */
-export function isNetworkError(err: unknown): boolean {
-  return err instanceof TypeError || (err instanceof Error && err.name === 'NetworkError')
-}
-
+/** The server's own words; when no answer came at all, what that means (the browser says only "Failed to fetch"). */
 export function describeError(err: unknown): string {
   if (isNetworkError(err)) return UNREACHABLE
   return err instanceof Error ? err.message : String(err)
@@ -56,89 +50,67 @@ function initialToken(): string {
 }
 
 /** Waits between tries of a keyed request that got no answer at all (a network error). */
-export const RETRY_DELAYS_MS = [250, 1000, 3000]
-
-/** A fresh `Idempotency-Key`: random, and made without `crypto.randomUUID`, which plain-http LAN pages lack. */
-export function idempotencyKey(): string {
-  const bytes = new Uint8Array(16)
-  globalThis.crypto.getRandomValues(bytes)
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
-}
+export const RETRY_DELAYS_MS = [...DEFAULT_RETRY_DELAYS_MS]
 
 /**
- * A request that changes something, sent with a fresh `Idempotency-Key`. When no answer comes at all
- * (a network error: the request may or may not have reached the server) it is sent again with the
- * same key, so it runs at most once and the retry gets the first answer. An HTTP error is an answer:
- * it is never retried.
+ * Create, prompt, stop and answer go with a fresh `Idempotency-Key`; when no answer comes at all (a
+ * network error: the request may or may not have reached the server) the client sends it again with
+ * the same key, so it runs at most once and the retry gets the first answer. An HTTP error is an
+ * answer: it is never retried. Base and token are read on every call, so a change applies at once.
  */
-async function once<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const key = idempotencyKey()
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await request<T>(method, path, body, { 'idempotency-key': key })
-    } catch (err) {
-      if (!isNetworkError(err) || attempt >= RETRY_DELAYS_MS.length) throw err
-      await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[attempt]))
-    }
+const client = createApiClient({
+  get baseUrl() {
+    return apiConfig.base
+  },
+  get token() {
+    return apiConfig.token
+  },
+  retryDelaysMs: RETRY_DELAYS_MS,
+})
+
+/** A 401 means the page was opened without the token: say how to give it. */
+const tokenHint = (err: unknown): never => {
+  if (err instanceof ApiError && err.status === 401) {
+    throw new ApiError(401, { error: 'this server needs a token: open the page as /?token=<secret>' }, err.route)
   }
+  throw err
 }
 
-async function request<T>(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json', ...extraHeaders }
-  if (apiConfig.token) headers.authorization = `Bearer ${apiConfig.token}`
-  const init: RequestInit = { method, headers }
-  if (body !== undefined) {
-    init.body = JSON.stringify(body)
-    headers['content-type'] = 'application/json'
-  }
-  const res = await fetch(apiConfig.base + path, init)
-  if (res.status === 204) return undefined as T
-  const text = await res.text()
-  let json: unknown = undefined
-  try {
-    json = text ? JSON.parse(text) : undefined
-  } catch {
-    json = { error: text }
-  }
-  if (res.status === 401) {
-    throw new ApiError(401, { error: 'this server needs a token: open the page as /?token=<secret>' })
-  }
-  if (!res.ok) throw new ApiError(res.status, (json as ApiError['body']) ?? {})
-  return json as T
-}
-
-const enc = encodeURIComponent
-const thread = (id: string) => `/api/threads/${enc(id)}`
+const thread = (id: string) => ({ params: { id } })
 
 export const api = {
-  listThreads: () => request<{ threads: ThreadSummary[] }>('GET', '/api/threads').then((r) => r.threads),
-  getThread: (id: string) => request<ThreadSummary>('GET', thread(id)),
+  listThreads: (): Promise<ThreadSummary[]> =>
+    client.call('listThreads').then((r) => r.threads, tokenHint),
+  getThread: (id: string): Promise<ThreadSummary> => client.call('getThread', thread(id)).catch(tokenHint),
   /** `demo` and every model pi has credentials for, and the name new threads get by default. */
-  listModels: () => request<ModelList>('GET', '/api/models'),
+  listModels: (): Promise<ModelList> => client.call('listModels').catch(tokenHint),
   /** `model` (a `name` from listModels), `thinkingLevel` and `cwd` are optional: the server's defaults otherwise. */
-  createThread: (body: CreateThreadBody = {}) => once<{ threadId: string }>('POST', '/api/threads', body),
-  renameThread: (id: string, title: string) => request<ThreadSummary>('PATCH', thread(id), { title }),
+  createThread: (body: CreateThreadBody = {}): Promise<{ threadId: string }> => client.call('createThread', { body }).catch(tokenHint),
+  renameThread: (id: string, title: string): Promise<ThreadSummary> =>
+    client.call('updateThread', { ...thread(id), body: { title } }).catch(tokenHint),
   /** A title, model or thinking level; `409 busy` while a run is in flight, `422` an unusable model. */
-  updateThread: (id: string, body: UpdateThreadBody) => request<ThreadSummary>('PATCH', thread(id), body),
-  deleteThread: (id: string) => request<void>('DELETE', thread(id)),
+  updateThread: (id: string, body: UpdateThreadBody): Promise<ThreadSummary> =>
+    client.call('updateThread', { ...thread(id), body }).catch(tokenHint),
+  deleteThread: (id: string): Promise<void> => client.call('deleteThread', thread(id)).catch(tokenHint),
+  /** A new thread holding the history before a prompt (a user message's id, or a reply's: its prompt), and that prompt's text. */
+  forkThread: (id: string, fromMessageId: string): Promise<ForkReceipt> =>
+    client.call('forkThread', { ...thread(id), body: { fromMessageId } }).catch(tokenHint),
   /** The thread's `/` commands: threadhost's own, then pi's (extensions, templates, skills). Builds a cold thread's runtime. */
-  listCommands: (id: string): Promise<CommandInfo[]> =>
-    request<{ commands: CommandInfo[] }>('GET', `${thread(id)}/commands`).then((r) => r.commands),
+  listCommands: (id: string): Promise<CommandInfo[]> => client.call('listCommands', thread(id)).then((r) => r.commands, tokenHint),
   /** The composer's draft, for extensions that read the editor; 404 (not live) is harmless. */
-  reportDraft: (id: string, text: string) => request<void>('PUT', `${thread(id)}/draft`, { text }),
-  prompt: (id: string, message: string, deliverAs?: DeliverAs) =>
-    once<PromptReceipt | CommandReceipt>('POST', `${thread(id)}/prompt`, deliverAs ? { message, deliverAs } : { message }),
-  // An empty JSON object: the server's body parser refuses a bodiless POST (see the report).
+  reportDraft: (id: string, text: string): Promise<void> => client.call('reportDraft', { ...thread(id), body: { text } }).catch(tokenHint),
+  /** `run` (with a steer or follow-up): the run this tab is looking at, so a tab that fell behind never queues into a newer one (`409 stale-run`). */
+  prompt: (id: string, message: string, deliverAs?: DeliverAs, run?: number): Promise<PromptReceipt | CommandReceipt> =>
+    client
+      .call('prompt', { ...thread(id), body: { message, ...(deliverAs ? { deliverAs } : {}), ...(deliverAs && run !== undefined ? { run } : {}) } })
+      .catch(tokenHint),
   /** `run`: the run this tab is looking at, so a tab that fell behind can never stop a newer one. */
-  abort: (id: string, run?: number) => once<AbortReceipt>('POST', `${thread(id)}/abort`, run !== undefined ? { run } : {}),
-  answerDialog: (id: string, body: DialogAnswerBody) => once<void>('POST', `${thread(id)}/dialog`, body),
-  followUrl: (id: string, after = 0) => {
-    // EventSource cannot send headers: the token rides in the query.
-    const q = new URLSearchParams()
-    if (after > 0) q.set('after', String(after))
-    if (apiConfig.token) q.set('token', apiConfig.token)
-    const qs = q.toString()
-    return `${apiConfig.base}${thread(id)}/follow${qs ? `?${qs}` : ''}`
-  },
+  abort: (id: string, run?: number): Promise<AbortReceipt> =>
+    client.call('abort', { ...thread(id), body: run !== undefined ? { run } : {} }).catch(tokenHint),
+  answerDialog: (id: string, body: DialogAnswerBody): Promise<void> =>
+    client.call('answerDialog', { ...thread(id), body }).catch(tokenHint),
+  // EventSource cannot send headers: the token rides in the query.
+  followUrl: (id: string, after = 0): string =>
+    client.url('follow', { ...thread(id), query: { after: after > 0 ? String(after) : undefined, token: apiConfig.token || undefined } }),
 }
 export type Api = typeof api

@@ -318,6 +318,7 @@ export class AppShell extends LitElement {
           ? html`<thread-pane
               thread-id=${this.threadId}
               .summary=${summary}
+              .parent=${summary?.parentId ? this.threads.find((t) => t.threadId === summary.parentId) : undefined}
               .models=${this.models}
               .api=${this.api}
             ></thread-pane>`

@@ -258,6 +258,11 @@ export class ComposerBox extends LitElement {
     this.textarea?.focus()
   }
 
+  /** Sends what is in the box, as Enter would (a Regenerate's prompt, put in by `fill`). */
+  sendDraft(): Promise<void> {
+    return this.#send()
+  }
+
   /** Put a text in the box for the person to send or edit (the empty thread's examples). */
   fill(text: string): void {
     this.draft = text

@@ -120,6 +120,14 @@ export class ThreadList extends LitElement {
         font-size: 0.75rem;
         color: var(--th-fg-soft);
       }
+      .preview {
+        grid-column: 2 / 4;
+        font-size: 0.78rem;
+        color: var(--th-fg-soft);
+        overflow: hidden;
+        text-overflow: ellipsis;
+        white-space: nowrap;
+      }
       .dot {
         width: 0.5rem;
         height: 0.5rem;
@@ -129,6 +137,9 @@ export class ThreadList extends LitElement {
       }
       .dot.live {
         background: var(--th-ok);
+      }
+      .dot.damaged {
+        background: var(--th-danger);
       }
       .dot.busy {
         background: var(--th-accent);
@@ -308,9 +319,9 @@ export class ThreadList extends LitElement {
             (t) => {
               if (t.threadId === this.renaming) return this.#renameItem(t)
               if (t.threadId === this.deleting) return this.#deleteItem(t)
-              const state = t.busy ? 'busy' : t.live ? 'live' : 'cold'
+              const state = t.unavailable ? 'damaged' : t.busy ? 'busy' : t.live ? 'live' : 'cold'
               // "active": its runtime is loaded on the server (the header's "Connected" is about this tab).
-              const stateLabel = t.busy ? 'working' : t.live ? 'active' : 'idle'
+              const stateLabel = t.unavailable ? 'damaged' : t.busy ? 'working' : t.live ? 'active' : 'idle'
               const title = t.title || t.threadId
               return html`<li class="thread">
                 <a
@@ -328,6 +339,7 @@ export class ThreadList extends LitElement {
                         >${t.openDialogs}</span
                       >`
                     : html`<span></span>`}
+                  ${t.preview ? html`<span class="preview" data-preview>${t.preview}</span>` : nothing}
                   <span class="sub" title=${`${t.model} in ${t.cwd}`}
                     >${stateLabel} · ${relativeTime(t.updatedAt)} · ${t.model} · ${folderName(t.cwd)}</span
                   >

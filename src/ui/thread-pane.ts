@@ -22,6 +22,7 @@ import './composer-box.js'
 import './connection-badge.js'
 import './dialog-card.js'
 import './transcript-view.js'
+import type { ForkRequestDetail } from './transcript-view.js'
 
 /**
  * pi's thinking levels in order. The schema's THINKING_LEVELS would bring TypeBox into the page for
@@ -51,6 +52,23 @@ export function foreignTexts(restored: readonly string[], own: readonly string[]
   })
 }
 
+/**
+ * What a fork hands to the pane that opens the new thread: the prompt, to put in the composer (Edit)
+ * or to send at once (Regenerate). Module state, because opening the thread may re-render the pane
+ * for another id, or make a new one.
+ */
+const forkHandoffs = new Map<string, { text: string; resend: boolean }>()
+
+/**
+ * What the server calls a thread with no title and nothing said yet. Once its first prompt is in the
+ * transcript the pane titles it by that prompt, on one line, before the list's next poll does.
+ */
+const UNTITLED = 'New thread'
+const firstLine = (text: string) => {
+  const line = text.replace(/\s+/g, ' ').trim()
+  return line.length > 60 ? `${line.slice(0, 59)}…` : line
+}
+
 const quote = (t: string) => `“${t.length > 60 ? `${t.slice(0, 59)}…` : t}”`
 const TOAST_MS = 6000
 
@@ -58,6 +76,8 @@ const TOAST_MS = 6000
 export class ThreadPane extends LitElement {
   @property({ attribute: 'thread-id' }) threadId = ''
   @property({ attribute: false }) summary: ThreadSummary | undefined
+  /** The thread this one was forked from, when the list knows it (absent: deleted, or not loaded yet). */
+  @property({ attribute: false }) parent: ThreadSummary | undefined
   @property({ attribute: false }) api: Api = defaultApi
   @property({ attribute: false }) eventSource: EventSourceFactory | undefined
   /** `GET /api/models`, from the page. Without it the header shows the model's name, no picker. */
@@ -75,6 +95,8 @@ export class ThreadPane extends LitElement {
   @state() private absent = false
   /** The person scrolled up from the end of the transcript: a "Jump to latest" button shows. */
   @state() private scrolledUp = false
+  /** A fork (Edit or Regenerate) is on its way: one at a time. */
+  @state() private forking = false
   /** This thread's `/` commands, asked by the composer when a draft starts with `/` (once per thread). */
   #loadCommands: () => Promise<CommandInfo[]> = async () => []
   @query('composer-box') private composer!: ComposerBox
@@ -467,6 +489,38 @@ export class ThreadPane extends LitElement {
     ]
     follow.start()
     this.connection = follow.state
+    this.forking = false
+    const handoff = forkHandoffs.get(id)
+    forkHandoffs.delete(id)
+    if (handoff) void this.#takeHandoff(id, handoff)
+  }
+
+  /** The composer of a thread just forked gets its prompt: to edit (Edit), or sent at once (Regenerate). */
+  async #takeHandoff(id: string, handoff: { text: string; resend: boolean }) {
+    await this.updateComplete
+    const composer = this.composer
+    if (id !== this.threadId || !composer) return
+    await composer.updateComplete
+    composer.fill(handoff.text)
+    if (handoff.resend) await composer.sendDraft()
+  }
+
+  /** Edit on a prompt, Regenerate on a reply: a new thread forked before the prompt, opened here. */
+  #onFork = async (e: Event) => {
+    const { messageId, mode } = (e as CustomEvent<ForkRequestDetail>).detail
+    if (this.forking) return
+    this.forking = true
+    const from = this.threadId
+    try {
+      const receipt = await this.api.forkThread(from, messageId)
+      forkHandoffs.set(receipt.thread.threadId, { text: receipt.prompt, resend: mode === 'regenerate' })
+      this.dispatchEvent(new CustomEvent('thread-changed', { bubbles: true, composed: true, detail: { threadId: receipt.thread.threadId, summary: receipt.thread } }))
+      location.hash = `#/threads/${encodeURIComponent(receipt.thread.threadId)}`
+    } catch (err) {
+      if (from === this.threadId) this.headerError = `Could not ${mode === 'edit' ? 'edit' : 'regenerate'} in a new thread: ${(err as Error).message}`
+    } finally {
+      if (from === this.threadId) this.forking = false
+    }
   }
 
   #detach() {
@@ -516,19 +570,6 @@ export class ThreadPane extends LitElement {
   #onCompose = (e: Event) => {
     const text = (e as CustomEvent<{ text: string }>).detail?.text
     if (text) this.composer?.fill(text)
-  }
-
-  /**
-   * A thread still called by its id says nothing: under the title, the first thing asked in it.
-   * (The list has no transcript; the pane does.)
-   */
-  get subtitle(): string {
-    const title = this.summary?.title
-    if (title && title !== this.threadId) return ''
-    const first = this.ctx?.view.transcript.find((e) => e.kind === 'user')
-    if (!first || first.kind !== 'user') return ''
-    const line = first.text.trim().split('\n')[0]
-    return line.length > 120 ? `${line.slice(0, 119)}…` : line
   }
 
   #lastStatus = ''
@@ -639,7 +680,23 @@ export class ThreadPane extends LitElement {
   }
 
   get threadTitle(): string {
-    return this.summary?.title || this.threadId
+    const title = this.summary?.title
+    if (title && title !== UNTITLED) return title
+    // The list's summary may predate the first prompt; the transcript here does not.
+    const first = this.ctx?.view.transcript.find((e) => e.kind === 'user')
+    return first?.kind === 'user' && first.text.trim() ? firstLine(first.text) : title || UNTITLED
+  }
+
+  /** "Forked from <parent>", a link to it while it exists. */
+  #forkedFrom() {
+    const parentId = this.summary?.parentId
+    if (!parentId) return nothing
+    return html`<p class="subtitle forked">
+      Forked from
+      ${this.parent
+        ? html`<a href="#/threads/${encodeURIComponent(parentId)}">${this.parent.title}</a>`
+        : html`<span>a thread that is gone</span>`}
+    </p>`
   }
 
   override render() {
@@ -653,7 +710,7 @@ export class ThreadPane extends LitElement {
           ? this.#renameForm()
           : html`<div class="titles">
               <h2 title=${this.threadTitle}>${this.threadTitle}</h2>
-              ${this.subtitle ? html`<p class="subtitle" title=${this.subtitle}>${this.subtitle}</p>` : nothing}
+              ${this.#forkedFrom()}
             </div>`}
         <connection-badge .state=${this.absent && !ctx.synced ? 'new' : this.connection}></connection-badge>
         ${this.renaming
@@ -671,6 +728,12 @@ export class ThreadPane extends LitElement {
           </div>`
         : nothing}
       ${this.headerError ? html`<div class="header-error" role="alert">${this.headerError}</div>` : nothing}
+      ${this.summary?.unavailable
+        ? html`<div class="header-error" role="alert" data-unavailable>
+            This thread's session file is damaged (${this.summary.unavailable}). Nothing will be sent or written
+            to it: repair the file and restart threadhost, or delete the thread.
+          </div>`
+        : nothing}
       ${ctx.toasts.length
         ? html`<div class="toasts" role="region" aria-label="Notifications">
             ${repeat(
@@ -690,6 +753,7 @@ export class ThreadPane extends LitElement {
             ?waiting=${view.openDialogs.length > 0} .working=${view.working}
             ?offline=${ctx.synced && this.connection !== 'live'} .rejectedTexts=${ctx.rejectedTexts}
             .arrivedAt=${ctx.arrivedAt} model=${this.summary?.model ?? ''} @compose=${this.#onCompose}
+            ?forkable=${ctx.synced && this.connection === 'live' && !this.forking} @fork=${this.#onFork}
           ></transcript-view>
           <div class="dialogs">
             ${repeat(
@@ -718,7 +782,7 @@ export class ThreadPane extends LitElement {
       </div>
       <div class="column foot" style="width:100%;box-sizing:border-box" @keydown=${this.#onEscape}>
         ${this.#surface(view.widgets, view.statusItems)}
-        <composer-box
+        ${this.summary?.unavailable ? nothing : html`<composer-box
           ?busy=${view.status.busy}
           .queue=${view.queue}
           .send=${this.#send}
@@ -726,7 +790,7 @@ export class ThreadPane extends LitElement {
           .draftChanged=${this.#reportDraft}
           .loadCommands=${this.#loadCommands}
           ?connected=${this.connection === 'live'}
-        ></composer-box>
+        ></composer-box>`}
       </div>
     `
   }
@@ -872,7 +936,10 @@ export class ThreadPane extends LitElement {
   }
 
   #send = async (text: string, deliverAs: DeliverAs | undefined) => {
-    const receipt = await this.api.prompt(this.threadId, text, deliverAs)
+    // A steer or follow-up is meant for the run this tab shows: the server refuses it (409 stale-run) if another is current.
+    const status = this.ctx?.view.status
+    const run = deliverAs && status?.busy ? status.run : undefined
+    const receipt = await (run === undefined ? this.api.prompt(this.threadId, text, deliverAs) : this.api.prompt(this.threadId, text, deliverAs, run))
     if ('command' in receipt) {
       // One of threadhost's own commands: the thread changed (or, for /new, another was made); no run started.
       if (receipt.command === 'new') location.hash = `#/threads/${encodeURIComponent(receipt.thread.threadId)}`

@@ -9,6 +9,14 @@ import { renderMarkdown } from './markdown.js'
 import { codeTheme, controls, tokens } from './styles.js'
 import type { PendingPrompt } from './thread-store.js'
 import { renderTool } from './tool-view.js'
+import { usageLine } from './reply-usage.js'
+
+/** Edit forks before a prompt and puts it in the composer; Regenerate forks before a reply's prompt and sends it again. */
+export type ForkMode = 'edit' | 'regenerate'
+export interface ForkRequestDetail {
+  messageId: string
+  mode: ForkMode
+}
 
 const cache = new Map<string, string>()
 function markdown(text: string): string {
@@ -101,6 +109,8 @@ export class TranscriptView extends LitElement {
   @property({ attribute: false }) arrivedAt: Record<string, number> = {}
   /** The thread's model: on `demo`, the empty transcript offers what the demo model can do. */
   @property() model = ''
+  /** Offer Edit on prompts and Regenerate on replies (each forks the thread: the pane handles `fork`). */
+  @property({ type: Boolean }) forkable = false
 
   /** Tool calls whose long output the person unfolded. */
   @state() private expanded = new Set<string>()
@@ -384,6 +394,9 @@ export class TranscriptView extends LitElement {
       .meta.end {
         align-self: flex-end;
       }
+      .meta .usage {
+        font-variant-numeric: tabular-nums;
+      }
       .meta.start {
         align-self: flex-start;
       }
@@ -539,16 +552,34 @@ export class TranscriptView extends LitElement {
     })
   }
 
-  /** Under a message: when it arrived (if this tab saw it arrive) and a Copy button. */
-  #meta(id: string, text: string, side: 'start' | 'end', copy = true) {
+  /** Under a message: when it arrived (if this tab saw it arrive), what the reply used, a Copy button and the fork action. */
+  #meta(id: string, text: string, side: 'start' | 'end', copy = true, extra: { usage?: string; fork?: ForkMode } = {}) {
     return html`<div class="meta ${side}">
       ${timeOf(this.arrivedAt[id])}
+      ${extra.usage ? html`<span class="usage">${extra.usage}</span>` : nothing}
       ${copy
         ? html`<button type="button" class="ghost copy-message" aria-label="Copy message" @click=${() => this.#copyMessage(id, text)}>
             ${this.copied === id ? 'Copied' : 'Copy'}
           </button>`
         : nothing}
+      ${extra.fork && this.forkable
+        ? html`<button
+            type="button"
+            class="ghost fork-message"
+            data-fork=${extra.fork}
+            aria-label=${extra.fork === 'edit' ? 'Edit and resend in a new thread' : 'Regenerate in a new thread'}
+            title=${extra.fork === 'edit' ? 'Edit this message and send it again, in a new thread forked here' : 'Ask for this reply again, in a new thread forked here'}
+            @click=${() => this.#fork(id, extra.fork!)}
+          >
+            ${extra.fork === 'edit' ? 'Edit' : 'Regenerate'}
+          </button>`
+        : nothing}
     </div>`
+  }
+
+  /** Edit (a prompt) or Regenerate (a reply): the pane forks the thread there. */
+  #fork(messageId: string, mode: ForkMode) {
+    this.dispatchEvent(new CustomEvent<ForkRequestDetail>('fork', { bubbles: true, composed: true, detail: { messageId, mode } }))
   }
 
   #toggle(id: string) {
@@ -579,12 +610,14 @@ export class TranscriptView extends LitElement {
     switch (e.kind) {
       case 'user':
         return html`<div class="user" data-message=${e.messageId}>${e.text}</div>
-          ${this.#meta(e.messageId, e.text, 'end')}`
+          ${this.#meta(e.messageId, e.text, 'end', true, { fork: 'edit' })}`
       case 'assistant':
         return html`<div class="assistant" data-message=${e.messageId}>
             ${unsafeHTML(e.streaming ? withCaret(markdown(e.text)) : markdown(e.text))}
           </div>
-          ${e.text === '' ? nothing : this.#meta(e.messageId, e.text, 'start', !e.streaming)}`
+          ${e.text === ''
+            ? nothing
+            : this.#meta(e.messageId, e.text, 'start', !e.streaming, e.streaming ? {} : { usage: usageLine(e), fork: 'regenerate' })}`
       case 'tool':
         return renderTool(e, {
           offline: this.offline,

@@ -54,7 +54,7 @@ describe('accessibility (axe-core)', () => {
   })
 
   for (const scheme of ['light', 'dark'] as const) {
-    test(`${scheme}: the thread pane, empty (demo examples) and with a conversation, a tool call and code, has no violations`, async () => {
+    test(`${scheme}: the thread pane, empty (demo examples), with a conversation, a tool call and code, and a fork of it, has no violations`, async () => {
       await page.emulateMedia({ colorScheme: scheme, reducedMotion: 'reduce' })
       const threadId = await newThread(server.url)
       await openThread(page, server.url, threadId)
@@ -68,6 +68,12 @@ describe('accessibility (axe-core)', () => {
       await page.getByRole('button', { name: 'Copy code' }).first().waitFor({ timeout: 20_000 })
       await page.getByRole('status', { name: 'Connection: Connected' }).waitFor()
       await page.waitForFunction(() => !document.querySelector('app-shell')?.shadowRoot?.querySelector('thread-pane')?.shadowRoot?.querySelector('.cursor'))
+      expect(await violations(page)).toEqual([])
+
+      // A fork of it (Edit on a prompt): the "Forked from" link and the prefilled composer.
+      await page.getByRole('log').getByRole('button', { name: 'Edit and resend in a new thread' }).last().click()
+      await page.getByText('Forked from').waitFor({ timeout: 20_000 })
+      await page.getByRole('status', { name: 'Connection: Connected' }).waitFor()
       expect(await violations(page)).toEqual([])
     })
 

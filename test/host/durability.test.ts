@@ -56,19 +56,21 @@ describe('the store', () => {
   const keeps = (kind: 'memory' | 'sqlite') => () => {
       const make = () => (kind === 'memory' ? new MemoryThreadStore() : SqliteThreadStore.open(dir).store)
       const store = make()
-      const row = { threadId: 't', title: 'T', model: 'demo', cwd: dir, createdAt: 1, updatedAt: 2, run: 0, seq: 0 }
+      // Recent times: the SQLite store prunes settled rows older than its retention when it reopens.
+      const t = Date.now()
+      const row = { threadId: 't', title: 'T', model: 'demo', cwd: dir, createdAt: t + 1, updatedAt: t + 2, run: 0, seq: 0 }
       store.putThread(row)
       store.admitPrompt(
-        { threadId: 't', messageId: 'm1', text: 'hi', admission: 'enqueue', deliverAs: 'steer', queued: false, run: 1, acceptedAt: 3 },
+        { threadId: 't', messageId: 'm1', text: 'hi', admission: 'enqueue', deliverAs: 'steer', queued: false, run: 1, acceptedAt: t + 3 },
         { ...row, run: 1 },
       )
-      store.startRun('t', 1, 4)
+      store.startRun('t', 1, t + 4)
       expect(store.settlePrompt('t', 'm1', { kind: 'ran', run: 1 })).toBe(true)
       expect(store.settlePrompt('t', 'nobody', { kind: 'handled' })).toBe(false)
       expect(store.openPrompts('t').map((p) => p.messageId)).toEqual(['m1'])
-      store.openDialog({ threadId: 't', dialogId: 'd1', run: 1, openedAt: 5 })
+      store.openDialog({ threadId: 't', dialogId: 'd1', run: 1, openedAt: t + 5 })
       store.settleDialog('t', 'd1', 'answered')
-      store.endRun('t', 1, false, 6, 'settled')
+      store.endRun('t', 1, false, t + 6, 'settled')
       expect(store.openPrompts()).toEqual([])
       expect(store.openRuns()).toEqual([])
       store.reserveSeq('t', 2048)

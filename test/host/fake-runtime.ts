@@ -4,17 +4,21 @@
  */
 import type { RegistryOptions } from '../../src/host/thread-registry.js'
 import { Workspaces } from '../../src/host/workspaces.js'
-import type {
-  AgentRuntime,
-  ClearedQueue,
-  ModelCatalog,
-  ModelCheck,
-  QueuedPrompt,
-  RuntimeEvent,
-  RuntimeFactory,
-  RuntimeListener,
-  RuntimeOptions,
-  UiBridge,
+import {
+  SessionDamaged,
+  type AgentRuntime,
+  type ClearedQueue,
+  type ForkRequest,
+  type ForkResult,
+  type ModelCatalog,
+  type PersistedFacts,
+  type ModelCheck,
+  type QueuedPrompt,
+  type RuntimeEvent,
+  type RuntimeFactory,
+  type RuntimeListener,
+  type RuntimeOptions,
+  type UiBridge,
 } from '../../src/runtime/port.js'
 import type { CommandInfo, ModelInfo, ThinkingLevel, TranscriptEntry } from '../../src/schemas/index.js'
 
@@ -123,7 +127,17 @@ export class FakeRuntimeFactory implements RuntimeFactory {
   /** The last run each thread's "session file" records, e.g. ahead of the index after a crash. */
   persistedRuns = new Map<string, number>()
 
+  /** Threads whose "session file" is damaged, with the reason: create and readTranscript reject, nothing is built. */
+  readonly damaged = new Map<string, string>()
+
+  /** Simulates a session file damaged beyond a torn last line, as the pi runtime finds one. */
+  damage(threadId: string, reason = 'its header line is not a session header'): void {
+    this.damaged.set(threadId, reason)
+  }
+
   async create(options: RuntimeOptions): Promise<FakeRuntime> {
+    const damaged = this.damaged.get(options.threadId)
+    if (damaged !== undefined) throw new SessionDamaged(options.threadId, damaged)
     this.built.push(options.threadId)
     this.options.push(options)
     const runtime = new FakeRuntime(options.ui)
@@ -132,10 +146,29 @@ export class FakeRuntimeFactory implements RuntimeFactory {
     return runtime
   }
   async readTranscript(threadId: string): Promise<TranscriptEntry[]> {
+    const damaged = this.damaged.get(threadId)
+    if (damaged !== undefined) throw new SessionDamaged(threadId, damaged)
     return this.transcripts.get(threadId) ?? []
   }
   async remove(threadId: string): Promise<void> {
+    this.damaged.delete(threadId)
     this.transcripts.delete(threadId)
+    this.forks.delete(threadId)
+  }
+  /** Each forked thread's source, as pi's session header would keep it. */
+  readonly forks = new Map<string, string>()
+  async fork({ sourceThreadId, threadId, beforeMessageId }: ForkRequest): Promise<ForkResult> {
+    const source = this.transcripts.get(sourceThreadId) ?? []
+    const at = source.findIndex((e) => e.kind === 'user' && e.messageId === beforeMessageId)
+    if (at === -1) return { kind: 'unknown-message' }
+    const kept = source.slice(0, at)
+    this.transcripts.set(threadId, kept)
+    this.forks.set(threadId, sourceThreadId)
+    return { kind: 'forked', lastRun: Math.max(0, ...kept.map((e) => (e.kind === 'user' ? e.run : 0))) }
+  }
+  async describe(threadId: string): Promise<PersistedFacts | undefined> {
+    const parent = this.forks.get(threadId)
+    return parent ? { forkedFrom: parent } : undefined
   }
   get(threadId: string): FakeRuntime {
     const runtime = this.runtimes.get(threadId)

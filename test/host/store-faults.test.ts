@@ -32,9 +32,8 @@ function keepsAnswers(store: ThreadStore, reopen: () => ThreadStore): void {
   store.recordIdempotent(answer('new', now), now - 2 * DAY)
   const again = reopen()
   expect(again.idempotent('new', now - DAY)).toEqual(answer('new', now))
-  // Past 24 h an answer is not replayed, and the next record drops it.
+  // Past 24 h an answer is not replayed, and the next record (or the SQLite store's prune at open) drops it.
   expect(again.idempotent('old', now - DAY)).toBeUndefined()
-  expect(again.idempotent('old', 0)).toEqual(answer('old', now - DAY - 1))
   again.recordIdempotent(answer('newer', now + 1), now - DAY)
   expect(again.idempotent('old', 0)).toBeUndefined()
   expect(again.idempotent('missing', 0)).toBeUndefined()

@@ -285,4 +285,89 @@ describe('thread registry', () => {
     expect(registry.get('keep')).toMatchObject({ title: 'Kept', live: false, run: 1 })
     expect(await registry.create({ id: 'keep' })).toEqual({ kind: 'taken' })
   })
+
+  it('a thread whose session file is damaged is listed unavailable: prompts and model changes are refused, no runtime is built, a rename and a delete still work', async () => {
+    await registry.create({ id: 'hurt', title: 'Hurt' })
+    await registry.create({ id: 'fine' })
+    runtimes.damage('hurt', 'line 3 is not JSON')
+    expect(await prompt('hurt', 'hello')).toEqual({ kind: 'rejected', reason: 'unavailable' })
+    expect(registry.get('hurt')).toMatchObject({ unavailable: 'line 3 is not JSON', live: false })
+    expect(await prompt('hurt', 'again')).toEqual({ kind: 'rejected', reason: 'unavailable' })
+    expect(await registry.update('hurt', { model: 'other' })).toEqual({ kind: 'unavailable', reason: 'line 3 is not JSON' })
+    expect(runtimes.built).not.toContain('hurt')
+    // Only that thread: the others run as before.
+    expect(await prompt('fine', 'hello')).toMatchObject({ kind: 'admitted', run: 1 })
+    expect(registry.get('fine')?.unavailable).toBeUndefined()
+    expect(await registry.update('hurt', { title: 'Renamed' })).toMatchObject({ kind: 'updated', summary: { title: 'Renamed' } })
+    expect(await registry.delete('hurt')).toBe(true)
+    expect(registry.get('hurt')).toBeUndefined()
+  })
+
+  it('a damaged session found while following a cold thread makes it unavailable at once, without building a runtime', async () => {
+    await registry.create({ id: 'cold' })
+    runtimes.damage('cold', 'its header line is not a session header')
+    const feed = await registry.feed('cold')
+    expect(feed?.view.transcript).toEqual([])
+    expect(registry.get('cold')?.unavailable).toBe('its header line is not a session header')
+    expect(await registry.commands('cold')).toBeDefined()
+    expect(runtimes.built).toEqual([])
+  })
+
+  it('a session file found damaged by the check after a start is listed unavailable before anyone touches the thread', async () => {
+    await registry.create({ id: 'old', title: 'Old' })
+    await registry.shutdown()
+    runtimes.damage('old', 'line 2 is not a JSON entry')
+    const persisted = [{ threadId: 'old', createdAt: 1, updatedAt: 1, lastRun: 0, damaged: 'line 2 is not a JSON entry' }]
+    registry = await ThreadRegistry.open(hostOptions(dir, Object.assign(runtimes, { listPersisted: async () => persisted })))
+    await registry.surveyed
+    expect(registry.list()).toEqual([expect.objectContaining({ threadId: 'old', title: 'Old', unavailable: 'line 2 is not a JSON entry' })])
+    expect(runtimes.built).toEqual([])
+  })
+
+  it('an untitled thread is listed by its first prompt and last reply after a restart, without reading its conversation', async () => {
+    await prompt('t', 'Plan the release')
+    runtimes.get('t').emit({ type: 'user-message', messageId: 'x', text: 'Plan the release' })
+    runtimes.get('t').emit({ type: 'assistant-end', messageId: 'r1', text: 'Here is a plan.', stopReason: 'stop' })
+    runtimes.get('t').settle()
+    await registry.shutdown()
+    const blind = Object.assign(runtimes, {
+      readTranscript: async () => {
+        throw new Error('a summary must not read the conversation')
+      },
+    })
+    registry = await ThreadRegistry.open(hostOptions(dir, blind))
+    expect(registry.get('t')).toMatchObject({ title: 'Plan the release', preview: 'Here is a plan.' })
+  })
+
+  it('a runtime that fails to build leaves the thread cold, and the next prompt builds again', async () => {
+    const create = runtimes.create.bind(runtimes)
+    let fail = true
+    runtimes.create = async (options) => {
+      if (fail) throw new Error('provider down')
+      return create(options)
+    }
+    expect(await prompt('flaky', 'one')).toEqual({ kind: 'build-failed', reason: 'provider down' })
+    expect(registry.get('flaky')).toMatchObject({ live: false, run: 0 })
+    fail = false
+    expect(await prompt('flaky', 'two')).toMatchObject({ kind: 'admitted', run: 1 })
+  })
+
+  it('a delete while the runtime is being built disposes what the build made; nothing of the thread stays live', async () => {
+    let finish!: () => void
+    const gate = new Promise<void>((r) => (finish = r))
+    const create = runtimes.create.bind(runtimes)
+    runtimes.create = async (options) => {
+      await gate
+      return create(options)
+    }
+    const prompted = prompt('short', 'hello')
+    await until(() => registry.get('short') !== undefined)
+    const deleted = registry.delete('short')
+    finish()
+    expect(await prompted).toEqual({ kind: 'rejected', reason: 'deleted' })
+    expect(await deleted).toBe(true)
+    expect(runtimes.get('short').disposed).toBe(true)
+    expect(registry.liveThreads()).toEqual([])
+    expect(registry.get('short')).toBeUndefined()
+  })
 })

@@ -32,7 +32,7 @@ describe('inspection records', () => {
       value: 'running',
       status: 'active',
       context: { threadId: 't1', run: 1, dialogs: [], pending: [] },
-      transitions: ['thread.idle|PROMPT|0'],
+      transitions: ['thread.idle|PROMPT|1'],
     })
   })
 

@@ -11,6 +11,7 @@ import { askQueueMachine } from '../../src/machines/ask-queue.machine.js'
 import { toMermaid, transitionsOf } from '../../src/machines/diagram.js'
 import { dialogMachine } from '../../src/machines/dialog.machine.js'
 import { threadMachine } from '../../src/machines/thread.machine.js'
+import { phaseDiagram } from '../../src/host/thread-phase.js'
 
 const DOC = fileURLToPath(new URL('../../docs/machines.md', import.meta.url))
 
@@ -20,9 +21,8 @@ const MACHINES: [string, AnyStateMachine][] = [
   ['askQueueMachine', askQueueMachine],
 ]
 
-/** The mermaid block that follows `<!-- generated: toMermaid(name) -->` in the doc. */
-function blockIn(doc: string, name: string): string | undefined {
-  const marker = `<!-- generated: toMermaid(${name}) -->`
+/** The mermaid block that follows `<!-- generated: toMermaid(name) -->` (or another generator's marker) in the doc. */
+function blockIn(doc: string, name: string, marker = `<!-- generated: toMermaid(${name}) -->`): string | undefined {
   const at = doc.indexOf(marker)
   if (at < 0) return undefined
   const m = /```mermaid\n([\s\S]*?)\n```/.exec(doc.slice(at + marker.length))
@@ -39,6 +39,13 @@ describe('docs/machines.md', () => {
         console.log(`docs/machines.md is stale: put this under <!-- generated: toMermaid(${name}) -->\n\n\`\`\`mermaid\n${expected}\n\`\`\`\n`)
       expect(found, `the ${name} block in docs/machines.md (expected block printed above)`).toBe(expected)
     })
+
+  it("the registry's thread-phase diagram in docs/machines.md is phaseDiagram() of the current edges", () => {
+    const expected = phaseDiagram()
+    const found = blockIn(doc, 'phase', '<!-- generated: phaseDiagram() -->')
+    if (found !== expected) console.log(`docs/machines.md is stale: put this under <!-- generated: phaseDiagram() -->\n\n\`\`\`mermaid\n${expected}\n\`\`\`\n`)
+    expect(found).toBe(expected)
+  })
 })
 
 describe('toMermaid', () => {

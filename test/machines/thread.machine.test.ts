@@ -298,12 +298,13 @@ const doneEvent = (id: string) => ({ type: `xstate.done.actor.${id}`, actorId: i
 const model = Object.create(threadMachine) as typeof threadMachine
 ;(model as { transition: unknown }).transition = (snap: Snap, event: ThreadEvent) => step(snap, event)[0]
 
-const P = (deliverAs: 'steer' | 'followUp', admission: 'enqueue' | 'reject' = 'enqueue'): ThreadEvent => ({
+const P = (deliverAs: 'steer' | 'followUp', admission: 'enqueue' | 'reject' = 'enqueue', run?: number): ThreadEvent => ({
   type: 'PROMPT',
-  messageId: `m-${deliverAs}-${admission}`,
+  messageId: `m-${deliverAs}-${admission}${run === undefined ? '' : `-run${run}`}`,
   text: `${deliverAs} text`,
   admission,
   deliverAs,
+  ...(run === undefined ? {} : { run }),
 })
 
 const DIALOG_NAMES = ['d1', 'd2']
@@ -311,9 +312,11 @@ const DIALOG_NAMES = ['d1', 'd2']
 function eventsFor(snap: Snap): ThreadEvent[] {
   const c = snap.context
   const events: ThreadEvent[] = [{ type: 'LIVE' }]
-  if (!(snap.matches('aborting') && c.pending.length >= 1)) events.push(P('steer'), P('followUp'))
+  // A steer naming the run the tab shows; one naming a run that is not current (a tab that fell behind).
+  if (!(snap.matches('aborting') && c.pending.length >= 1)) events.push(P('steer'), P('followUp'), P('steer', 'enqueue', c.run))
   events.push(
     P('followUp', 'reject'),
+    P('followUp', 'enqueue', c.run + 1),
     { type: 'ABORT' },
     { type: 'ABORT', run: c.run },
     { type: 'ABORT', run: c.run + 1 },
@@ -348,7 +351,7 @@ type Path = ReturnType<typeof getShortestPaths<typeof threadMachine>>[number]
 const describeEvent = (e: ThreadEvent): string => {
   switch (e.type) {
     case 'PROMPT':
-      return `PROMPT(${e.deliverAs}${e.admission === 'reject' ? ', reject when busy' : ''})`
+      return `PROMPT(${e.deliverAs}${e.admission === 'reject' ? ', reject when busy' : ''}${e.run === undefined ? '' : `, run ${e.run}`})`
     case 'ABORT':
       return e.run === undefined ? 'ABORT' : `ABORT(run ${e.run})`
     case 'SETTLED':
@@ -492,6 +495,33 @@ function replayReentrant({ events, final }: (typeof REENTRANT)[number]) {
 
 describe('thread machine: requests that arrive re-entrantly while the thread leaves idle', () => {
   for (const r of REENTRANT) it(r.title, () => void replayReentrant(r))
+})
+
+describe('thread machine: a steer or follow-up carries the run its tab shows', () => {
+  it('a prompt naming a run that is not the current one is refused stale-run and queues or starts nothing; naming the current run it is queued; naming the run that just ended it starts the next', () => {
+    const h = liveThread({ clear: () => 'cleared' })
+    h.send({ type: 'LIVE' })
+    h.send(P('steer')) // run 1
+    h.send(P('steer', 'enqueue', 2))
+    h.send(P('followUp', 'enqueue', 1))
+    expect(h.emitted.slice(1).map((e) => [e.type, 'reason' in e ? e.reason : 'queued' in e && e.queued])).toEqual([
+      ['prompt.refused', 'stale-run'],
+      ['prompt.admitted', true],
+    ])
+    expect(h.queue).toEqual({ steering: [], followUp: ['followUp text'] })
+    h.send({ type: 'SETTLED', aborted: false, unclaimed: [] })
+    // Idle after run 1: a tab that saw run 1 starts run 2; one that saw an older run is stale.
+    h.send(P('steer', 'enqueue', 0))
+    expect(h.emitted.at(-1)).toMatchObject({ type: 'prompt.refused', reason: 'stale-run' })
+    h.send(P('followUp', 'enqueue', 1))
+    expect(h.emitted.at(-1)).toMatchObject({ type: 'prompt.admitted', run: 2, queued: false })
+    // While a stop is pending, a stale steer is refused rather than held for the next run.
+    h.send({ type: 'ABORT' })
+    h.send(P('steer', 'enqueue', 1))
+    expect(h.emitted.at(-1)).toMatchObject({ type: 'prompt.refused', reason: 'stale-run' })
+    expect(h.actor.getSnapshot().context.pending).toEqual([])
+    expect(thread(h, 'startRun')).toHaveLength(2)
+  })
 })
 
 describe('thread machine: coverage of the model-based paths', () => {

@@ -168,6 +168,9 @@ describe('pi runtime adapter (demo model, real AgentSession)', () => {
         text: 'You said: remember me',
         streaming: false,
         stopReason: 'stop',
+        model: 'demo',
+        provider: 'threadhost',
+        usage: expect.objectContaining({ cost: 0 }),
       },
     ])
 

@@ -140,6 +140,22 @@ describe('runs: steer, follow-up, Stop and settle', () => {
     expect(rec.of('assistant-delta').map((e) => e.text)).toEqual(['one ', 'two ', 'sky ', 'sun ', 'red'])
   })
 
+  it('an extension listening to streamed deltas still hears every one, with its context', async () => {
+    const heard: string[] = []
+    const listener: ExtensionFactory = (pi) => {
+      pi.on('turn_start', () => void heard.push('turn'))
+      pi.on('message_update', (event, ctx) => {
+        const e = event.assistantMessageEvent
+        if (e.type === 'text_delta') heard.push(`${e.delta}@${ctx.cwd === undefined ? '?' : 'cwd'}`)
+      })
+    }
+    const { runtime, rec } = await setup({ demoDelayMs: 2, extraExtensions: () => [listener] })
+    runtime.prompt({ messageId: 'p', text: 'slow 3' }, 1)
+    await rec.next('settled')
+    expect(heard).toEqual(['turn', 'one @cwd', 'two @cwd', 'sky@cwd'])
+    expect(rec.of('assistant-delta').map((e) => e.text)).toEqual(['one ', 'two ', 'sky'])
+  })
+
   it('a prompt that arrives too late for the run (queued after the agent finished) comes back as unclaimed on settle', async () => {
     // pi 1.x drains follow-ups before it settles, but an extension's own agent_settled handler runs
     // after the loop is over and before subscribers hear the settle: a follow-up landing there is stranded.

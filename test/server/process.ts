@@ -14,9 +14,14 @@ export interface ServerProcess {
 }
 
 /** Starts the server; the process is killed when the test's cleanups run. */
-export function startProcess(args: string[], options: { agentDir: string; cleanups: (() => unknown)[] }): ServerProcess {
+export function startProcess(
+  args: string[],
+  /** `wrap`: a command the server runs under (e.g. one that mounts its data dir read-only first). */
+  options: { agentDir: string; cleanups: (() => unknown)[]; wrap?: string[] },
+): ServerProcess {
   const env = { ...process.env, PI_CODING_AGENT_DIR: options.agentDir }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env })
+  const command = [...(options.wrap ?? []), process.execPath, '--import', 'tsx', 'src/server/main.ts', ...args]
+  const child = spawn(command[0], command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env })
   let output = ''
   const url = new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {

@@ -182,13 +182,24 @@ describe('2. code, copying and times', () => {
 })
 
 describe('3. threads: readable titles, search, rename and delete from the list, jump to latest', () => {
-  test('a thread still titled by its id shows its first prompt under the title in the pane header', async () => {
-    const { es } = mountPane(fakeApi(), 'k3x9', { summary: summary('k3x9') })
+  test('an untitled thread is titled by its first prompt in the pane header, before the list has caught up', async () => {
+    const { es } = mountPane(fakeApi(), 'k3x9', { summary: summary('k3x9', { title: 'New thread' }) })
     await until(() => FakeEventSource.instances.length === 1)
     es().open()
     es().snapshot(snapshotOf('k3x9', { seq: 1, transcript: [{ kind: 'user', messageId: 'u1', text: 'Fix the login bug\nmore detail', run: 1 }] }))
-    await expect.element(page.getByRole('heading', { name: 'k3x9' })).toBeVisible()
-    await expect.element(page.getByText('Fix the login bug', { exact: true }).first()).toBeVisible()
+    await expect.element(page.getByRole('heading', { name: 'Fix the login bug more detail' })).toBeVisible()
+  })
+
+  test('a thread whose session file is damaged says so in the list and the pane, and offers no composer to type into', async () => {
+    mountShell(fakeApi({ listThreads: vi.fn(async () => [summary('bad', { title: 'Broken', live: false, unavailable: 'line 3 is not a JSON entry' })]) }))
+    await expect.element(nav().getByRole('link', { name: /Broken/ })).toBeVisible()
+    expect(nav().getByRole('link', { name: /Broken/ }).element().textContent).toMatch(/damaged/)
+    const { es } = mountPane(fakeApi(), 'bad', { summary: summary('bad', { title: 'Broken', live: false, unavailable: 'line 3 is not a JSON entry' }) })
+    await until(() => FakeEventSource.instances.length > 0)
+    es().open()
+    es().snapshot(snapshotOf('bad', { seq: 1, transcript: [] }))
+    await expect.element(page.getByRole('alert').filter({ hasText: 'line 3 is not a JSON entry' })).toBeVisible()
+    expect(document.querySelector('thread-pane')?.shadowRoot?.querySelector('composer-box')).toBeNull()
   })
 
   test('the search box narrows the list to the titles that match', async () => {

@@ -209,10 +209,11 @@ describe('thread pane', () => {
     await userEvent.keyboard('{Enter}')
     await box.fill('claimed')
     await userEvent.keyboard('{Enter}')
+    // Each names the run this tab shows, so it is never queued into another.
     expect(api.prompt.mock.calls).toEqual([
-      ['t1', 'first queued', 'steer'],
-      ['t1', 'second queued', 'followUp'],
-      ['t1', 'claimed', 'followUp'],
+      ['t1', 'first queued', 'steer', 1],
+      ['t1', 'second queued', 'followUp', 1],
+      ['t1', 'claimed', 'followUp', 1],
     ])
     es().frame({ seq: 2, type: 'queue', steering: ['first queued'], followUp: ['second queued', 'claimed'] })
     es().frame({ seq: 3, type: 'queue', steering: ['first queued'], followUp: ['second queued'] })

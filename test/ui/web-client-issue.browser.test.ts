@@ -433,7 +433,7 @@ describe('6. keyboard, as in pi’s terminal UI', () => {
     await livePane(api, true)
     await box().fill('after this')
     await userEvent.keyboard('{Alt>}{Enter}{/Alt}')
-    expect(api.prompt).toHaveBeenCalledExactlyOnceWith('t1', 'after this', 'followUp')
+    expect(api.prompt).toHaveBeenCalledExactlyOnceWith('t1', 'after this', 'followUp', 1)
     await expect.element(box()).toHaveValue('')
   })
 
@@ -490,5 +490,21 @@ describe('a prompt lost to a restart', () => {
     await expect.element(rejected).toBeVisible()
     await page.getByRole('button', { name: 'Put in my draft' }).click()
     await expect.element(box()).toHaveValue('the question I typed before the crash')
+  })
+})
+
+describe('a stale tab cannot steer into a newer run', () => {
+  test('a steer names the run this tab shows; when a newer run is current the server refuses it and the text comes back into the draft, said', async () => {
+    const api = fakeApi({
+      prompt: vi.fn(async () => {
+        throw new ApiError(409, { error: 'run 1 is not the current run of thread t1; the prompt was not queued', reason: 'stale-run' })
+      }),
+    })
+    await livePane(api, true)
+    await box().fill('meant for run 1')
+    await userEvent.keyboard('{Enter}')
+    expect(api.prompt).toHaveBeenCalledExactlyOnceWith('t1', 'meant for run 1', 'steer', 1)
+    await expect.element(box()).toHaveValue('meant for run 1')
+    await expect.element(page.getByText(/not the current run/)).toBeVisible()
   })
 })

@@ -2,7 +2,21 @@
  * The store port in memory, for host tests: the same contract as the SQLite store, nothing durable.
  * `crash()` hands back a new store holding exactly what was "committed", as a restart would see it.
  */
-import type { DialogRow, IdempotentAnswer, PromptFate, PromptRow, RecoveryReport, ReportBody, RunRow, ThreadRow, ThreadStore } from './port.js'
+import { keyedRequest } from './keyed.js'
+import {
+  IDEMPOTENCY_TTL_MS,
+  JOURNAL_RETENTION_MS,
+  type DialogRow,
+  type IdempotentAnswer,
+  type PromptFate,
+  type PromptRow,
+  type Pruned,
+  type RecoveryReport,
+  type ReportBody,
+  type RunRow,
+  type ThreadRow,
+  type ThreadStore,
+} from './port.js'
 
 const copy = <T>(value: T): T => structuredClone(value)
 
@@ -74,6 +88,11 @@ export class MemoryThreadStore implements ThreadStore {
     this.#prompts = this.#prompts.filter((p) => !(p.threadId === prompt.threadId && p.messageId === prompt.messageId))
     this.#prompts.push(copy(prompt))
     this.#put(thread)
+    const keyed = keyedRequest.getStore()
+    if (keyed && !this.#idempotent.has(keyed.key)) {
+      const pending = { threadId: prompt.threadId, messageId: prompt.messageId }
+      this.#idempotent.set(keyed.key, { ...keyed, status: 0, body: '', at: prompt.acceptedAt, pending })
+    }
   }
 
   settlePrompt(threadId: string, messageId: string, fate: PromptFate): boolean {
@@ -155,6 +174,27 @@ export class MemoryThreadStore implements ThreadStore {
     if (!this.#write('recordIdempotent')) return
     for (const [key, old] of this.#idempotent) if (old.at < expireBefore) this.#idempotent.delete(key)
     this.#idempotent.set(answer.key, copy(answer))
+  }
+
+  prune(now: number): Pruned {
+    if (!this.#write('prune')) return { prompts: 0, runs: 0, dialogs: 0, idempotency: 0 }
+    const before = now - JOURNAL_RETENTION_MS
+    const counted = <T>(rows: T[], drop: (row: T) => boolean): [T[], number] => {
+      const kept = rows.filter((row) => !drop(row))
+      return [kept, rows.length - kept.length]
+    }
+    const named = (r: RunRow) =>
+      this.#prompts.some((p) => p.threadId === r.threadId && p.fate?.kind === 'ran' && p.fate.run === r.run && !this.#final(p))
+    const [prompts, p] = counted(this.#prompts, (row) => this.#final(row) && row.acceptedAt < before)
+    const [runs, r] = counted(this.#runs, (row) => row.endedAt !== undefined && row.endedAt < before && !named(row))
+    const [dialogs, d] = counted(this.#dialogs, (row) => row.outcome !== undefined && row.openedAt < before)
+    let idempotency = 0
+    for (const [key, old] of this.#idempotent) if (old.at < now - IDEMPOTENCY_TTL_MS) idempotency += Number(this.#idempotent.delete(key))
+    // Runs are dropped after the prompts: a prompt is final because its run ended, read before either goes.
+    this.#prompts = prompts
+    this.#runs = runs
+    this.#dialogs = dialogs
+    return { prompts: p, runs: r, dialogs: d, idempotency }
   }
 
   /** Memory never fills up. */

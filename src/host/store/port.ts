@@ -9,6 +9,7 @@
  * route can answer 2xx right after. No SQLite type or SQL leaves src/host/store/.
  */
 import type { ThinkingLevel } from '../../schemas/index.js'
+import type { PersistedFacts } from '../../runtime/port.js'
 
 export interface ThreadRow {
   threadId: string
@@ -27,7 +28,12 @@ export interface ThreadRow {
    * continues strictly above it, so no tab's Last-Event-ID is ever reused.
    */
   seq: number
+  /** What its conversation says for its summary while no feed is loaded: first prompt, last message, names, fork link. */
+  facts?: ThreadFacts
 }
+
+/** The runtime's `PersistedFacts`, as the store keeps them (thread-display.ts reads them). */
+export type ThreadFacts = PersistedFacts
 
 /** How an accepted prompt ended, when known. */
 export type PromptFate =
@@ -102,7 +108,11 @@ export interface ThreadStore {
   /** Raises the seq ceiling (never lowers it). */
   reserveSeq(threadId: string, ceiling: number): void
 
-  /** An admitted prompt, with the thread's row (its updatedAt and run), in one commit. */
+  /**
+   * An admitted prompt, with the thread's row (its updatedAt and run), in one commit. Inside a keyed
+   * request (`keyedRequest`, src/host/store/keyed.ts) the same commit claims the key for this prompt
+   * (an answer `pending` on it), unless the key is already known.
+   */
   admitPrompt(prompt: PromptRow, thread: ThreadRow): void
   /** Records a prompt's fate; `false` when no such prompt was journaled (yet). */
   settlePrompt(threadId: string, messageId: string, fate: PromptFate): boolean
@@ -136,11 +146,34 @@ export interface ThreadStore {
    */
   checkWritable(): void
 
+  /**
+   * Drops what nothing will need again (one commit): `Idempotency-Key` answers older than
+   * IDEMPOTENCY_TTL_MS, and journal rows whose fate is settled and older than JOURNAL_RETENTION_MS —
+   * final prompts, ended runs no open prompt names, settled dialogs. Open rows (what recovery reads)
+   * and feed reports (folded into every snapshot) are never dropped. The SQLite store runs it at open
+   * and every PRUNE_EVERY_MS.
+   */
+  prune(now: number): Pruned
+
   /** A thread's journal, oldest first (tests, the inspector). */
   journal(threadId: string): { prompts: PromptRow[]; runs: RunRow[]; dialogs: DialogRow[] }
 
   /** Further calls are ignored. */
   close(): void
+}
+
+/** How long a keyed request's answer is kept and replayed. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
+/** How long settled journal rows are kept (history for the inspector); never less than IDEMPOTENCY_TTL_MS. */
+export const JOURNAL_RETENTION_MS = 7 * 24 * 60 * 60 * 1000
+export const PRUNE_EVERY_MS = 60 * 60 * 1000
+
+/** What one `prune` dropped. */
+export interface Pruned {
+  prompts: number
+  runs: number
+  dialogs: number
+  idempotency: number
 }
 
 /** What a failed write says, as the server words it: `full` → 507, `read-only` → 503. */
@@ -176,6 +209,11 @@ export interface IdempotentAnswer {
   /** The response body as sent ('' for none). */
   body: string
   at: number
+  /**
+   * Claimed with a prompt's admission, but its answer was never recorded (the process died between
+   * the two): the answer is the journaled prompt's receipt. `status` and `body` are then meaningless.
+   */
+  pending?: { threadId: string; messageId: string }
 }
 
 /** How a store was opened: `fresh` (no data before), `kept`, `migrated` (from threads.json) or `rebuilt` (the file was unusable). */

@@ -8,12 +8,18 @@
  * and a fresh one is started; the caller rebuilds the threads from pi's session directories. A data
  * dir from before the database (`threads.json`) is imported once and the JSON file renamed.
  */
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, renameSync, statfsSync } from 'node:fs'
+import { accessSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statfsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync, type StatementSync } from 'node:sqlite'
 import type { ThinkingLevel } from '../../schemas/index.js'
+import { keyedRequest } from './keyed.js'
 import {
+  IDEMPOTENCY_TTL_MS,
+  JOURNAL_RETENTION_MS,
+  PRUNE_EVERY_MS,
   writeFault,
+  type Pruned,
   type DialogRow,
   type IdempotentAnswer,
   type WriteFault,
@@ -23,19 +29,22 @@ import {
   type ReportBody,
   type RunRow,
   type StoreOrigin,
+  type ThreadFacts,
   type ThreadRow,
   type ThreadStore,
 } from './port.js'
 
 export const DB_FILE = 'threadhost.db'
 const LEGACY_INDEX = 'threads.json'
-const SCHEMA_VERSION = 1
+/** 2: `threads.facts`, what a thread's conversation says for its summary (v1 files gain the column). */
+const SCHEMA_VERSION = 2
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS threads (
   thread_id TEXT PRIMARY KEY, title TEXT NOT NULL, model TEXT NOT NULL, thinking_level TEXT, cwd TEXT,
-  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, run INTEGER NOT NULL, seq INTEGER NOT NULL
+  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, run INTEGER NOT NULL, seq INTEGER NOT NULL,
+  facts TEXT
 );
 CREATE TABLE IF NOT EXISTS prompts (
   thread_id TEXT NOT NULL, message_id TEXT NOT NULL, text TEXT NOT NULL, admission TEXT NOT NULL,
@@ -86,6 +95,9 @@ export class SqliteThreadStore implements ThreadStore {
   #closed = false
   /** The last write failure that said the disk is full or read-only; cleared by a probe write that succeeds. */
   #fault?: WriteFault
+  #pruning?: ReturnType<typeof setInterval>
+  /** Opened on a data dir that could not be written: a private copy, refused for every request that writes. */
+  #readOnly?: { fault: WriteFault; copyDir: string }
 
   private constructor(db: DatabaseSync, dataDir: string, minFree: number) {
     this.#db = db
@@ -98,8 +110,9 @@ export class SqliteThreadStore implements ThreadStore {
    * threads.json continues above: that file kept the seq of the last admission, not of the last frame.
    */
   static open(dataDir: string, options: { floorSeq?: () => number; minFreeBytes?: number } = {}): OpenedStore {
-    mkdirSync(dataDir, { recursive: true })
     const file = join(dataDir, DB_FILE)
+    const unwritable = unwritableDir(dataDir, file)
+    if (unwritable) return SqliteThreadStore.#openReadOnly(dataDir, unwritable, options)
     const existed = existsSync(file)
     let db: DatabaseSync
     let origin: StoreOrigin = existed ? 'kept' : 'fresh'
@@ -107,6 +120,9 @@ export class SqliteThreadStore implements ThreadStore {
     try {
       db = openChecked(file)
     } catch (error) {
+      // A file SQLite may not write is not a corrupt one: it is read, never moved aside.
+      const fault = writeFault(error)
+      if (fault) return SqliteThreadStore.#openReadOnly(dataDir, fault, options)
       reason = error instanceof Error ? error.message : String(error)
       const aside = `${file}.corrupt-${Date.now()}`
       for (const suffix of ['', '-wal', '-shm']) {
@@ -132,6 +148,71 @@ export class SqliteThreadStore implements ThreadStore {
       }
       renameSync(legacy, `${legacy}.migrated-${Date.now()}`)
     }
+    store.#startPruning()
+    return { store, origin, ...(reason ? { reason } : {}) }
+  }
+
+  /** At open and then hourly; never keeps the process alive, and a failure (a full disk) waits for the next turn. */
+  #startPruning(): void {
+    const prune = () => {
+      try {
+        this.prune(Date.now())
+      } catch {
+        // the next turn tries again; nothing depends on a prune
+      }
+    }
+    prune()
+    this.#pruning = setInterval(prune, PRUNE_EVERY_MS)
+    this.#pruning.unref()
+  }
+
+  prune(now: number): Pruned {
+    const pruned: Pruned = { prompts: 0, runs: 0, dialogs: 0, idempotency: 0 }
+    const before = now - JOURNAL_RETENTION_MS
+    this.#tx(() => {
+      pruned.idempotency = Number(this.#run('DELETE FROM idempotency WHERE at < ?', now - IDEMPOTENCY_TTL_MS).changes)
+      pruned.prompts = Number(this.#run('DELETE FROM prompts WHERE final = 1 AND accepted_at < ?', before).changes)
+      pruned.runs = Number(
+        this.#run(
+          `DELETE FROM runs WHERE ended_at IS NOT NULL AND ended_at < ? AND NOT EXISTS (
+             SELECT 1 FROM prompts p WHERE p.thread_id = runs.thread_id AND p.final = 0 AND p.fate = 'ran' AND p.fate_run = runs.run)`,
+          before,
+        ).changes,
+      )
+      pruned.dialogs = Number(this.#run('DELETE FROM dialogs WHERE outcome IS NOT NULL AND opened_at < ?', before).changes)
+    })
+    return pruned
+  }
+
+  /**
+   * A data dir that cannot be written at start (a read-only mount, no write permission): the server
+   * still starts, degraded. The database (with its WAL, so the last commits are there) is copied to a
+   * private temp dir and opened there, so recovery and the journal work as usual — but none of it is
+   * durable: `checkWritable` refuses every request that writes (503 read-only) for this whole life, and
+   * every thread's seq ceiling is raised to `floorSeq` (nothing this life numbers can be committed, so
+   * it numbers above anything a later life will reach; a tab resuming then gets a snapshot). The
+   * data dir itself is never touched. Writes resume with the next start on a writable data dir.
+   */
+  static #openReadOnly(dataDir: string, fault: WriteFault, options: { floorSeq?: () => number; minFreeBytes?: number }): OpenedStore {
+    const copyDir = mkdtempSync(join(tmpdir(), 'threadhost-read-only-'))
+    const file = join(dataDir, DB_FILE)
+    const copy = join(copyDir, DB_FILE)
+    let origin: StoreOrigin = existsSync(file) ? 'kept' : 'fresh'
+    let reason: string | undefined
+    let db: DatabaseSync
+    try {
+      for (const suffix of ['', '-wal']) if (existsSync(file + suffix)) copyFileSync(file + suffix, copy + suffix)
+      db = openChecked(copy)
+    } catch (error) {
+      reason = error instanceof Error ? error.message : String(error)
+      for (const suffix of ['', '-wal', '-shm']) rmSync(copy + suffix, { force: true })
+      db = openChecked(copy)
+      origin = 'rebuilt'
+    }
+    const store = new SqliteThreadStore(db, dataDir, options.minFreeBytes ?? MIN_FREE_BYTES)
+    store.#readOnly = { fault, copyDir }
+    const floor = options.floorSeq?.() ?? Date.now() * 10
+    db.prepare('UPDATE threads SET seq = ? WHERE seq < ?').run(floor, floor)
     return { store, origin, ...(reason ? { reason } : {}) }
   }
 
@@ -185,6 +266,10 @@ export class SqliteThreadStore implements ThreadStore {
 
   checkWritable(): void {
     if (this.#closed) return
+    if (this.#readOnly) {
+      const { code, message } = this.#readOnly.fault
+      throw Object.assign(new Error(`${message} (read-only since the start: writes resume after a restart on a writable data dir)`), { code })
+    }
     if (this.#fault) {
       // A write failed before: only a real commit tells whether the fault has cleared.
       this.#tx(() => void this.#run("INSERT OR REPLACE INTO meta (key, value) VALUES ('probe', ?)", String(Date.now())))
@@ -207,7 +292,10 @@ export class SqliteThreadStore implements ThreadStore {
 
   idempotent(key: string, since: number): IdempotentAnswer | undefined {
     const r = this.#all('SELECT * FROM idempotency WHERE key = ? AND at >= ?', key, since)[0]
-    return r && { key: String(r.key), fingerprint: String(r.fingerprint), status: Number(r.status), body: String(r.body), at: Number(r.at) }
+    if (!r) return undefined
+    const answer: IdempotentAnswer = { key: String(r.key), fingerprint: String(r.fingerprint), status: Number(r.status), body: String(r.body), at: Number(r.at) }
+    if (answer.status === 0) answer.pending = JSON.parse(answer.body) as { threadId: string; messageId: string }
+    return answer
   }
 
   recordIdempotent(answer: IdempotentAnswer, expireBefore: number): void {
@@ -235,11 +323,12 @@ export class SqliteThreadStore implements ThreadStore {
 
   #putThread(row: ThreadRow): void {
     this.#run(
-      `INSERT INTO threads (thread_id, title, model, thinking_level, cwd, created_at, updated_at, run, seq)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO threads (thread_id, title, model, thinking_level, cwd, created_at, updated_at, run, seq, facts)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (thread_id) DO UPDATE SET title = excluded.title, model = excluded.model,
          thinking_level = excluded.thinking_level, cwd = excluded.cwd, created_at = excluded.created_at,
-         updated_at = excluded.updated_at, run = max(threads.run, excluded.run), seq = max(threads.seq, excluded.seq)`,
+         updated_at = excluded.updated_at, run = max(threads.run, excluded.run), seq = max(threads.seq, excluded.seq),
+         facts = coalesce(excluded.facts, threads.facts)`,
       row.threadId,
       row.title,
       row.model,
@@ -249,6 +338,7 @@ export class SqliteThreadStore implements ThreadStore {
       row.updatedAt,
       row.run,
       row.seq,
+      row.facts ? JSON.stringify(row.facts) : null,
     )
   }
 
@@ -283,6 +373,17 @@ export class SqliteThreadStore implements ThreadStore {
         this.#isFinal(prompt.threadId, prompt.fate) ? 1 : 0,
       )
       this.#putThread(thread)
+      const keyed = keyedRequest.getStore()
+      if (keyed) {
+        // Status 0 marks a claim whose answer is the journaled prompt (see IdempotentAnswer.pending).
+        this.#run(
+          'INSERT OR IGNORE INTO idempotency (key, fingerprint, status, body, at) VALUES (?, ?, 0, ?, ?)',
+          keyed.key,
+          keyed.fingerprint,
+          JSON.stringify({ threadId: prompt.threadId, messageId: prompt.messageId }),
+          prompt.acceptedAt,
+        )
+      }
     })
   }
 
@@ -404,12 +505,31 @@ export class SqliteThreadStore implements ThreadStore {
   close(): void {
     if (this.#closed) return
     this.#closed = true
+    clearInterval(this.#pruning)
     this.#statements.clear()
     try {
       this.#db.close()
     } catch {
       // already closed
     }
+    if (this.#readOnly) rmSync(this.#readOnly.copyDir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * Why the data dir (or its database file) cannot be written, or undefined. A missing data dir is
+ * created first; one whose parent is read-only is read-only itself.
+ */
+function unwritableDir(dataDir: string, file: string): WriteFault | undefined {
+  try {
+    mkdirSync(dataDir, { recursive: true })
+    accessSync(dataDir, constants.W_OK)
+    if (existsSync(file)) accessSync(file, constants.W_OK)
+    return undefined
+  } catch (error) {
+    const fault = writeFault(error)
+    if (fault) return fault
+    throw error
   }
 }
 
@@ -427,7 +547,9 @@ function openChecked(file: string): DatabaseSync {
     db.exec(SCHEMA)
     const version = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as Row | undefined
     if (version === undefined) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(String(SCHEMA_VERSION))
-    else if (Number(version.value) !== SCHEMA_VERSION) throw new Error(`schema version ${String(version.value)}, expected ${SCHEMA_VERSION}`)
+    else if (Number(version.value) === 1) {
+      db.exec(`BEGIN; ALTER TABLE threads ADD COLUMN facts TEXT; UPDATE meta SET value = '${SCHEMA_VERSION}' WHERE key = 'schema'; COMMIT`)
+    } else if (Number(version.value) !== SCHEMA_VERSION) throw new Error(`schema version ${String(version.value)}, expected ${SCHEMA_VERSION}`)
     return db
   } catch (error) {
     try {
@@ -459,6 +581,17 @@ function threadOf(r: Row): ThreadRow {
     updatedAt: Number(r.updated_at),
     run: Number(r.run),
     seq: Number(r.seq),
+    ...(typeof r.facts === 'string' ? { facts: parseFacts(r.facts) } : {}),
+  }
+}
+
+/** A damaged facts cell costs the summary its preview, never the thread. */
+function parseFacts(text: string): ThreadFacts {
+  try {
+    const value: unknown = JSON.parse(text)
+    return value && typeof value === 'object' ? (value as ThreadFacts) : {}
+  } catch {
+    return {}
   }
 }
 

@@ -3,31 +3,23 @@
  * answer; this maps its verdict to 204, 404 or 422.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from 'typebox'
-import { DialogAnswerRequest, ThreadParams } from '../../schemas/index.js'
+import { apiRoutes } from '../../schemas/api-routes.js'
 import type { ThreadRegistry } from '../../host/thread-registry.js'
-import { NoContent, notFound, unprocessable, withBody } from '../responses.js'
-import { refusedWrites, type WriteGuards } from '../writes.js'
+import type { WriteGuards } from '../writes.js'
+
+/** What the route takes and answers: the table the typed client reads too. */
+const { answerDialog } = apiRoutes
 
 export const dialogRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry; writes: WriteGuards }> = async (app, { registry, writes }) => {
   app.post(
-    '/api/threads/:id/dialog',
+    answerDialog.path,
     {
       schema: {
         tags: ['dialogs'],
         summary: 'Answer an open question: `{id, value}`, `{id, confirmed}`, `{id, answers}` or `{id, cancelled: true}`',
-        params: ThreadParams,
-        body: DialogAnswerRequest,
-        response: {
-          204: NoContent('taken (or withdrawn): every follower gets `dialog-settled`'),
-          404: notFound('the thread is not live, or no open question has that id'),
-          422: unprocessable(
-            'the answer does not fit the question; it stays open (`refusal` says why). Or the `Idempotency-Key` was used with another request (`reason`)',
-            { refusal: Type.Optional(Type.String()), reason: Type.Optional(Type.String()) },
-          ),
-          ...withBody,
-          ...refusedWrites,
-        },
+        params: answerDialog.params,
+        body: answerDialog.body,
+        response: answerDialog.response,
       },
       preHandler: [writes.idempotent, writes.durable],
     },

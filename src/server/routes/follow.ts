@@ -1,33 +1,27 @@
 /** `GET …/follow`: the route that opens a thread's follow stream (the stream itself is ../follow.ts). */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from 'typebox'
-import { ThreadParams } from '../../schemas/index.js'
+import { apiRoutes } from '../../schemas/api-routes.js'
 import type { ThreadRegistry } from '../../host/thread-registry.js'
 import type { StreamOptions } from '../event-stream.js'
 import { streamFeed } from '../follow.js'
-import { EventStream, guarded, notFound } from '../responses.js'
 
-const FollowQuery = Type.Object({
-  /** Resume after this seq (`Last-Event-ID` wins when both are sent). */
-  after: Type.Optional(Type.String()),
-  /** The token, for EventSource, which cannot send headers. */
-  token: Type.Optional(Type.String()),
-})
+/** What the route takes and answers: the table the typed client reads too. */
+const { follow } = apiRoutes
 
 export const followRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry; stream: StreamOptions }> = async (
   app,
   { registry, stream },
 ) => {
   app.get(
-    '/api/threads/:id/follow',
+    follow.path,
     {
       schema: {
         tags: ['follow'],
         summary: 'Follow a thread: a snapshot, then every observation in order (Server-Sent Events)',
         description: 'Frames are `snapshot` then observations (src/schemas/observation.ts); resume with `Last-Event-ID` or `?after=`.',
-        params: ThreadParams,
-        querystring: FollowQuery,
-        response: { 200: EventStream('the event stream'), 404: notFound('no such thread'), ...guarded },
+        params: follow.params,
+        querystring: follow.querystring,
+        response: follow.response,
       },
     },
     async (request, reply) => {

@@ -3,47 +3,38 @@
  * machine behind it) decides; these map its answer to the statuses docs/api.md lists.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from 'typebox'
-import { AbortBody, AbortReceipt, CommandReceipt, MAX_PROMPT_CHARS, PromptBody, PromptReceipt, ThreadParams } from '../../schemas/index.js'
+import { apiRoutes } from '../../schemas/api-routes.js'
+import { MAX_PROMPT_CHARS } from '../../schemas/index.js'
 import type { ThreadRegistry } from '../../host/thread-registry.js'
-import { errorBody, guarded, notFound, ReasonError, unprocessable, withBody } from '../responses.js'
-import { idempotencyMismatch, refusedWrites, type WriteGuards } from '../writes.js'
+import { unavailableError } from '../responses.js'
+import type { WriteGuards } from '../writes.js'
 import { emptyBodyIsObject } from './threads.js'
 
 const tags = ['runs']
+/** What each route takes and answers: the table the typed client reads too. */
+const { prompt, abort } = apiRoutes
 
 export const runRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry; writes: WriteGuards }> = async (app, { registry, writes }) => {
   app.post(
-    '/api/threads/:id/prompt',
+    prompt.path,
     {
       schema: {
         tags,
         summary: 'Start a run, or queue the prompt into the running one; or run one of threadhost\'s commands',
         description: 'The first prompt to an unknown id creates the thread.',
-        params: ThreadParams,
-        body: PromptBody,
-        response: {
-          200: CommandReceipt,
-          202: PromptReceipt,
-          404: notFound('a command named a thread that does not exist'),
-          409: ReasonError('`busy` (admission `reject`), or accepted and then rejected (`deleted`, `not-live`)'),
-          422: unprocessable('an unknown command (`suggestions` holds close names), a command refused with its reason, or an `Idempotency-Key` used with another request', {
-            suggestions: Type.Optional(Type.Array(Type.String())),
-          }),
-          502: errorBody("the thread's runtime could not start"),
-          ...withBody,
-          ...refusedWrites,
-        },
+        params: prompt.params,
+        body: prompt.body,
+        response: prompt.response,
       },
       preHandler: [writes.idempotent, writes.durable],
     },
     async (request, reply) => {
       const { id } = request.params
-      const { message, admission = 'enqueue', deliverAs = 'steer' } = request.body
+      const { message, admission = 'enqueue', deliverAs = 'steer', run } = request.body
       if (message.length > MAX_PROMPT_CHARS) {
         return reply.code(413).send({ error: `a prompt is at most ${MAX_PROMPT_CHARS} characters`, limit: MAX_PROMPT_CHARS })
       }
-      const outcome = await registry.prompt(id, { message, admission, deliverAs })
+      const outcome = await registry.prompt(id, { message, admission, deliverAs, ...(run !== undefined ? { run } : {}) })
       switch (outcome.kind) {
         case 'admitted':
           return reply.code(202).send({ threadId: id, messageId: outcome.messageId, run: outcome.run, queued: outcome.queued })
@@ -60,12 +51,19 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry; wr
           return reply.code(404).send({ error: `no thread ${id}` })
         case 'busy':
           return reply.code(409).send({ error: `thread ${id} is busy and the prompt asked not to be queued`, reason: 'busy' })
+        case 'stale-run':
+          return reply.code(409).send({ error: `run ${run} is not the current run of thread ${id}; the prompt was not queued`, reason: 'stale-run' })
+        case 'unavailable':
+          return reply.code(409).send({ error: unavailableError(id, outcome.reason), reason: 'unavailable' })
         case 'closing':
           return reply.code(503).send({ error: 'threadhost is shutting down' })
         case 'build-failed':
           return reply.code(502).send({ error: `the thread's runtime could not start: ${outcome.reason}` })
         case 'not-live':
         case 'rejected':
+          if (outcome.kind === 'rejected' && outcome.reason === 'unavailable') {
+            return reply.code(409).send({ error: unavailableError(id, registry.get(id)?.unavailable), reason: 'unavailable' })
+          }
           return reply
             .code(409)
             .send({ error: `the prompt was not run`, reason: outcome.kind === 'rejected' ? outcome.reason : 'not-live' })
@@ -74,21 +72,15 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry; wr
   )
 
   app.post(
-    '/api/threads/:id/abort',
+    abort.path,
     {
       schema: {
         tags,
         summary: 'Stop the run (the body is optional); the queued prompts are handed back',
         description: 'The run still ends on the follow, by its own `settled`.',
-        params: ThreadParams,
-        body: AbortBody,
-        response: {
-          200: AbortReceipt,
-          404: notFound('the thread is not live (a stop never builds a runtime)'),
-          409: ReasonError('`idle`: nothing is running; `stale-run`: `run` is not the current run'),
-          422: idempotencyMismatch,
-          ...withBody,
-        },
+        params: abort.params,
+        body: abort.body,
+        response: abort.response,
       },
       preValidation: emptyBodyIsObject,
       // A stop is never refused for a full or read-only disk: stopping an agent must always work.

@@ -1,12 +1,22 @@
 /**
- * The thread routes: models, create, list, read, change, delete, the composer's draft and commands.
+ * The thread routes: models, create, fork, list, read, change, delete, the composer's draft and commands.
  * Each asks the registry and maps its answer to a status; the codes are the contract in docs/api.md.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { CommandList, CreateThreadBody, DraftBody, ModelList, ThreadParams, ThreadSummary, UpdateThreadBody } from '../../schemas/index.js'
+import {
+  CommandList,
+  CreateThreadBody,
+  DraftBody,
+  ForkBody,
+  ForkReceipt,
+  ModelList,
+  ThreadParams,
+  ThreadSummary,
+  UpdateThreadBody,
+} from '../../schemas/index.js'
 import type { ThreadRegistry } from '../../host/thread-registry.js'
-import { errorBody, guarded, NoContent, notFound, ReasonError, unprocessable, withBody } from '../responses.js'
+import { errorBody, guarded, NoContent, notFound, ReasonError, unavailableError, unprocessable, withBody } from '../responses.js'
 import { refusedWrites, type WriteGuards } from '../writes.js'
 
 export const CreatedReceipt = Type.Object({ threadId: Type.String() }, { additionalProperties: false })
@@ -50,6 +60,44 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry;
           return reply.code(422).send({ error: outcome.reason })
         case 'created':
           return reply.code(201).send({ threadId: outcome.threadId })
+      }
+    },
+  )
+
+  app.post(
+    '/api/threads/:id/fork',
+    {
+      schema: {
+        tags,
+        summary: 'Fork a thread before one of its prompts: edit and resend a prompt, or regenerate a reply',
+        description:
+          'A new thread holding the history before the prompt `fromMessageId` names (a user message, or the prompt that produced the reply named), linked to this one (`parentId`). The receipt gives that prompt, to edit or send again. The source is only read: a thread may be forked mid-run, from any message already persisted.',
+        params: ThreadParams,
+        body: ForkBody,
+        response: {
+          201: ForkReceipt,
+          404: notFound('no such thread, or no such message in its persisted transcript (a reply still streaming is not yet forkable)'),
+          409: ReasonError("`unavailable`: the thread's session file is damaged, so it cannot be read"),
+          422: unprocessable('the runtime cannot fork; or the `Idempotency-Key` was used with another request. Nothing was created'),
+          ...withBody,
+          ...refusedWrites,
+        },
+      },
+      preHandler: [writes.idempotent, writes.durable],
+    },
+    async (request, reply) => {
+      const outcome = await registry.fork(request.params.id, request.body.fromMessageId)
+      switch (outcome.kind) {
+        case 'forked':
+          return reply.code(201).send({ thread: outcome.summary, prompt: outcome.prompt })
+        case 'unknown':
+          return reply.code(404).send({ error: `no thread ${request.params.id}` })
+        case 'unknown-message':
+          return reply.code(404).send({ error: `thread ${request.params.id} has no message ${request.body.fromMessageId} to fork at` })
+        case 'invalid':
+          return reply.code(422).send({ error: outcome.reason })
+        case 'unavailable':
+          return reply.code(409).send({ error: unavailableError(request.params.id, outcome.reason), reason: 'unavailable' })
       }
     },
   )
@@ -112,7 +160,7 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry;
         response: {
           200: ThreadSummary,
           404: notFound('no such thread'),
-          409: ReasonError('`busy`: a model or thinking level while a run is in flight'),
+          409: ReasonError('`busy`: a model or thinking level while a run is in flight; `unavailable`: the thread\'s session file is damaged'),
           422: unprocessable('an unusable model; nothing changed'),
           ...withBody,
           ...refusedWrites,
@@ -131,6 +179,8 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry;
           return reply.code(422).send({ error: outcome.reason })
         case 'busy':
           return reply.code(409).send({ error: 'a run is in progress; change the model or thinking level between runs', reason: 'busy' })
+        case 'unavailable':
+          return reply.code(409).send({ error: unavailableError(request.params.id, outcome.reason), reason: 'unavailable' })
       }
     },
   )

@@ -1,0 +1,116 @@
+// `node bench/heap-owners.mjs [threads]`: who holds the heap of an idle live thread, by heap snapshot.
+// Starts the compiled server (dist/server/main.js; `npm run build:server` first) with bench/probe.mjs
+// as `npm run bench` does, runs one `hello` prompt on each of `threads` new threads (default 200)
+// and keeps them live and idle, takes a heap snapshot before and after (both after a full GC), and
+// attributes every object that is new in the second to the nearest owner on its retainer chain: pi's
+// classes (AgentSession, ExtensionRunner, SessionManager, …) or the host's (Actor, Feed, LiveThread,
+// …). The chain is followed through the first retainers only (no dominator tree), so the split is an
+// estimate; the total per thread is exact. Not a test and not part of `npm run bench`.
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+
+const root = resolve(import.meta.dirname, '..')
+const N = Number(process.argv[2] ?? 200)
+const PI = ['AgentSession', 'ExtensionRunner', 'SessionManager', 'SettingsManager', 'DefaultResourceLoader', 'Agent', 'PiRuntime', 'EventMapper']
+const HOST = ['LiveThread', 'Feed', 'IncrementalView', 'Actor', 'StateMachine', 'FanOut', 'ThreadJournal', 'DialogBridge', 'AskBridge', 'Pino', 'EventEmitter']
+
+const dir = mkdtempSync(join(tmpdir(), 'threadhost-heap-'))
+const proc = spawn(
+  process.execPath,
+  ['--expose-gc', '--import', join(root, 'bench/probe.mjs'), join(root, 'dist/server/main.js'),
+    ...['--port', '0', '--data-dir', dir, '--agent-dir', join(dir, 'agent'), '--workspace', dir, '--model', 'demo', '--demo-delay-ms', '0', '--inspector', 'off']],
+  { cwd: root, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] },
+)
+const url = await new Promise((ok) => {
+  let out = ''
+  proc.stdout.on('data', (d) => {
+    out += d
+    const m = /listening on (\S+)/.exec(out)
+    if (m) ok(m[1].replace('localhost', '127.0.0.1'))
+  })
+})
+const probe = (m) =>
+  new Promise((ok) => {
+    const on = (r) => r.probe === m.probe && (proc.off('message', on), ok(r))
+    proc.on('message', on)
+    proc.send(m)
+  })
+const api = async (method, path, body) => {
+  const r = await fetch(url + path, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined })
+  return r.json().catch(() => undefined)
+}
+async function thread(id) {
+  await api('POST', '/api/threads', { id })
+  await api('POST', `/api/threads/${id}/prompt`, { message: 'hello' })
+  for (;;) {
+    const r = await api('GET', `/api/threads/${id}`)
+    if (r?.busy === false && r.run > 0) return
+    await new Promise((r) => setTimeout(r, 5))
+  }
+}
+await thread('warm-1')
+await thread('warm-2')
+const a = (await probe({ probe: 'snapshot', path: join(dir, 'a.heapsnapshot') })).path
+for (let i = 0; i < N; i++) await thread(`t${i}`)
+await new Promise((r) => setTimeout(r, 300))
+const b = (await probe({ probe: 'snapshot', path: join(dir, 'b.heapsnapshot') })).path
+proc.kill('SIGTERM')
+
+const A = JSON.parse(readFileSync(a, 'utf8'))
+const B = JSON.parse(readFileSync(b, 'utf8'))
+rmSync(dir, { recursive: true, force: true })
+const meta = B.snapshot.meta
+const nf = meta.node_fields.length
+const ef = meta.edge_fields.length
+const types = meta.node_types[0]
+const etypes = meta.edge_types[0]
+const [iT, iN, iId, iS, iE] = ['type', 'name', 'id', 'self_size', 'edge_count'].map((k) => meta.node_fields.indexOf(k))
+const [eT, eTo] = ['type', 'to_node'].map((k) => meta.edge_fields.indexOf(k))
+// Node ids are stable across snapshots of one process: what is not in the first is new.
+const old = new Set()
+for (let i = 0; i < A.nodes.length; i += nf) old.add(A.nodes[i + iId])
+const { nodes, edges, strings } = B
+const count = nodes.length / nf
+const retainers = Array.from({ length: count }, () => [])
+for (let i = 0, e = 0; i < count; i++) {
+  for (let k = 0; k < nodes[i * nf + iE]; k++, e += ef) {
+    const t = etypes[edges[e + eT]]
+    if (t === 'weak' || t === 'shortcut') continue
+    const to = edges[e + eTo] / nf
+    if (retainers[to].length < 4) retainers[to].push(i)
+  }
+}
+const nameOf = (i) => strings[nodes[i * nf + iN]]
+const isNew = (i) => !old.has(nodes[i * nf + iId])
+const cache = new Map()
+function ownerOf(i, depth, seen) {
+  if (cache.has(i)) return cache.get(i)
+  const t = types[nodes[i * nf + iT]]
+  if (t === 'object' && (PI.includes(nameOf(i)) || HOST.includes(nameOf(i)))) return nameOf(i)
+  if (depth > 14 || seen.has(i)) return undefined
+  seen.add(i)
+  // New retainers first: a new object usually belongs to the thread that made it.
+  for (const r of [...retainers[i].filter(isNew), ...retainers[i].filter((r) => !isNew(r))]) {
+    const found = ownerOf(r, depth + 1, seen)
+    if (found) return found
+  }
+  return undefined
+}
+const byOwner = new Map()
+let total = 0
+for (let i = 0; i < count; i++) {
+  if (!isNew(i)) continue
+  const owner = ownerOf(i, 0, new Set()) ?? '(no owner found)'
+  cache.set(i, owner)
+  byOwner.set(owner, (byOwner.get(owner) ?? 0) + nodes[i * nf + iS])
+  total += nodes[i * nf + iS]
+}
+const kib = (bytes) => (bytes / N / 1024).toFixed(1)
+const side = (names) => [...byOwner].filter(([o]) => names.includes(o)).reduce((s, [, v]) => s + v, 0)
+console.log(`${N} idle live threads: ${kib(total)} KiB of new objects per thread (self sizes, native backing stores included)`)
+console.log(`  pi: ${kib(side(PI))} KiB   host: ${kib(side(HOST))} KiB   no owner found: ${kib(byOwner.get('(no owner found)') ?? 0)} KiB`)
+console.log('\n| owner | side | KiB per thread |\n|---|---|---|')
+for (const [o, v] of [...byOwner].sort((x, y) => y[1] - x[1])) console.log(`| ${o} | ${PI.includes(o) ? 'pi' : HOST.includes(o) ? 'host' : '—'} | ${kib(v)} |`)
+process.exit(0)

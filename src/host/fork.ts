@@ -1,0 +1,75 @@
+/**
+ * Fork, edit-and-resend and regenerate: a new thread holding a thread's history before one of its
+ * prompts, linked to it.
+ *
+ * The cut is always before a user message: forking at a user message hands its text back for the
+ * composer to edit; forking at a reply cuts before the prompt that produced it, so sending that
+ * prompt again regenerates the reply. The runtime copies the history (pi's own branching) and keeps
+ * the link; the source is only read, so a thread may be forked mid-run — the history before a
+ * message already shown is complete on disk, and a reply still streaming is not yet forkable.
+ */
+import { randomUUID } from 'node:crypto'
+import type { ThreadSummary, TranscriptEntry } from '../schemas/index.js'
+import { SessionDamaged, type RuntimeFactory } from '../runtime/port.js'
+import type { ThreadRow } from './store/port.js'
+
+export type ForkOutcome =
+  | { kind: 'forked'; summary: ThreadSummary; prompt: string }
+  /** No such thread. */
+  | { kind: 'unknown' }
+  /** The thread's persisted transcript has no such message (or none a fork can cut before). */
+  | { kind: 'unknown-message' }
+  | { kind: 'invalid'; reason: string }
+  /** The thread's session file is damaged: it cannot be read, so nothing can be forked from it. */
+  | { kind: 'unavailable'; reason: string }
+
+/** The prompt a fork at `messageId` cuts before: the user message itself, or the one that produced a reply. */
+export function forkPrompt(transcript: TranscriptEntry[], messageId: string): { messageId: string; text: string } | undefined {
+  const at = transcript.findIndex((e) => 'messageId' in e && e.messageId === messageId && (e.kind === 'user' || e.kind === 'assistant'))
+  if (at === -1) return undefined
+  for (let i = at; i >= 0; i--) {
+    const e = transcript[i]
+    if (e.kind === 'user') return { messageId: e.messageId, text: e.text }
+  }
+  return undefined
+}
+
+export interface ForkDeps {
+  runtimes: RuntimeFactory
+  /** Registers the new thread (the registry's `create`), its files already written. */
+  create: (request: { id: string; model: string; thinkingLevel?: ThreadRow['thinkingLevel']; cwd?: string }) => Promise<
+    { kind: 'created'; threadId: string } | { kind: 'taken' } | { kind: 'invalid'; reason: string }
+  >
+  summary: (threadId: string) => ThreadSummary | undefined
+  newId?: () => string
+}
+
+export async function forkThread(deps: ForkDeps, source: ThreadRow, fromMessageId: string): Promise<ForkOutcome> {
+  const { runtimes } = deps
+  if (!runtimes.fork) return { kind: 'invalid', reason: 'this runtime cannot fork a thread' }
+  let transcript: TranscriptEntry[]
+  try {
+    transcript = await runtimes.readTranscript(source.threadId)
+  } catch (error) {
+    if (error instanceof SessionDamaged) return { kind: 'unavailable', reason: error.reason }
+    throw error
+  }
+  const prompt = forkPrompt(transcript, fromMessageId)
+  if (!prompt) return { kind: 'unknown-message' }
+  const threadId = (deps.newId ?? (() => randomUUID().slice(0, 8)))()
+  const forked = await runtimes.fork({ sourceThreadId: source.threadId, threadId, beforeMessageId: prompt.messageId })
+  if (forked.kind === 'unknown-message') return forked
+  const created = await deps.create({
+    id: threadId,
+    model: source.model,
+    ...(source.thinkingLevel ? { thinkingLevel: source.thinkingLevel } : {}),
+    ...(source.cwd ? { cwd: source.cwd } : {}),
+  })
+  if (created.kind !== 'created') {
+    await runtimes.remove(threadId)
+    return { kind: 'invalid', reason: created.kind === 'invalid' ? created.reason : 'no new thread id was free' }
+  }
+  const summary = deps.summary(threadId)
+  if (!summary) return { kind: 'unknown' }
+  return { kind: 'forked', summary, prompt: prompt.text }
+}

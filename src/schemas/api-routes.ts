@@ -1,0 +1,250 @@
+/**
+ * Every HTTP route as data: method, path, what it takes and what it answers per status, each a
+ * TypeBox schema from this layer. The server registers its routes with these schemas (so they are
+ * what it validates and what `/api/openapi.json` documents), and the typed client
+ * (src/shared/api-client.ts) infers every call's input, result and error from them — so a script,
+ * the web client and the server cannot disagree about a shape without the compiler or
+ * test/shared/api-client.test.ts saying so.
+ *
+ * Prose (summaries, what a status means to a user) stays with the routes and docs/api.md.
+ */
+import { Type, type TSchema } from 'typebox'
+import {
+  AbortBody,
+  AbortReceipt,
+  CommandList,
+  CommandReceipt,
+  CreateThreadBody,
+  DialogAnswerRequest,
+  DraftBody,
+  ForkBody,
+  ForkReceipt,
+  ModelList,
+  PromptBody,
+  PromptReceipt,
+  ThreadParams,
+  ThreadSummary,
+  UpdateThreadBody,
+} from './http.js'
+import {
+  ActorForest,
+  CreatedReceipt,
+  errorBody,
+  EventStream,
+  guarded,
+  Health,
+  idempotencyMismatch,
+  MachineDefinition,
+  MetricsText,
+  NoContent,
+  notFound,
+  OpenApiDocument,
+  ReasonError,
+  refusedWrites,
+  ThreadList,
+  unprocessable,
+  UnknownMachine,
+  withBody,
+  type MediaResponse,
+} from './responses.js'
+
+export interface RouteSpec {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+  /** Fastify's template: `:name` for each path parameter. */
+  readonly path: string
+  readonly params?: TSchema
+  readonly querystring?: TSchema
+  readonly body?: TSchema
+  readonly headers?: TSchema
+  /** Every status the route answers, with its body: a JSON schema, or a media type it writes itself. */
+  readonly response: { readonly [status: number]: TSchema | MediaResponse }
+  /**
+   * Takes an `Idempotency-Key` header. Not a `headers` schema: the write guard (src/server/writes.ts)
+   * checks the key itself, so a malformed one is refused by the same rule on every route.
+   */
+  readonly idempotent?: true
+}
+
+const route = <const R extends RouteSpec>(spec: R): R => spec
+
+/** `GET …/follow`: where to resume, and the token for EventSource, which cannot send headers. */
+export const FollowQuery = Type.Object({
+  /** Resume after this seq (`Last-Event-ID` wins when both are sent). */
+  after: Type.Optional(Type.String()),
+  /** The token, for EventSource, which cannot send headers. */
+  token: Type.Optional(Type.String()),
+})
+
+/** `GET /api/debug/events`: the follow's query, and a thread to narrow the records to. */
+export const EventsQuery = Type.Object({
+  after: Type.Optional(Type.String()),
+  thread: Type.Optional(Type.String()),
+  /** The token, for EventSource, which cannot send headers. */
+  token: Type.Optional(Type.String()),
+})
+
+/** `GET /api/debug/machines/:machineId`. */
+export const MachineParams = Type.Object({ machineId: Type.String() })
+
+const T = '/api/threads/:id'
+
+export const apiRoutes = {
+  // meta
+  health: route({ method: 'GET', path: '/api/health', response: { 200: Health, ...guarded } }),
+  openapi: route({ method: 'GET', path: '/api/openapi.json', response: { 200: OpenApiDocument, ...guarded } }),
+  metrics: route({ method: 'GET', path: '/metrics', response: { 200: MetricsText, ...guarded } }),
+
+  // threads
+  listModels: route({ method: 'GET', path: '/api/models', response: { 200: ModelList, ...guarded } }),
+  listThreads: route({ method: 'GET', path: '/api/threads', response: { 200: ThreadList, ...guarded } }),
+  createThread: route({
+    method: 'POST',
+    path: '/api/threads',
+    body: CreateThreadBody,
+    idempotent: true,
+    response: {
+      201: CreatedReceipt,
+      409: errorBody('the id is taken, or its thread is still being deleted'),
+      422: unprocessable(
+        'an unknown model, one without credentials, or an unusable cwd; or the `Idempotency-Key` was used with another request. Nothing was created',
+      ),
+      ...withBody,
+      ...refusedWrites,
+    },
+  }),
+  getThread: route({
+    method: 'GET',
+    path: T,
+    params: ThreadParams,
+    response: { 200: ThreadSummary, 404: notFound('no such thread'), ...guarded },
+  }),
+  updateThread: route({
+    method: 'PATCH',
+    path: T,
+    params: ThreadParams,
+    body: UpdateThreadBody,
+    response: {
+      200: ThreadSummary,
+      404: notFound('no such thread'),
+      409: ReasonError('`busy`: a model or thinking level while a run is in flight; `unavailable`: the thread\'s session file is damaged'),
+      422: unprocessable('an unusable model; nothing changed'),
+      ...withBody,
+      ...refusedWrites,
+    },
+  }),
+  deleteThread: route({
+    method: 'DELETE',
+    path: T,
+    params: ThreadParams,
+    response: { 204: NoContent('deleted'), 404: notFound('no such thread'), ...guarded, ...refusedWrites },
+  }),
+  forkThread: route({
+    method: 'POST',
+    path: `${T}/fork`,
+    params: ThreadParams,
+    body: ForkBody,
+    idempotent: true,
+    response: {
+      201: ForkReceipt,
+      404: notFound('no such thread, or no such message in its persisted transcript (a reply still streaming is not yet forkable)'),
+      409: ReasonError("`unavailable`: the thread's session file is damaged, so it cannot be read"),
+      422: unprocessable('the runtime cannot fork; or the `Idempotency-Key` was used with another request. Nothing was created'),
+      ...withBody,
+      ...refusedWrites,
+    },
+  }),
+  reportDraft: route({
+    method: 'PUT',
+    path: `${T}/draft`,
+    params: ThreadParams,
+    body: DraftBody,
+    response: { 204: NoContent('taken'), 404: notFound('the thread is not live (this never builds a runtime)'), ...withBody },
+  }),
+  listCommands: route({
+    method: 'GET',
+    path: `${T}/commands`,
+    params: ThreadParams,
+    response: { 200: CommandList, 404: notFound('no such thread'), ...guarded },
+  }),
+
+  // runs
+  prompt: route({
+    method: 'POST',
+    path: `${T}/prompt`,
+    params: ThreadParams,
+    body: PromptBody,
+    idempotent: true,
+    response: {
+      200: CommandReceipt,
+      202: PromptReceipt,
+      404: notFound('a command named a thread that does not exist'),
+      409: ReasonError('`busy` (admission `reject`); `stale-run`: the body\'s `run` is not the current run; `unavailable`: the thread\'s session file is damaged; or accepted and then rejected (`deleted`, `not-live`)'),
+      422: unprocessable('an unknown command (`suggestions` holds close names), a command refused with its reason, or an `Idempotency-Key` used with another request', {
+        suggestions: Type.Optional(Type.Array(Type.String())),
+      }),
+      502: errorBody("the thread's runtime could not start"),
+      ...withBody,
+      ...refusedWrites,
+    },
+  }),
+  abort: route({
+    method: 'POST',
+    path: `${T}/abort`,
+    params: ThreadParams,
+    body: AbortBody,
+    idempotent: true,
+    response: {
+      200: AbortReceipt,
+      404: notFound('the thread is not live (a stop never builds a runtime)'),
+      409: ReasonError('`idle`: nothing is running; `stale-run`: `run` is not the current run'),
+      422: idempotencyMismatch,
+      ...withBody,
+    },
+  }),
+
+  // dialogs
+  answerDialog: route({
+    method: 'POST',
+    path: `${T}/dialog`,
+    params: ThreadParams,
+    body: DialogAnswerRequest,
+    idempotent: true,
+    response: {
+      204: NoContent('taken (or withdrawn): every follower gets `dialog-settled`'),
+      404: notFound('the thread is not live, or no open question has that id'),
+      422: unprocessable(
+        'the answer does not fit the question; it stays open (`refusal` says why). Or the `Idempotency-Key` was used with another request (`reason`)',
+        { refusal: Type.Optional(Type.String()), reason: Type.Optional(Type.String()) },
+      ),
+      ...withBody,
+      ...refusedWrites,
+    },
+  }),
+
+  // follow
+  follow: route({
+    method: 'GET',
+    path: `${T}/follow`,
+    params: ThreadParams,
+    querystring: FollowQuery,
+    response: { 200: EventStream('the event stream'), 404: notFound('no such thread'), ...guarded },
+  }),
+
+  // the inspector (`--inspector on`, the default on loopback)
+  debugActors: route({ method: 'GET', path: '/api/debug/actors', response: { 200: ActorForest, ...guarded } }),
+  debugMachine: route({
+    method: 'GET',
+    path: '/api/debug/machines/:machineId',
+    params: MachineParams,
+    response: { 200: MachineDefinition, 404: UnknownMachine, ...guarded },
+  }),
+  debugEvents: route({
+    method: 'GET',
+    path: '/api/debug/events',
+    querystring: EventsQuery,
+    response: { 200: EventStream('`record` frames, then one `ready` frame where the replay ends'), ...guarded },
+  }),
+} as const satisfies Record<string, RouteSpec>
+
+export type ApiRoutes = typeof apiRoutes
+export type RouteName = keyof ApiRoutes
