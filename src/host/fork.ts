@@ -37,7 +37,8 @@ export function forkPrompt(transcript: TranscriptEntry[], messageId: string): { 
 export interface ForkDeps {
   runtimes: RuntimeFactory
   /** Registers the new thread (the registry's `create`), its files already written. */
-  create: (request: { id: string; model: string; thinkingLevel?: ThreadRow['thinkingLevel']; cwd?: string }) => Promise<
+  /** `run`: the highest run the copied history holds, so the new thread counts on from it. */
+  create: (request: { id: string; model: string; thinkingLevel?: ThreadRow['thinkingLevel']; cwd?: string }, run: number) => Promise<
     { kind: 'created'; threadId: string } | { kind: 'taken' } | { kind: 'invalid'; reason: string }
   >
   summary: (threadId: string) => ThreadSummary | undefined
@@ -64,7 +65,7 @@ export async function forkThread(deps: ForkDeps, source: ThreadRow, fromMessageI
     model: source.model,
     ...(source.thinkingLevel ? { thinkingLevel: source.thinkingLevel } : {}),
     ...(source.cwd ? { cwd: source.cwd } : {}),
-  })
+  }, forked.lastRun)
   if (created.kind !== 'created') {
     await runtimes.remove(threadId)
     return { kind: 'invalid', reason: created.kind === 'invalid' ? created.reason : 'no new thread id was free' }

@@ -9,33 +9,32 @@
  */
 import type { ThreadSummary, TranscriptEntry } from '../schemas/index.js'
 import type { PersistedFacts } from '../runtime/port.js'
+import { oneLine, PREVIEW_CHARS, promptTitle } from '../shared/thread-title.js'
 
-export const UNTITLED = 'New thread'
-export const TITLE_CHARS = 60
-export const PREVIEW_CHARS = 120
-
-/** One line of at most `max` characters, cut at a word where it can be, with an ellipsis when cut. */
-export function oneLine(text: string, max: number): string {
-  const line = text.replace(/\s+/g, ' ').trim()
-  if (line.length <= max) return line
-  const cut = line.slice(0, max - 1)
-  const space = cut.lastIndexOf(' ')
-  return `${(space > max / 2 ? cut.slice(0, space) : cut).trimEnd()}…`
-}
 
 export function displayOf(
   record: { threadId: string; title: string },
   transcript: TranscriptEntry[] | undefined,
   persisted: PersistedFacts | undefined,
 ): Pick<ThreadSummary, 'title' | 'preview' | 'parentId'> {
-  const said = (transcript ?? []).filter((e) => e.kind === 'user' || (e.kind === 'assistant' && e.text))
-  const firstPrompt = transcript ? said.find((e) => e.kind === 'user')?.text : persisted?.firstPrompt
-  const last = transcript ? said.at(-1) : undefined
-  const lastText = last && 'text' in last ? last.text : transcript ? undefined : persisted?.lastMessage
+  const said = transcript ? ends(transcript) : { firstPrompt: persisted?.firstPrompt, lastMessage: persisted?.lastMessage }
   const named = record.title !== record.threadId ? record.title : persisted?.name
-  const title = named || (firstPrompt?.trim() ? oneLine(firstPrompt, TITLE_CHARS) : UNTITLED)
-  const preview = lastText?.trim() ? oneLine(lastText, PREVIEW_CHARS) : undefined
+  const title = named || promptTitle(said.firstPrompt)
+  const preview = said.lastMessage?.trim() ? oneLine(said.lastMessage, PREVIEW_CHARS) : undefined
   return { title, ...(preview ? { preview } : {}), ...(persisted?.forkedFrom ? { parentId: persisted.forkedFrom } : {}) }
+}
+
+/**
+ * The first prompt and the last thing said, found from each end: a summary costs what lies before
+ * the first prompt and after the last message (a few entries), not the whole transcript.
+ */
+function ends(transcript: TranscriptEntry[]): { firstPrompt?: string; lastMessage?: string } {
+  const first = transcript.find((e) => e.kind === 'user')
+  const last = transcript.findLast((e) => e.kind === 'user' || (e.kind === 'assistant' && !!e.text))
+  return {
+    ...(first?.kind === 'user' ? { firstPrompt: first.text } : {}),
+    ...(last && 'text' in last ? { lastMessage: last.text } : {}),
+  }
 }
 
 /**
@@ -43,12 +42,5 @@ export function displayOf(
  * for a cold thread instead of reading its file for every summary.
  */
 export function factsOf(transcript: TranscriptEntry[], known: PersistedFacts | undefined): PersistedFacts {
-  const said = transcript.filter((e) => e.kind === 'user' || (e.kind === 'assistant' && e.text))
-  const first = said.find((e) => e.kind === 'user')
-  const last = said.at(-1)
-  return {
-    ...known,
-    ...(first && 'text' in first ? { firstPrompt: first.text } : {}),
-    ...(last && 'text' in last ? { lastMessage: last.text } : {}),
-  }
+  return { ...known, ...ends(transcript) }
 }

@@ -82,6 +82,8 @@ export interface PromptRequestBody {
   run?: number
 }
 
+export type ThreadChange = { title?: string; model?: string; thinkingLevel?: ThinkingLevel }
+
 export type DialogBody = { id: string; [field: string]: unknown }
 
 interface Entry {
@@ -122,6 +124,8 @@ export class ThreadRegistry {
   #closing = false
   #shutdown?: Promise<void>
   #surveyed: Promise<void> = Promise.resolve()
+  /** Commands under way: a shutdown closes the store only after each has written what it answers. */
+  readonly #inflight = new Set<Promise<unknown>>()
   readonly #liveListeners = new Set<(thread: LiveThread, event: 'started' | 'retired') => void>()
   readonly #feedWatchers = new Set<(threadId: string, feed: Feed) => void>()
 
@@ -268,7 +272,11 @@ export class ThreadRegistry {
   }
 
   /** An unknown model, one without credentials, or a cwd outside the workspaces is refused before anything is written. */
-  async create(request: CreateRequest): Promise<CreateOutcome> {
+  create(request: CreateRequest): Promise<CreateOutcome> {
+    return this.#tracked(() => this.#create(request))
+  }
+
+  async #create(request: CreateRequest): Promise<CreateOutcome> {
     const threadId = request.id ?? randomUUID().slice(0, 8)
     if (this.#entries.has(threadId)) return { kind: 'taken' }
     const workspace = this.#options.workspaces.check(request.cwd)
@@ -283,13 +291,22 @@ export class ThreadRegistry {
   }
 
   /** A new thread holding this one's history before a prompt, linked to it (fork.ts: edit and resend, regenerate). */
-  async fork(threadId: string, fromMessageId: string): Promise<ForkOutcome> {
+  fork(threadId: string, fromMessageId: string): Promise<ForkOutcome> {
+    return this.#tracked(() => this.#fork(threadId, fromMessageId))
+  }
+
+  async #fork(threadId: string, fromMessageId: string): Promise<ForkOutcome> {
     const entry = this.#entries.get(threadId)
     if (!present(entry)) return { kind: 'unknown' }
-    const create = async (request: CreateRequest) => {
+    const create = async (request: CreateRequest, run: number) => {
       const created = await this.create(request)
-      // The new thread's link to its source is in its session file (written before it was created).
-      if (created.kind === 'created') await this.#describe(created.threadId)
+      const forked = created.kind === 'created' ? this.#entries.get(created.threadId) : undefined
+      if (forked) {
+        forked.record = { ...forked.record, run }
+        this.#persist(forked)
+        // The new thread's link to its source is in its session file (written before it was created).
+        await this.#describe(forked.record.threadId)
+      }
       return created
     }
     return forkThread({ runtimes: this.#options.runtimes, create, summary: (id) => this.get(id) }, entry.record, fromMessageId)
@@ -311,7 +328,11 @@ export class ThreadRegistry {
    * A rename takes effect at once; a model or thinking level applies from the next run, so it is
    * refused (busy) while one is in flight, and an unusable model is refused before anything changes.
    */
-  async update(threadId: string, change: { title?: string; model?: string; thinkingLevel?: ThinkingLevel }): Promise<UpdateOutcome> {
+  update(threadId: string, change: ThreadChange): Promise<UpdateOutcome> {
+    return this.#tracked(() => this.#update(threadId, change))
+  }
+
+  async #update(threadId: string, change: ThreadChange): Promise<UpdateOutcome> {
     const entry = this.#entries.get(threadId)
     if (!present(entry)) return { kind: 'unknown' }
     const configures = change.model !== undefined || change.thinkingLevel !== undefined
@@ -334,7 +355,7 @@ export class ThreadRegistry {
       ...(change.thinkingLevel !== undefined ? { thinkingLevel: change.thinkingLevel } : {}),
       updatedAt: Date.now(),
     }
-    this.#store.putThread(entry.record)
+    this.#persist(entry)
     return { kind: 'updated', summary: this.#summary(entry) }
   }
 
@@ -343,7 +364,11 @@ export class ThreadRegistry {
    * entry stays (hidden, its id not reusable) until its files are gone, so a new thread with the
    * same id can never lose its own files to the old one's removal.
    */
-  async delete(threadId: string): Promise<boolean> {
+  delete(threadId: string): Promise<boolean> {
+    return this.#tracked(() => this.#delete(threadId))
+  }
+
+  async #delete(threadId: string): Promise<boolean> {
     const entry = this.#entries.get(threadId)
     if (!present(entry)) return false
     // A runtime still being built is disposed by its build, which finds the thread deleting.
@@ -377,10 +402,11 @@ export class ThreadRegistry {
    * The first prompt to an unknown id creates the thread. A `/command` is threadhost's (applied
    * to the thread, never queued), pi's (prompted as any text: pi runs it), or unknown (refused).
    */
-  async prompt(
-    threadId: string,
-    request: PromptRequestBody,
-  ): Promise<PromptOutcome | CommandOutcome | { kind: 'closing' } | { kind: 'build-failed'; reason: string }> {
+  prompt(threadId: string, request: PromptRequestBody): Promise<PromptOutcome | CommandOutcome | { kind: 'closing' } | { kind: 'build-failed'; reason: string }> {
+    return this.#tracked(() => this.#prompt(threadId, request))
+  }
+
+  async #prompt(threadId: string, request: PromptRequestBody): Promise<PromptOutcome | CommandOutcome | { kind: 'closing' } | { kind: 'build-failed'; reason: string }> {
     if (this.#closing) return { kind: 'closing' }
     const entry = this.#entries.get(threadId) ?? (await this.#remember(threadId, { model: this.#options.defaultModel, cwd: this.#options.workspaces.default }))
     if (entry.phase.kind === 'deleting') return { kind: 'rejected', reason: 'deleted' }
@@ -412,7 +438,11 @@ export class ThreadRegistry {
     return true
   }
 
-  async abort(threadId: string, run?: number): Promise<AbortOutcome> {
+  abort(threadId: string, run?: number): Promise<AbortOutcome> {
+    return this.#tracked(() => this.#abort(threadId, run))
+  }
+
+  async #abort(threadId: string, run?: number): Promise<AbortOutcome> {
     const entry = this.#entries.get(threadId)
     const live = entry && threadIn(entry.phase)
     if (!entry || !live) return { kind: 'not-live' }
@@ -443,6 +473,14 @@ export class ThreadRegistry {
     return this.#shutdown
   }
 
+  #tracked<T>(work: () => Promise<T>): Promise<T> {
+    const done = work()
+    this.#inflight.add(done)
+    const forget = () => void this.#inflight.delete(done)
+    done.then(forget, forget)
+    return done
+  }
+
   async #drain(): Promise<void> {
     this.#closing = true
     const entries = [...this.#entries.values()]
@@ -453,6 +491,9 @@ export class ThreadRegistry {
         entry.feed?.close()
       }),
     )
+    // What was answered (or is about to be) is written before the store closes: a delete's removal,
+    // a rename, a fork's new row. New requests are refused by now; these finish against stopped threads.
+    while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight])
     // Every frame sent is at or below its thread's reserved ceiling already; nothing is left to flush.
     this.#store.close()
   }
@@ -563,7 +604,7 @@ export class ThreadRegistry {
     const entry = this.#entries.get(threadId)
     if (!entry) return
     entry.record = { ...entry.record, updatedAt: Date.now(), run: Math.max(entry.record.run, threadIn(entry.phase)?.run ?? 0) }
-    this.#store.putThread({ ...entry.record, seq: entry.journal.ceiling })
+    this.#persist(entry)
   }
 
   #feedOf(entry: Entry): Promise<Feed> {
@@ -609,7 +650,8 @@ export class ThreadRegistry {
    */
   #releaseFeed(entry: Entry): void {
     const feed = entry.feed
-    if (!feed || feed.followerCount > 0 || entry.phase.kind === 'building' || entry.phase.kind === 'live') return
+    const keep = entry.phase.kind === 'building' || entry.phase.kind === 'live' || entry.phase.kind === 'deleting'
+    if (!feed || feed.followerCount > 0 || keep) return
     entry.record = { ...entry.record, seq: feed.seq, facts: factsOf(feed.view.transcript, entry.record.facts) }
     // pi's session name is in the file alone (an extension's pi.setSessionName).
     void this.#describe(entry.record.threadId)
@@ -628,11 +670,20 @@ export class ThreadRegistry {
     if (isDeepStrictEqual(facts, entry.record.facts)) return
     entry.record = { ...entry.record, facts }
     try {
-      this.#store.putThread({ ...entry.record, seq: entry.journal.ceiling })
+      this.#persist(entry)
     } catch (error) {
       // A summary's preview is not worth a refusal: the next write of the row carries it.
       this.#options.log?.('warn', `store write failed: ${String(error)}`)
     }
+  }
+
+  /**
+   * Writes the thread's row — unless the thread is being deleted or already replaced: a write that
+   * lands after a delete would bring the thread back at the next start.
+   */
+  #persist(entry: Entry): void {
+    if (entry.phase.kind === 'deleting' || this.#entries.get(entry.record.threadId) !== entry) return
+    this.#store.putThread({ ...entry.record, seq: entry.journal.ceiling })
   }
 
   /** The one way a thread's phase changes; an edge `PHASE_EDGES` does not list is a bug in the registry. */
@@ -733,7 +784,7 @@ export class ThreadRegistry {
       }
       // Also at a shutdown: the store closes only once every thread has retired.
       try {
-        this.#store.putThread({ ...entry.record, seq: entry.journal.ceiling })
+        this.#persist(entry)
       } catch (error) {
         this.#options.log?.('error', `store write failed: ${String(error)}`)
       }

@@ -23,7 +23,8 @@ import { dialogRoutes } from './routes/dialogs.js'
 import { followRoutes } from './routes/follow.js'
 import { runRoutes } from './routes/runs.js'
 import { threadRoutes } from './routes/threads.js'
-import { Health, installWriteGuards } from './writes.js'
+import { Health } from '../schemas/responses.js'
+import { installWriteGuards } from './writes.js'
 
 export interface AppOptions {
   registry: ThreadRegistry

@@ -1,12 +1,8 @@
 /**
- * The response side of the HTTP contract, as schemas: what each status carries. They live in
- * src/schemas/responses.ts, beside the route table (src/schemas/api-routes.ts) the typed client
- * reads; the server's files take them from here.
+ * What the server says in an error body beyond its schema. The response schemas themselves live in
+ * src/schemas/responses.ts, beside the route table (src/schemas/api-routes.ts) the typed client reads.
  */
-import { ErrorBody } from '../schemas/index.js'
-
-export { ErrorBody }
-export { errorBody, EventStream, guarded, NoContent, notFound, ReasonError, unprocessable, withBody } from '../schemas/responses.js'
+export { EventStream, guarded } from '../schemas/responses.js'
 
 /** The text of a `409 unavailable`: what is wrong, and the two ways out. */
 export const unavailableError = (threadId: string, reason = 'damaged') =>

@@ -16,13 +16,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { keyedRequest } from '../host/store/keyed.js'
 import { IDEMPOTENCY_TTL_MS, writeFault, type IdempotentAnswer, type ThreadStore, type WriteFault } from '../host/store/port.js'
 
-export { IDEMPOTENCY_TTL_MS }
 /** Visible ASCII, no comma (two `Idempotency-Key` headers arrive joined by `, ` and are refused), at most 255. */
 const KEY = /^[\x21-\x2b\x2d-\x7e]{1,255}$/
 export const IDEMPOTENCY_HEADER = 'idempotency-key'
 
-/** `GET /api/health`'s body, and the statuses the write guards add to a route's responses (src/schemas/responses.ts). */
-export { Health, idempotencyMismatch, refusedWrites } from '../schemas/responses.js'
 
 interface Claim {
   key: string

@@ -210,6 +210,15 @@ export class ThreadList extends LitElement {
       li.thread:focus-within .actions {
         opacity: 1;
       }
+      /* A touch screen has no hover to reveal them: an invisible button would still take a tap. */
+      @media (hover: none) {
+        .actions {
+          opacity: 1;
+        }
+        li.thread a {
+          padding-right: 7.5rem;
+        }
+      }
       .actions button {
         font-size: 0.72rem;
         padding: 0.1rem 0.35rem;

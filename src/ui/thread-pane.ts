@@ -23,6 +23,7 @@ import './connection-badge.js'
 import './dialog-card.js'
 import './transcript-view.js'
 import type { ForkRequestDetail } from './transcript-view.js'
+import { promptTitle, UNTITLED } from '../shared/thread-title.js'
 
 /**
  * pi's thinking levels in order. The schema's THINKING_LEVELS would bring TypeBox into the page for
@@ -59,15 +60,6 @@ export function foreignTexts(restored: readonly string[], own: readonly string[]
  */
 const forkHandoffs = new Map<string, { text: string; resend: boolean }>()
 
-/**
- * What the server calls a thread with no title and nothing said yet. Once its first prompt is in the
- * transcript the pane titles it by that prompt, on one line, before the list's next poll does.
- */
-const UNTITLED = 'New thread'
-const firstLine = (text: string) => {
-  const line = text.replace(/\s+/g, ' ').trim()
-  return line.length > 60 ? `${line.slice(0, 59)}…` : line
-}
 
 const quote = (t: string) => `“${t.length > 60 ? `${t.slice(0, 59)}…` : t}”`
 const TOAST_MS = 6000
@@ -684,7 +676,7 @@ export class ThreadPane extends LitElement {
     if (title && title !== UNTITLED) return title
     // The list's summary may predate the first prompt; the transcript here does not.
     const first = this.ctx?.view.transcript.find((e) => e.kind === 'user')
-    return first?.kind === 'user' && first.text.trim() ? firstLine(first.text) : title || UNTITLED
+    return first?.kind === 'user' && first.text.trim() ? promptTitle(first.text) : title || UNTITLED
   }
 
   /** "Forked from <parent>", a link to it while it exists. */

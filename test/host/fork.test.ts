@@ -44,7 +44,8 @@ describe('fork', () => {
     const outcome = await registry.fork('src', 'a2')
     if (outcome.kind !== 'forked') throw new Error(outcome.kind)
     expect(outcome.prompt).toBe('second')
-    expect(outcome.summary).toMatchObject({ model: 'lab/deep', thinkingLevel: 'high', cwd: dir, parentId: 'src' })
+    // it counts runs on from the history it holds (run 1 is in it), before any runtime is built
+    expect(outcome.summary).toMatchObject({ model: 'lab/deep', thinkingLevel: 'high', cwd: dir, parentId: 'src', run: 1 })
     expect(runtimes.transcripts.get(outcome.summary.threadId)).toEqual(transcript.slice(0, 2))
     expect(registry.get('src')).not.toHaveProperty('parentId')
   })

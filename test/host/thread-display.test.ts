@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { displayOf, oneLine, UNTITLED } from '../../src/host/thread-display.js'
+import { displayOf } from '../../src/host/thread-display.js'
+import { oneLine, UNTITLED } from '../../src/shared/thread-title.js'
 import type { TranscriptEntry } from '../../src/schemas/index.js'
 
 const record = { threadId: 'a1b2c3d4', title: 'a1b2c3d4' }

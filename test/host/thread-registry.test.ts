@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Observation } from '../../src/schemas/index.js'
 import { ThreadRegistry } from '../../src/host/thread-registry.js'
-import { FakeRuntimeFactory, hostOptions } from './fake-runtime.js'
+import { FakeModelCatalog, FakeRuntimeFactory, hostOptions } from './fake-runtime.js'
 
 let dir: string
 let runtimes: FakeRuntimeFactory
@@ -337,6 +337,48 @@ describe('thread registry', () => {
     })
     registry = await ThreadRegistry.open(hostOptions(dir, blind))
     expect(registry.get('t')).toMatchObject({ title: 'Plan the release', preview: 'Here is a plan.' })
+  })
+
+  it('a rename that finishes after a delete of its thread does not bring the thread back at the next start', async () => {
+    await registry.create({ id: 'gone', title: 'Gone' })
+    let allow!: () => void
+    const checked = new Promise<void>((r) => (allow = r))
+    const models = new FakeModelCatalog()
+    const check = models.check.bind(models)
+    models.check = async (name) => {
+      await checked
+      return check(name)
+    }
+    await registry.shutdown()
+    registry = await ThreadRegistry.open(hostOptions(dir, runtimes, { models }))
+    const renamed = registry.update('gone', { title: 'Renamed', model: 'lab/fast' })
+    expect(await registry.delete('gone')).toBe(true)
+    allow()
+    await renamed
+    await registry.shutdown()
+    registry = await ThreadRegistry.open(hostOptions(dir, runtimes))
+    expect(registry.get('gone')).toBeUndefined()
+  })
+
+  it('a shutdown waits for a delete under way: what was answered deleted stays deleted', async () => {
+    await prompt('going', 'hello')
+    runtimes.get('going').settle()
+    // its runtime takes a while to let go, so the delete is still under way when the shutdown starts
+    let finish!: () => void
+    const releasing = new Promise<void>((r) => (finish = r))
+    const runtime = runtimes.get('going')
+    const dispose = runtime.dispose.bind(runtime)
+    runtime.dispose = async () => {
+      await releasing
+      return dispose()
+    }
+    const deleted = registry.delete('going')
+    const stopped = registry.shutdown()
+    finish()
+    expect(await deleted).toBe(true)
+    await stopped
+    registry = await ThreadRegistry.open(hostOptions(dir, runtimes))
+    expect(registry.get('going')).toBeUndefined()
   })
 
   it('a runtime that fails to build leaves the thread cold, and the next prompt builds again', async () => {

@@ -91,14 +91,13 @@ export class ThreadJournal {
   /**
    * A rejected prompt is in no transcript (pi never saw it), so its frame is kept as a report already
    * delivered: every later snapshot of the thread folds it in, as it does recovery's `restart` ones
-   * (which come back through here when their feed delivers them, and are not written twice).
+   * (which come back through here when their feed delivers them: recovery alone says `restart`, and
+   * its report is already kept). One write, already delivered, so a crash cannot send it twice.
    */
   #keepRejected(o: Extract<Observation, { type: 'prompt-rejected' }>): void {
-    const mine = (r: RecoveryReport) => r.body.type === 'prompt-rejected' && r.body.messageId === o.messageId
-    if (this.store.reports(this.threadId).some(mine)) return
+    if (o.reason === 'restart') return
     const body: ReportBody = { type: 'prompt-rejected', messageId: o.messageId, reason: o.reason, ...(o.text !== undefined ? { text: o.text } : {}) }
-    this.store.addReport(this.threadId, this.runStarted, body)
-    this.store.markDelivered(this.threadId, this.store.reports(this.threadId).filter(mine).map((r) => r.id))
+    this.store.addReport(this.threadId, this.runStarted, body, { delivered: true })
   }
 
   /** A fate for a prompt that may not be journaled yet (its admission is written after the machine's reply). */

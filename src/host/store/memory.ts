@@ -151,9 +151,9 @@ export class MemoryThreadStore implements ThreadStore {
     return this.#dialogs.filter((d) => (threadId === undefined || d.threadId === threadId) && d.outcome === undefined).map(copy)
   }
 
-  addReport(threadId: string, afterRun: number, body: ReportBody): void {
+  addReport(threadId: string, afterRun: number, body: ReportBody, options: { delivered?: boolean } = {}): void {
     if (!this.#write('addReport')) return
-    this.#reports.push({ id: this.#nextReport++, threadId, afterRun, delivered: false, body: copy(body) })
+    this.#reports.push({ id: this.#nextReport++, threadId, afterRun, delivered: options.delivered ?? false, body: copy(body) })
   }
 
   reports(threadId: string): RecoveryReport[] {

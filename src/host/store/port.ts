@@ -129,7 +129,8 @@ export interface ThreadStore {
   settleDialog(threadId: string, dialogId: string, outcome: string): void
   openDialogs(threadId?: string): DialogRow[]
 
-  addReport(threadId: string, afterRun: number, body: ReportBody): void
+  /** `delivered`: the frame is on the feed already (it is kept for later snapshots, not owed to one). */
+  addReport(threadId: string, afterRun: number, body: ReportBody, options?: { delivered?: boolean }): void
   reports(threadId: string): RecoveryReport[]
   markDelivered(threadId: string, ids: number[]): void
 

@@ -473,9 +473,15 @@ export class SqliteThreadStore implements ThreadStore {
     return rows.map(dialogOf)
   }
 
-  addReport(threadId: string, afterRun: number, body: ReportBody): void {
+  addReport(threadId: string, afterRun: number, body: ReportBody, options: { delivered?: boolean } = {}): void {
     if (this.#closed) return
-    this.#run('INSERT INTO reports (thread_id, after_run, body) VALUES (?, ?, ?)', threadId, afterRun, JSON.stringify(body))
+    this.#run(
+      'INSERT INTO reports (thread_id, after_run, delivered, body) VALUES (?, ?, ?, ?)',
+      threadId,
+      afterRun,
+      options.delivered ? 1 : 0,
+      JSON.stringify(body),
+    )
   }
 
   reports(threadId: string): RecoveryReport[] {

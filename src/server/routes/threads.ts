@@ -3,51 +3,26 @@
  * Each asks the registry and maps its answer to a status; the codes are the contract in docs/api.md.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from 'typebox'
-import {
-  CommandList,
-  CreateThreadBody,
-  DraftBody,
-  ForkBody,
-  ForkReceipt,
-  ModelList,
-  ThreadParams,
-  ThreadSummary,
-  UpdateThreadBody,
-} from '../../schemas/index.js'
+import { apiRoutes } from '../../schemas/api-routes.js'
 import type { ThreadRegistry } from '../../host/thread-registry.js'
-import { errorBody, guarded, NoContent, notFound, ReasonError, unavailableError, unprocessable, withBody } from '../responses.js'
-import { refusedWrites, type WriteGuards } from '../writes.js'
-
-export const CreatedReceipt = Type.Object({ threadId: Type.String() }, { additionalProperties: false })
-export const ThreadList = Type.Object({ threads: Type.Array(ThreadSummary) }, { description: 'most recently updated first' })
+import { unavailableError } from '../responses.js'
+import type { WriteGuards } from '../writes.js'
 
 const tags = ['threads']
+/** What each route takes and answers: the table the typed client reads too. */
+const { listModels, createThread, forkThread, reportDraft, listCommands, listThreads, getThread, updateThread, deleteThread } = apiRoutes
 
 export const threadRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry; writes: WriteGuards }> = async (app, { registry, writes }) => {
   app.get(
-    '/api/models',
-    { schema: { tags, summary: 'The models a thread can run on', response: { 200: ModelList, ...guarded } } },
+    listModels.path,
+    { schema: { tags, summary: 'The models a thread can run on', response: listModels.response } },
     async () => registry.models(),
   )
 
   app.post(
-    '/api/threads',
+    createThread.path,
     {
-      schema: {
-        tags,
-        summary: 'Create a thread (the body is optional)',
-        body: CreateThreadBody,
-        response: {
-          201: CreatedReceipt,
-          409: errorBody('the id is taken, or its thread is still being deleted'),
-          422: unprocessable(
-            'an unknown model, one without credentials, or an unusable cwd; or the `Idempotency-Key` was used with another request. Nothing was created',
-          ),
-          ...withBody,
-          ...refusedWrites,
-        },
-      },
+      schema: { tags, summary: 'Create a thread (the body is optional)', body: createThread.body, response: createThread.response },
       preValidation: emptyBodyIsObject,
       preHandler: [writes.idempotent, writes.durable],
     },
@@ -65,23 +40,16 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry;
   )
 
   app.post(
-    '/api/threads/:id/fork',
+    forkThread.path,
     {
       schema: {
         tags,
         summary: 'Fork a thread before one of its prompts: edit and resend a prompt, or regenerate a reply',
         description:
           'A new thread holding the history before the prompt `fromMessageId` names (a user message, or the prompt that produced the reply named), linked to this one (`parentId`). The receipt gives that prompt, to edit or send again. The source is only read: a thread may be forked mid-run, from any message already persisted.',
-        params: ThreadParams,
-        body: ForkBody,
-        response: {
-          201: ForkReceipt,
-          404: notFound('no such thread, or no such message in its persisted transcript (a reply still streaming is not yet forkable)'),
-          409: ReasonError("`unavailable`: the thread's session file is damaged, so it cannot be read"),
-          422: unprocessable('the runtime cannot fork; or the `Idempotency-Key` was used with another request. Nothing was created'),
-          ...withBody,
-          ...refusedWrites,
-        },
+        params: forkThread.params,
+        body: forkThread.body,
+        response: forkThread.response,
       },
       preHandler: [writes.idempotent, writes.durable],
     },
@@ -103,14 +71,14 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry;
   )
 
   app.put(
-    '/api/threads/:id/draft',
+    reportDraft.path,
     {
       schema: {
         tags,
         summary: "The composer's draft, for extensions that read the editor",
-        params: ThreadParams,
-        body: DraftBody,
-        response: { 204: NoContent('taken'), 404: notFound('the thread is not live (this never builds a runtime)'), ...withBody },
+        params: reportDraft.params,
+        body: reportDraft.body,
+        response: reportDraft.response,
       },
     },
     async (request, reply) => {
@@ -121,13 +89,13 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry;
   )
 
   app.get(
-    '/api/threads/:id/commands',
+    listCommands.path,
     {
       schema: {
         tags,
         summary: "The composer's commands: threadhost's, then pi's for this thread (builds a cold thread's runtime)",
-        params: ThreadParams,
-        response: { 200: CommandList, 404: notFound('no such thread'), ...guarded },
+        params: listCommands.params,
+        response: listCommands.response,
       },
     },
     async (request, reply) => {
@@ -136,13 +104,13 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry;
     },
   )
 
-  app.get('/api/threads', { schema: { tags, summary: 'Every thread', response: { 200: ThreadList, ...guarded } } }, async () => ({
+  app.get(listThreads.path, { schema: { tags, summary: 'Every thread', response: listThreads.response } }, async () => ({
     threads: registry.list(),
   }))
 
   app.get(
-    '/api/threads/:id',
-    { schema: { tags, summary: "A thread's summary", params: ThreadParams, response: { 200: ThreadSummary, 404: notFound('no such thread'), ...guarded } } },
+    getThread.path,
+    { schema: { tags, summary: "A thread's summary", params: getThread.params, response: getThread.response } },
     async (request, reply) => {
       const summary = registry.get(request.params.id)
       return summary ?? reply.code(404).send({ error: `no thread ${request.params.id}` })
@@ -150,21 +118,14 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry;
   )
 
   app.patch(
-    '/api/threads/:id',
+    updateThread.path,
     {
       schema: {
         tags,
         summary: 'Rename a thread, or change its model or thinking level for the runs to come',
-        params: ThreadParams,
-        body: UpdateThreadBody,
-        response: {
-          200: ThreadSummary,
-          404: notFound('no such thread'),
-          409: ReasonError('`busy`: a model or thinking level while a run is in flight; `unavailable`: the thread\'s session file is damaged'),
-          422: unprocessable('an unusable model; nothing changed'),
-          ...withBody,
-          ...refusedWrites,
-        },
+        params: updateThread.params,
+        body: updateThread.body,
+        response: updateThread.response,
       },
       preHandler: writes.durable,
     },
@@ -186,14 +147,9 @@ export const threadRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry;
   )
 
   app.delete(
-    '/api/threads/:id',
+    deleteThread.path,
     {
-      schema: {
-        tags,
-        summary: 'Delete a thread (a live one is disposed first)',
-        params: ThreadParams,
-        response: { 204: NoContent('deleted'), 404: notFound('no such thread'), ...guarded, ...refusedWrites },
-      },
+      schema: { tags, summary: 'Delete a thread (a live one is disposed first)', params: deleteThread.params, response: deleteThread.response },
       preHandler: writes.durable,
     },
     async (request, reply) => {
