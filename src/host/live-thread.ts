@@ -200,8 +200,9 @@ export class LiveThread {
   }
 
   /** Resolves with the machine's answer: admitted now, admitted once a pending stop settles, or refused. */
-  prompt(request: Omit<PromptRequest, 'messageId'>): Promise<PromptOutcome> {
-    const messageId = randomUUID()
+  /** `messageId`: the id the host journaled the prompt under before sending it (one is made if not). */
+  prompt(request: Omit<PromptRequest, 'messageId'> & { messageId?: string }): Promise<PromptOutcome> {
+    const messageId = request.messageId ?? randomUUID()
     return this.#request(messageId, { type: 'PROMPT', messageId, ...request }, { kind: 'rejected', reason: 'disposed' }, (reply) => {
       if (reply.type === 'prompt.admitted') return { kind: 'admitted', messageId, run: reply.run, queued: reply.queued }
       if (reply.type === 'prompt.refused' && reply.reason !== 'disposed') return { kind: reply.reason }

@@ -22,9 +22,9 @@ import { displayOf, factsOf } from './thread-display.js'
 import { LiveThread, type AbortOutcome, type PromptOutcome } from './live-thread.js'
 import { canEnter, threadIn, type Phase } from './thread-phase.js'
 import { initialView } from '../shared/projection.js'
-import type { PromptFate, StoreOrigin, ThreadFacts, ThreadRow, ThreadStore } from './store/port.js'
+import { writeFault, type PromptFate, type StoreOrigin, type ThreadFacts, type ThreadRow, type ThreadStore, type WriteFault } from './store/port.js'
 import { SqliteThreadStore } from './store/sqlite.js'
-import { EarlyFates, lostCeiling, reconcile, ThreadJournal, withReports } from './store/journal.js'
+import { lostCeiling, reconcile, ThreadJournal, withReports } from './store/journal.js'
 import type { Workspaces } from './workspaces.js'
 
 /** A thread as the registry keeps it: its row in the store. */
@@ -74,6 +74,14 @@ export type DialogOutcomeForRoute =
   | { kind: 'unknown' }
   | { kind: 'refused'; refusal: string }
 
+/** What a prompt came to; `not-durable`: it could not be journaled, so it was never sent. */
+export type PromptRouteOutcome =
+  | PromptOutcome
+  | CommandOutcome
+  | { kind: 'closing' }
+  | { kind: 'build-failed'; reason: string }
+  | { kind: 'not-durable'; fault: WriteFault }
+
 /** A prompt as the route passes it: `run` is the run a steer or follow-up was meant for. */
 export interface PromptRequestBody {
   message: string
@@ -120,7 +128,6 @@ export class ThreadRegistry {
   readonly #entries = new Map<string, Entry>()
   readonly #options: RegistryOptions
   readonly #store: ThreadStore
-  readonly #early = new EarlyFates()
   #closing = false
   #shutdown?: Promise<void>
   #surveyed: Promise<void> = Promise.resolve()
@@ -213,7 +220,7 @@ export class ThreadRegistry {
       const run = Math.max(record.run, ...runs.map((r) => r.run))
       const entry: Entry = {
         record: { ...record, run },
-        journal: new ThreadJournal(record.threadId, store, { ceiling: record.seq, run }, this.#early, log),
+        journal: new ThreadJournal(record.threadId, store, { ceiling: record.seq, run }, log),
         phase: { kind: 'cold' },
       }
       this.#entries.set(record.threadId, entry)
@@ -402,11 +409,11 @@ export class ThreadRegistry {
    * The first prompt to an unknown id creates the thread. A `/command` is threadhost's (applied
    * to the thread, never queued), pi's (prompted as any text: pi runs it), or unknown (refused).
    */
-  prompt(threadId: string, request: PromptRequestBody): Promise<PromptOutcome | CommandOutcome | { kind: 'closing' } | { kind: 'build-failed'; reason: string }> {
+  prompt(threadId: string, request: PromptRequestBody): Promise<PromptRouteOutcome> {
     return this.#tracked(() => this.#prompt(threadId, request))
   }
 
-  async #prompt(threadId: string, request: PromptRequestBody): Promise<PromptOutcome | CommandOutcome | { kind: 'closing' } | { kind: 'build-failed'; reason: string }> {
+  async #prompt(threadId: string, request: PromptRequestBody): Promise<PromptRouteOutcome> {
     if (this.#closing) return { kind: 'closing' }
     const entry = this.#entries.get(threadId) ?? (await this.#remember(threadId, { model: this.#options.defaultModel, cwd: this.#options.workspaces.default }))
     if (entry.phase.kind === 'deleting') return { kind: 'rejected', reason: 'deleted' }
@@ -423,10 +430,31 @@ export class ThreadRegistry {
     if (command.kind === 'unknown') return { kind: 'unknown-command', name: command.name, suggestions: command.suggestions }
     if (command.kind === 'host') return this.#hostCommand(threadId, command.name, command.args)
     const { message: text, admission, deliverAs, run } = request
-    const outcome = await live.prompt({ text, admission, deliverAs, ...(run !== undefined ? { run } : {}) })
-    // Durable before it is answered: the route's 202 comes after this commit.
-    if (outcome.kind === 'admitted') this.#admitted(threadId, request, outcome)
+    // Journaled before the machine sees it: once it may run, a crash or a failed write can no
+    // longer lose it (recovery gives every journaled prompt its fate), and a write that fails here
+    // refuses it before anything ran.
+    const messageId = randomUUID()
+    try {
+      this.#store.admitPrompt(
+        { threadId, messageId, text, admission, deliverAs, queued: false, run: entry.record.run, acceptedAt: Date.now() },
+        { ...entry.record, seq: entry.journal.ceiling },
+      )
+    } catch (error) {
+      return { kind: 'not-durable', fault: writeFault(error) ?? { kind: 'read-only', code: 'EIO', message: String(error) } }
+    }
+    const outcome = await live.prompt({ messageId, text, admission, deliverAs, ...(run !== undefined ? { run } : {}) })
+    if (outcome.kind === 'admitted') this.#admitted(entry, request, outcome)
+    else this.#withdraw(entry, messageId)
     return outcome
+  }
+
+  /** A prompt the machine refused was never accepted: its journal row goes (a failure only leaves a row recovery settles). */
+  #withdraw(entry: Entry, messageId: string): void {
+    try {
+      this.#store.withdrawPrompt(entry.record.threadId, messageId)
+    } catch (error) {
+      this.#options.log?.('warn', `store write failed: ${String(error)}`)
+    }
   }
 
   /** A tab's composer draft, for extensions that read the editor. It never builds a runtime. */
@@ -498,10 +526,12 @@ export class ThreadRegistry {
     this.#store.close()
   }
 
-  /** An admitted prompt and the thread's row, in one commit. */
-  #admitted(threadId: string, request: PromptRequestBody, outcome: Extract<PromptOutcome, { kind: 'admitted' }>): void {
-    const entry = this.#entries.get(threadId)
-    if (!entry) return
+  /**
+   * The machine's answer on the journaled prompt, and the thread's row, in one commit. It is durable
+   * already: if this write fails, recovery still settles the prompt by its id.
+   */
+  #admitted(entry: Entry, request: PromptRequestBody, outcome: Extract<PromptOutcome, { kind: 'admitted' }>): void {
+    const threadId = entry.record.threadId
     const facts = factsOf(entry.feed?.view.transcript ?? [], entry.record.facts)
     entry.record = {
       ...entry.record,
@@ -509,21 +539,11 @@ export class ThreadRegistry {
       run: Math.max(entry.record.run, threadIn(entry.phase)?.run ?? 0, outcome.run),
       facts: { ...facts, firstPrompt: facts.firstPrompt ?? request.message },
     }
-    const fate = this.#early.take(threadId, outcome.messageId)
-    this.#store.admitPrompt(
-      {
-        threadId,
-        messageId: outcome.messageId,
-        text: request.message,
-        admission: request.admission,
-        deliverAs: request.deliverAs,
-        queued: outcome.queued,
-        run: outcome.run,
-        acceptedAt: Date.now(),
-        ...(fate ? { fate } : {}),
-      },
-      { ...entry.record, seq: entry.journal.ceiling },
-    )
+    try {
+      this.#store.promptAdmitted(threadId, outcome.messageId, { run: outcome.run, queued: outcome.queued }, { ...entry.record, seq: entry.journal.ceiling })
+    } catch (error) {
+      this.#options.log?.('error', `store write failed after prompt ${outcome.messageId} was journaled: ${String(error)}`)
+    }
   }
 
   /** A stop handed these texts back: their prompts' fate (oldest queued prompt with the text first). */
@@ -593,7 +613,7 @@ export class ThreadRegistry {
     this.#store.putThread(record)
     const entry: Entry = {
       record,
-      journal: new ThreadJournal(threadId, this.#store, { ceiling: 0, run: 0 }, this.#early, this.#options.log),
+      journal: new ThreadJournal(threadId, this.#store, { ceiling: 0, run: 0 }, this.#options.log),
       phase: { kind: 'cold' },
     }
     this.#entries.set(threadId, entry)

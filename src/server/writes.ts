@@ -21,6 +21,13 @@ const KEY = /^[\x21-\x2b\x2d-\x7e]{1,255}$/
 export const IDEMPOTENCY_HEADER = 'idempotency-key'
 
 
+/** `507` for a full disk, `503` for a read-only one: the request was refused and nothing was done. */
+export function refuseWrite(reply: FastifyReply, found: WriteFault): FastifyReply {
+  return found.kind === 'full'
+    ? reply.code(507).send({ error: `the data dir is full; nothing was done (${found.message})`, reason: 'disk-full' })
+    : reply.code(503).send({ error: `the data dir is read-only; nothing was done (${found.message})`, reason: 'read-only' })
+}
+
 interface Claim {
   key: string
   fingerprint: string
@@ -144,9 +151,7 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
       const found = fault()
       if (!found) return
       request.log.warn({ code: found.code }, `write refused: ${found.message}`)
-      return found.kind === 'full'
-        ? reply.code(507).send({ error: `the data dir is full; nothing was done (${found.message})`, reason: 'disk-full' })
-        : reply.code(503).send({ error: `the data dir is read-only; nothing was done (${found.message})`, reason: 'read-only' })
+      return refuseWrite(reply, found)
     },
 
     health() {

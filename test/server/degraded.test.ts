@@ -17,16 +17,25 @@ import { buildApp } from '../../src/server/app.js'
 import { contract } from './contract.js'
 import { api, is, piHost, SseClient } from './harness.js'
 
-const WRITES = new Set(['putThread', 'deleteThread', 'reserveSeq', 'admitPrompt', 'settlePrompt', 'startRun', 'endRun', 'openDialog', 'settleDialog', 'addReport', 'markDelivered', 'recordIdempotent', 'checkWritable'])
+const WRITES = new Set(['putThread', 'deleteThread', 'reserveSeq', 'admitPrompt', 'promptAdmitted', 'withdrawPrompt', 'settlePrompt', 'startRun', 'endRun', 'openDialog', 'settleDialog', 'addReport', 'markDelivered', 'recordIdempotent', 'checkWritable'])
 
-/** The SQLite store, with a switch that makes every write throw what a full or read-only disk throws. */
-function faultyStore(inner: ThreadStore): { store: ThreadStore; fail(code: 'ENOSPC' | 'EROFS' | undefined): void } {
+/**
+ * The SQLite store, with a switch that makes every write throw what a full or read-only disk throws
+ * — or only the next call of one method (`failNext`), as when the disk fills between the write check
+ * and the request's own write.
+ */
+function faultyStore(inner: ThreadStore): { store: ThreadStore; fail(code: 'ENOSPC' | 'EROFS' | undefined): void; failNext(method: string): void } {
   let code: string | undefined
+  let once: string | undefined
   const store = new Proxy(inner, {
     get(target, name, receiver) {
       const value = Reflect.get(target, name, receiver)
       if (typeof value !== 'function') return value
       return (...args: unknown[]) => {
+        if (once === name) {
+          once = undefined
+          throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+        }
         if (code && WRITES.has(String(name))) {
           const message = code === 'ENOSPC' ? 'ENOSPC: no space left on device, write' : 'EROFS: read-only file system, write'
           throw Object.assign(new Error(message), { code })
@@ -35,7 +44,7 @@ function faultyStore(inner: ThreadStore): { store: ThreadStore; fail(code: 'ENOS
       }
     },
   })
-  return { store, fail: (c) => void (code = c) }
+  return { store, fail: (c) => void (code = c), failNext: (method) => void (once = method) }
 }
 
 const cleanups: (() => unknown)[] = []
@@ -55,7 +64,7 @@ async function start() {
     await app.close()
     await rm(dataDir, { recursive: true, force: true })
   })
-  return { url, registry, fail: fake.fail }
+  return { url, registry, fail: fake.fail, failNext: fake.failNext }
 }
 
 const T = '/api/threads/{id}'
@@ -115,6 +124,21 @@ describe('degraded mode', () => {
     'a read-only data dir (EROFS): every request that writes is refused with 503 before it runs, nothing is created, reads and follows go on, and health says read-only',
     refusesWrites('EROFS', 503, 'read-only'),
   )
+
+  it('a prompt whose own journal write fails (the disk filled after the check) is refused 507 before it runs; its retry runs it once', async () => {
+    const { url, failNext } = await start()
+    await api(url, 'POST', '/api/threads', { id: 'p1' })
+    const follow = await SseClient.open(`${url}/api/threads/p1/follow`)
+    cleanups.push(() => follow.close())
+    failNext('admitPrompt')
+    const refused = await api(url, 'POST', '/api/threads/p1/prompt', { message: 'only once' }, { 'idempotency-key': 'once-1' })
+    expect(refused).toMatchObject({ status: 507, body: { reason: 'disk-full' } })
+    const retried = await api(url, 'POST', '/api/threads/p1/prompt', { message: 'only once' }, { 'idempotency-key': 'once-1' })
+    expect(retried).toMatchObject({ status: 202, body: { run: 1, queued: false } })
+    await follow.waitFor(is('settled', { run: 1 }))
+    const said = follow.frames.filter((f) => f.data.type === 'user-message').map((f) => (f.data as { text: string }).text)
+    expect(said).toEqual(['only once'])
+  })
 
   it('a stop is never refused for a full disk: the run stops and the answer says so', async () => {
     const { url, fail } = await start()

@@ -40,7 +40,6 @@ export class ThreadJournal {
     readonly threadId: string,
     readonly store: ThreadStore,
     init: { ceiling: number; run: number },
-    readonly early: EarlyFates,
     readonly log?: Log,
   ) {
     this.ceiling = init.ceiling
@@ -100,33 +99,9 @@ export class ThreadJournal {
     this.store.addReport(this.threadId, this.runStarted, body, { delivered: true })
   }
 
-  /** A fate for a prompt that may not be journaled yet (its admission is written after the machine's reply). */
+  /** A prompt's fate. Every prompt is journaled before the machine sees it; an id with no row (an extension's own message) is no prompt of ours. */
   fate(messageId: string, fate: PromptFate): void {
-    if (!this.store.settlePrompt(this.threadId, messageId, fate)) this.early.set(this.threadId, messageId, fate)
-  }
-}
-
-/**
- * Fates observed before their prompt's admission was journaled (a runtime may start the run and
- * report its user message before the reply reaches the registry). Bounded: ids that never get a row
- * (an extension's own sendUserMessage) age out.
- */
-export class EarlyFates {
-  readonly #fates = new Map<string, PromptFate>()
-  constructor(readonly limit = 1000) {}
-
-  set(threadId: string, messageId: string, fate: PromptFate): void {
-    const key = `${threadId}\u0000${messageId}`
-    this.#fates.delete(key)
-    this.#fates.set(key, fate)
-    if (this.#fates.size > this.limit) this.#fates.delete(this.#fates.keys().next().value!)
-  }
-
-  take(threadId: string, messageId: string): PromptFate | undefined {
-    const key = `${threadId}\u0000${messageId}`
-    const fate = this.#fates.get(key)
-    this.#fates.delete(key)
-    return fate
+    this.store.settlePrompt(this.threadId, messageId, fate)
   }
 }
 

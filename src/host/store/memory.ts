@@ -95,6 +95,18 @@ export class MemoryThreadStore implements ThreadStore {
     }
   }
 
+  promptAdmitted(threadId: string, messageId: string, admission: { run: number; queued: boolean }, thread: ThreadRow): void {
+    if (!this.#write('promptAdmitted')) return
+    const row = this.#prompts.find((p) => p.threadId === threadId && p.messageId === messageId)
+    if (row) Object.assign(row, admission)
+    this.#put(thread)
+  }
+
+  withdrawPrompt(threadId: string, messageId: string): void {
+    if (!this.#write('withdrawPrompt')) return
+    this.#prompts = this.#prompts.filter((p) => !(p.threadId === threadId && p.messageId === messageId))
+  }
+
   settlePrompt(threadId: string, messageId: string, fate: PromptFate): boolean {
     if (!this.#write('settlePrompt')) return true
     const row = this.#prompts.find((p) => p.threadId === threadId && p.messageId === messageId)

@@ -114,6 +114,13 @@ export interface ThreadStore {
    * (an answer `pending` on it), unless the key is already known.
    */
   admitPrompt(prompt: PromptRow, thread: ThreadRow): void
+  /**
+   * The machine's answer to a prompt journaled (by `admitPrompt`) before it was sent: its run and
+   * whether it was queued, with the thread's row, in one commit.
+   */
+  promptAdmitted(threadId: string, messageId: string, admission: { run: number; queued: boolean }, thread: ThreadRow): void
+  /** A prompt journaled before it was sent, and then refused: nothing of it stays. */
+  withdrawPrompt(threadId: string, messageId: string): void
   /** Records a prompt's fate; `false` when no such prompt was journaled (yet). */
   settlePrompt(threadId: string, messageId: string, fate: PromptFate): boolean
   /** Prompts whose fate is not final yet: none known, or `ran` in a run that has not ended. */

@@ -353,6 +353,18 @@ export class SqliteThreadStore implements ThreadStore {
     this.#run('UPDATE threads SET seq = ? WHERE thread_id = ? AND seq < ?', ceiling, threadId, ceiling)
   }
 
+  promptAdmitted(threadId: string, messageId: string, admission: { run: number; queued: boolean }, thread: ThreadRow): void {
+    this.#tx(() => {
+      this.#run('UPDATE prompts SET run = ?, queued = ? WHERE thread_id = ? AND message_id = ?', admission.run, admission.queued ? 1 : 0, threadId, messageId)
+      this.#putThread(thread)
+    })
+  }
+
+  withdrawPrompt(threadId: string, messageId: string): void {
+    if (this.#closed) return
+    this.#run('DELETE FROM prompts WHERE thread_id = ? AND message_id = ?', threadId, messageId)
+  }
+
   admitPrompt(prompt: PromptRow, thread: ThreadRow): void {
     this.#tx(() => {
       const fate = fateColumns(prompt.fate)

@@ -7,7 +7,7 @@ import { apiRoutes } from '../../schemas/api-routes.js'
 import { MAX_PROMPT_CHARS } from '../../schemas/index.js'
 import type { ThreadRegistry } from '../../host/thread-registry.js'
 import { unavailableError } from '../responses.js'
-import type { WriteGuards } from '../writes.js'
+import { refuseWrite, type WriteGuards } from '../writes.js'
 import { emptyBodyIsObject } from './threads.js'
 
 const tags = ['runs']
@@ -57,6 +57,9 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry; wr
           return reply.code(409).send({ error: unavailableError(id, outcome.reason), reason: 'unavailable' })
         case 'closing':
           return reply.code(503).send({ error: 'threadhost is shutting down' })
+        case 'not-durable':
+          request.log.warn({ code: outcome.fault.code }, `prompt refused: ${outcome.fault.message}`)
+          return refuseWrite(reply, outcome.fault)
         case 'build-failed':
           return reply.code(502).send({ error: `the thread's runtime could not start: ${outcome.reason}` })
         case 'not-live':
