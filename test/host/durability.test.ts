@@ -126,6 +126,19 @@ describe('seq ceiling', () => {
     expect(store.threads()[0].seq).toBeGreaterThanOrEqual(feed.seq)
   })
 
+  it('a fast stream gets ever larger reservations: a handful of writes for many thousand frames', async () => {
+    const store = new MemoryThreadStore()
+    const { registry, runtimes } = await host(store)
+    await prompt(registry, 't1', 'hello')
+    const fake = runtimes.get('t1')
+    const before = store.writes.get('reserveSeq') ?? 0
+    fake.emit({ type: 'assistant-start', messageId: 'a1' })
+    for (let i = 0; i < 16 * SEQ_BATCH; i++) fake.emit({ type: 'assistant-delta', messageId: 'a1', text: 'x' })
+    // batches of 1024, 2048, 4096 … cover 16 batches' worth in about log2(16) + 1 writes (16 at a fixed size)
+    expect((store.writes.get('reserveSeq') ?? 0) - before).toBeLessThanOrEqual(8)
+    expect(store.threads()[0].seq).toBeGreaterThanOrEqual((await registry.feed('t1'))!.seq)
+  })
+
   it('after a crash the feed continues strictly above every seq a tab could have seen', async () => {
     const store = new MemoryThreadStore()
     const first = await host(store)

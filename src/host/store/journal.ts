@@ -7,13 +7,20 @@
  *   user-message / prompt-rejected / prompt-handled → the prompt's fate (a rejection is also kept
  *   as a delivered report: pi's transcript never has it);
  *   extension-ui-request / dialog-settled → the dialog opened / settled;
- *   any frame above the reserved ceiling → the ceiling moves SEQ_BATCH ahead (one write per batch).
+ *   any frame above the reserved ceiling → the ceiling moves a batch ahead (one write per batch).
  */
 import type { Observation, TranscriptEntry } from '../../schemas/index.js'
 import type { PromptFate, RecoveryReport, ReportBody, ThreadStore } from './port.js'
 
-/** How far ahead of the feed the seq ceiling is reserved: one write per this many frames. */
+/**
+ * How far ahead of the feed the seq ceiling is reserved: one write per this many frames. A thread
+ * that uses up its reservation within a second gets twice as much the next time (up to
+ * MAX_SEQ_BATCH): a fast stream commits a handful of times, not once per thousand frames, and a
+ * restart skips at most that many numbers.
+ */
 export const SEQ_BATCH = 1024
+export const MAX_SEQ_BATCH = 1 << 20
+const FAST_MS = 1000
 
 /**
  * Where a thread continues when its ceiling is unknown (a rebuilt or migrated index): above every
@@ -33,6 +40,8 @@ export class ThreadJournal {
   /** The highest run started (journaled). */
   runStarted: number
   #inFlight = false
+  #batch = SEQ_BATCH
+  #reservedAt = 0
   /** User messages reported before their run's status. */
   readonly #startingWith: string[] = []
 
@@ -50,7 +59,10 @@ export class ThreadJournal {
   observe(o: Observation): void {
     try {
       if (o.seq > this.ceiling) {
-        this.ceiling = o.seq + SEQ_BATCH
+        const now = Date.now()
+        this.#batch = now - this.#reservedAt < FAST_MS ? Math.min(this.#batch * 2, MAX_SEQ_BATCH) : SEQ_BATCH
+        this.#reservedAt = now
+        this.ceiling = o.seq + this.#batch
         this.store.reserveSeq(this.threadId, this.ceiling)
       }
       switch (o.type) {
