@@ -3,30 +3,14 @@
  * unavailable (listed with the reason, prompts refused), its file is never written, and it can be
  * deleted. Both with the database kept and with it rebuilt from the session directories.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { ThreadSummary } from '../../src/schemas/index.js'
-import { startProcess as start } from './process.js'
+import { spawnedServers } from './process.js'
 import { api, is, SseClient } from './harness.js'
 
-const cleanups: (() => Promise<void> | void)[] = []
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c()
-})
-
-const agentDir = mkdtempSync(join(tmpdir(), 'threadhost-agent-'))
-afterAll(() => rmSync(agentDir, { recursive: true, force: true }))
-
-const startProcess = (args: string[]) => start(args, { agentDir, cleanups })
-
-async function tempDataDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'threadhost-damaged-'))
-  cleanups.push(() => rm(dir, { recursive: true, force: true }))
-  return dir
-}
+const { cleanups, startProcess, tempDataDir } = spawnedServers('damaged')
 
 async function ran(url: string, threadId: string, message: string, run: number): Promise<void> {
   const tab = await SseClient.open(`${url}/api/threads/${threadId}/follow`)

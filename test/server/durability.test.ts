@@ -3,29 +3,13 @@
  * database. Each starts the server with a temp data dir and a fresh pi agent dir, kills it, starts
  * it again on the same data dir and checks what the contract promises (docs/flows/durability.md).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { startProcess as start } from './process.js'
+import { describe, expect, it } from 'vitest'
+import { spawnedServers } from './process.js'
 import { api, is, SseClient, type Frame } from './harness.js'
 
-const cleanups: (() => Promise<void> | void)[] = []
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c()
-})
-
-const agentDir = mkdtempSync(join(tmpdir(), 'threadhost-agent-'))
-afterAll(() => rmSync(agentDir, { recursive: true, force: true }))
-
-const startProcess = (args: string[]) => start(args, { agentDir, cleanups })
-
-async function tempDataDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'threadhost-durable-'))
-  cleanups.push(() => rm(dir, { recursive: true, force: true }))
-  return dir
-}
+const { cleanups, startProcess, tempDataDir } = spawnedServers('durable')
 
 const lastSeq = (tab: SseClient) => Math.max(0, ...tab.frames.map((f) => Number(f.id ?? f.data.seq ?? 0)))
 

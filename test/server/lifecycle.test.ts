@@ -1,21 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/server/config.js'
-import { startProcess as start } from './process.js'
+import { spawnedServers } from './process.js'
 import { api, is, SseClient, startHarness, type Harness } from './harness.js'
 
-const cleanups: (() => Promise<void> | void)[] = []
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c()
-})
-
-const agentDir = mkdtempSync(join(tmpdir(), 'threadhost-agent-'))
-afterAll(() => rmSync(agentDir, { recursive: true, force: true }))
-
-const startProcess = (args: string[]) => start(args, { agentDir, cleanups })
+const { cleanups, startProcess } = spawnedServers('lifecycle')
 
 describe('lifecycle', () => {
   it('threads and their transcripts survive a restart; following a cold thread shows the persisted transcript without building a runtime', async () => {

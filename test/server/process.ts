@@ -3,6 +3,11 @@
  * restart it. The pi agent dir is the test's own, never the developer's ~/.pi.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, afterEach } from 'vitest'
 
 export interface ServerProcess {
   child: ChildProcess
@@ -36,4 +41,30 @@ export function startProcess(
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))))
   options.cleanups.push(() => void child.kill('SIGKILL'))
   return { child, url, output: () => output, exit }
+}
+
+/**
+ * The setup every file that spawns the server shares: cleanups run (last first) after each test,
+ * one empty agent dir for the file, and data dirs in the temp folder that go with the test.
+ */
+export function spawnedServers(name: string): {
+  cleanups: (() => unknown)[]
+  startProcess: (args: string[], options?: { wrap?: string[] }) => ServerProcess
+  tempDataDir: () => Promise<string>
+} {
+  const cleanups: (() => unknown)[] = []
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c()
+  })
+  const agentDir = mkdtempSync(join(tmpdir(), 'threadhost-agent-'))
+  afterAll(() => rmSync(agentDir, { recursive: true, force: true }))
+  return {
+    cleanups,
+    startProcess: (args, options = {}) => startProcess(args, { agentDir, cleanups, ...options }),
+    async tempDataDir() {
+      const dir = await mkdtemp(join(tmpdir(), `threadhost-${name}-`))
+      cleanups.push(() => rm(dir, { recursive: true, force: true }))
+      return dir
+    },
+  }
 }
