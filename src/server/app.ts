@@ -24,7 +24,8 @@ import { followRoutes } from './routes/follow.js'
 import { runRoutes } from './routes/runs.js'
 import { threadRoutes } from './routes/threads.js'
 import { Health } from '../schemas/responses.js'
-import { installWriteGuards } from './writes.js'
+import { installWriteGuards, refuseWrite } from './writes.js'
+import { writeFault } from '../host/store/port.js'
 
 export interface AppOptions {
   registry: ThreadRegistry
@@ -63,6 +64,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setErrorHandler((error: { validation?: unknown; statusCode?: number; message: string; code?: string }, request, reply) => {
     if (error.validation) return reply.code(400).send({ error: `bad request: ${error.message}` })
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.code(413).send({ error: 'the request body is too large' })
+    // The disk filled (or turned read-only) between the write guard's check and the request's own
+    // write: the write threw before the change was made, so it is the guard's refusal, not a fault.
+    const fault = writeFault(error)
+    if (fault) {
+      request.log.warn({ code: fault.code }, `write refused: ${fault.message}`)
+      return refuseWrite(reply, fault)
+    }
     const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500
     if (status >= 500) request.log.error(error)
     return reply.code(status).send({ error: status >= 500 ? 'internal error' : error.message })

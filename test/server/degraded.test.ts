@@ -140,6 +140,14 @@ describe('degraded mode', () => {
     expect(said).toEqual(['only once'])
   })
 
+  it('a create whose own row write fails (the disk filled after the check) is refused 507 and creates nothing', async () => {
+    const { url, failNext } = await start()
+    failNext('putThread')
+    expect(await api(url, 'POST', '/api/threads', { id: 'late' })).toMatchObject({ status: 507, body: { reason: 'disk-full' } })
+    expect((await api(url, 'GET', '/api/threads/late')).status).toBe(404)
+    expect((await api(url, 'POST', '/api/threads', { id: 'late' })).status).toBe(201)
+  })
+
   it('a stop is never refused for a full disk: the run stops and the answer says so', async () => {
     const { url, fail } = await start()
     await api(url, 'POST', '/api/threads', { id: 's1' })
