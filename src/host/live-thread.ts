@@ -6,7 +6,7 @@
  * the machine emits, so a route never second-guesses the machine.
  */
 import { randomUUID } from 'node:crypto'
-import { createActor, type Subscription } from 'xstate'
+import { createActor, fromCallback, type ActorRefFrom, type Subscription } from 'xstate'
 import type { CommandInfo, DialogOutcome, ObservationInput, ThinkingLevel } from '../schemas/index.js'
 import { askQueueMachine } from '../machines/ask-queue.machine.js'
 import { dialogMachine, type DialogEmitted } from '../machines/dialog.machine.js'
@@ -96,7 +96,8 @@ export class LiveThread {
     )
     this.#asks = new AskBridge(
       () => {
-        const queue = this.actor.getSnapshot().children.askQueue
+        // The thread's children are typed as one union (dialogs, the ask-queue, the queue clearer): name the one this is.
+        const queue = this.actor.getSnapshot().children.askQueue as ActorRefFrom<typeof askQueueMachine> | undefined
         return queue && this.actor.getSnapshot().status === 'active' ? (event) => queue.send(event) : undefined
       },
       (request) => this.#dialogs.ask(request),
@@ -280,18 +281,6 @@ export class LiveThread {
           if (prompt.deliverAs === 'followUp') of(system).#runtime?.followUp(queued)
           else of(system).#runtime?.steer(queued)
         },
-        clearQueue: ({ self, system }) => {
-          try {
-            const cleared = of(system).#runtime?.clearQueue() ?? { steering: [], followUp: [] }
-            self.send({
-              type: 'QUEUE_CLEARED',
-              steering: cleared.steering.map((p) => p.text),
-              followUp: cleared.followUp.map((p) => p.text),
-            })
-          } catch (error) {
-            self.send({ type: 'QUEUE_CLEAR_FAILED', message: errorText(error) })
-          }
-        },
         recordError: ({ system }, { message }) => {
           of(system).#log('error', message)
           of(system).#feed.append({ type: 'error', message })
@@ -317,6 +306,14 @@ export class LiveThread {
         },
       },
       actors: {
+        clearQueue: fromCallback<ThreadEvent, { run: number }>(({ sendBack, system }) => {
+          try {
+            const cleared = of(system).#runtime?.clearQueue() ?? { steering: [], followUp: [] }
+            sendBack({ type: 'QUEUE_CLEARED', steering: cleared.steering.map((p) => p.text), followUp: cleared.followUp.map((p) => p.text) })
+          } catch (error) {
+            sendBack({ type: 'QUEUE_CLEAR_FAILED', message: errorText(error) })
+          }
+        }),
         dialog: dialogMachine.provide({
           actions: {
             showRequest: ({ context, self, system }) => {

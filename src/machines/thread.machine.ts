@@ -14,9 +14,10 @@
  * Open questions are child dialog actors, so stop and dispose reach each of them through the same
  * one finish. Requests reach the machine as events carrying a correlation id; each gets exactly one
  * reply, emitted with that id (`ThreadEmitted`, and `DialogEmitted` from the dialog an answer names),
- * so the caller reads the machine's answer rather than guessing it. Side effects are provided actions.
+ * so the caller reads the machine's answer rather than guessing it. Side effects are provided actions,
+ * and the one whose answer the machine waits for — clearing the queue — an invoked actor.
  */
-import { assign, emit, setup, type ActorRefFrom } from 'xstate'
+import { assign, emit, fromCallback, setup, type ActorRefFrom } from 'xstate'
 import type { DialogAnswer, DialogOrigin, DialogOutcome, DialogSpec } from '../schemas/index.js'
 import type { Admission, DeliverAs } from '../schemas/index.js'
 import { askQueueMachine } from './ask-queue.machine.js'
@@ -107,14 +108,20 @@ const threadSetup = setup({
     events: {} as ThreadEvent,
     emitted: {} as ThreadEmitted,
   },
-  actors: { dialog: dialogMachine, askQueue: askQueueMachine },
+  actors: {
+    dialog: dialogMachine,
+    askQueue: askQueueMachine,
+    /**
+     * Clear the runtime's queue of the run being stopped; it sends back QUEUE_CLEARED or
+     * QUEUE_CLEAR_FAILED. Invoked by `aborting.clearing`, so its answer is an event like any other.
+     */
+    clearQueue: fromCallback<ThreadEvent, { run: number }>(() => {}),
+  },
   actions: {
     /** Emit `status {live, busy, run}` on the feed. */
     publishStatus: (_, _params: { live: boolean; busy: boolean; run: number }) => {},
     startRun: (_, _params: { prompt: PromptRequest; run: number }) => {},
     queuePrompt: (_, _params: { prompt: PromptRequest }) => {},
-    /** Clear the runtime's queue; the result comes back as QUEUE_CLEARED or QUEUE_CLEAR_FAILED. */
-    clearQueue: () => {},
     /** Emit an `error` observation: something was lost and the humans must hear it. */
     recordError: (_, _params: { message: string }) => {},
     tellRuntimeAbort: () => {},
@@ -322,7 +329,7 @@ export const threadMachine = threadSetup.createMachine({
       },
       states: {
         clearing: {
-          entry: 'clearQueue',
+          invoke: { src: 'clearQueue', input: ({ context }) => ({ run: context.run }) },
           on: {
             QUEUE_CLEARED: {
               target: 'stopping',

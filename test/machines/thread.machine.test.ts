@@ -9,11 +9,12 @@
  * once, as a live child does, so `retiring` and `disposing` are left when the last dialog settles.
  *
  * Property-based: random sequences of requests, runtime events and answers against a live actor with
- * a fake runtime queue (clearQueue answers QUEUE_CLEARED or QUEUE_CLEAR_FAILED synchronously).
+ * a fake runtime queue (its clearQueue actor answers QUEUE_CLEARED or QUEUE_CLEAR_FAILED as it starts).
  */
 import { fc, test } from '@fast-check/vitest'
 import {
   createActor,
+  fromCallback,
   initialTransition,
   transition,
   type AnyTransitionDefinition,
@@ -46,7 +47,6 @@ const THREAD_ACTIONS = [
   'publishStatus',
   'startRun',
   'queuePrompt',
-  'clearQueue',
   'recordError',
   'tellRuntimeAbort',
   'recordSettled',
@@ -88,17 +88,6 @@ function liveThread(opts: Options = {}) {
           opts.reentrant = undefined
           actorRef!.send(event)
         }
-        if (name === 'clearQueue' && opts.clear) {
-          const how = opts.clear()
-          const { steering, followUp } = queue
-          queue.steering = []
-          queue.followUp = []
-          actorRef!.send(
-            how === 'cleared'
-              ? { type: 'QUEUE_CLEARED', steering, followUp }
-              : { type: 'QUEUE_CLEAR_FAILED', message: 'the runtime threw' },
-          )
-        }
       },
     ]),
   )
@@ -109,9 +98,19 @@ function liveThread(opts: Options = {}) {
         log.push({ who: context.id, action: name, run, outcome: context.outcome }),
     ]),
   )
+  // The fake runtime's queue clearer, logged like an action: it answers at once, or leaves the answer to the test.
+  const clearQueue = fromCallback<ThreadEvent, { run: number }>(({ input, sendBack }) => {
+    log.push({ who: 'thread', action: 'clearQueue', run: input.run })
+    if (!opts.clear) return
+    const how = opts.clear()
+    const { steering, followUp } = queue
+    queue.steering = []
+    queue.followUp = []
+    sendBack(how === 'cleared' ? { type: 'QUEUE_CLEARED', steering, followUp } : { type: 'QUEUE_CLEAR_FAILED', message: 'the runtime threw' })
+  })
   const machine = threadMachine.provide({
     actions: threadActions as never,
-    actors: { dialog: dialogMachine.provide({ actions: dialogActions as never }) },
+    actors: { dialog: dialogMachine.provide({ actions: dialogActions as never }), clearQueue },
   })
   const actor = createActor(machine, {
     input: { threadId: 't1' },
