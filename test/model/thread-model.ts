@@ -16,7 +16,7 @@
  * `ASK`, a `settled` nobody expected is the runtime's `SETTLED`, a `dialog-settled {timeout}` is the
  * dialog's own `TIMEOUT`.
  */
-import { createActor, type AnyTransitionDefinition } from 'xstate'
+import { createActor, fromCallback, type AnyTransitionDefinition } from 'xstate'
 import { askQueueMachine, type AskQueueEvent, type AskStatus } from '../../src/machines/ask-queue.machine.js'
 import { dialogMachine, type DialogEmitted } from '../../src/machines/dialog.machine.js'
 import { threadMachine, type PromptRequest, type ThreadEmitted, type ThreadEvent } from '../../src/machines/thread.machine.js'
@@ -78,14 +78,6 @@ export class ThreadModel {
         publishStatus: (_, p) => expect({ type: 'status', ...p }),
         startRun: () => {},
         queuePrompt: (_, { prompt }) => this.queue.push({ id: prompt.messageId, text: prompt.text, deliverAs: prompt.deliverAs }),
-        clearQueue: ({ self }) => {
-          const steering = this.queue.filter((q) => q.deliverAs === 'steer')
-          const followUp = this.queue.filter((q) => q.deliverAs === 'followUp')
-          this.queue = []
-          for (const q of [...steering, ...followUp]) this.restored.add(q.id)
-          const [first, second] = this.fault === 'followUpsFirst' ? [followUp, steering] : [steering, followUp]
-          self.send({ type: 'QUEUE_CLEARED', steering: first.map((q) => q.text), followUp: second.map((q) => q.text) })
-        },
         recordError: () => expect({ type: 'error' }),
         tellRuntimeAbort: ({ context }) => {
           this.tells.set(context.run, (this.tells.get(context.run) ?? 0) + 1)
@@ -105,6 +97,14 @@ export class ThreadModel {
         rejectPrompt: (_, p) => expect({ type: 'prompt-rejected', ...p }),
       },
       actors: {
+        clearQueue: fromCallback<ThreadEvent, { run: number }>(({ sendBack }) => {
+          const steering = this.queue.filter((q) => q.deliverAs === 'steer')
+          const followUp = this.queue.filter((q) => q.deliverAs === 'followUp')
+          this.queue = []
+          for (const q of [...steering, ...followUp]) this.restored.add(q.id)
+          const [first, second] = this.fault === 'followUpsFirst' ? [followUp, steering] : [steering, followUp]
+          sendBack({ type: 'QUEUE_CLEARED', steering: first.map((q) => q.text), followUp: second.map((q) => q.text) })
+        }),
         dialog: dialogMachine.provide({
           actions: {
             showRequest: ({ context, self }) => {
@@ -186,10 +186,21 @@ export class ThreadModel {
     queue.send(event)
   }
 
-  prompt(text: string, admission: PromptRequest['admission'], deliverAs: PromptRequest['deliverAs']): string {
+  /**
+   * The run a prompt's body names: the current one (in idle, the run that just ended), or a stale
+   * one — an older run once there is one, else one not yet begun. 0 (no run yet) is not a body the
+   * server takes (run ≥ 1): the caller expects a 400 and does not tell the machine.
+   */
+  runNamed(which: 'current' | 'stale'): number {
+    if (which === 'current') return this.run
+    return this.run >= 2 ? this.run - 1 : this.run + 7
+  }
+
+  /** `run`: the run the body names (`runNamed`), if any. */
+  prompt(text: string, admission: PromptRequest['admission'], deliverAs: PromptRequest['deliverAs'], run?: number): string {
     const messageId = this.nextId('m')
     if (this.state === 'cold') this.send({ type: 'LIVE' })
-    this.send({ type: 'PROMPT', messageId, text, admission, deliverAs })
+    this.send({ type: 'PROMPT', messageId, text, admission, deliverAs, ...(run !== undefined ? { run } : {}) })
     return messageId
   }
 
