@@ -210,6 +210,8 @@ export function installMetrics(
   })
   app.addHook('onSend', async (request, reply, payload) => {
     if (request.routeOptions.url !== PROMPT_ROUTE || request.method !== 'POST') return payload
+    // A repeat answered from its Idempotency-Key admitted nothing: the first answer was counted.
+    if (reply.getHeader('idempotent-replayed')) return payload
     prompts.inc({ kind: classifyPrompt(reply.statusCode, parseBody(payload)) })
     return payload
   })

@@ -67,6 +67,13 @@ describe('metrics', () => {
     expect(moved('threadhost_follow_bytes_out_total')).toBeGreaterThan(tab.frames.reduce((n, f) => n + f.raw.length, 0) - 1)
     expect(after.get('threadhost_threads{state="live"}')).toBe(1)
 
+    // A retry answered from its Idempotency-Key admitted nothing new and is not counted again.
+    const first = await api(h.url, 'POST', '/api/threads/m1/prompt', { message: 'once' }, { 'idempotency-key': 'metrics-once' })
+    const again = await api(h.url, 'POST', '/api/threads/m1/prompt', { message: 'once' }, { 'idempotency-key': 'metrics-once' })
+    expect(again.body).toEqual(first.body)
+    const later = await scrape()
+    expect(delta(after, later, 'threadhost_prompts_total{kind="admitted"}') + delta(after, later, 'threadhost_prompts_total{kind="queued"}')).toBe(1)
+
     tab.close()
     for (let i = 0; i < 50 && (await scrape()).get('threadhost_followers') !== 0; i++) await new Promise((r) => setTimeout(r, 20))
     expect((await scrape()).get('threadhost_followers')).toBe(0)
