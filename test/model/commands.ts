@@ -12,8 +12,12 @@ import { fc } from '@fast-check/vitest'
 export type RunKind = 'plain' | 'confirm' | 'select' | 'ask' | 'slow' | 'stubborn'
 
 export type Command =
-  /** idle: starts a run of `kind`; busy: queued as `deliverAs`, or refused when `admission` is reject. */
-  | { t: 'prompt'; kind: RunKind; deliverAs: 'steer' | 'followUp'; admission: 'enqueue' | 'reject' }
+  /**
+   * idle: starts a run of `kind`; busy: queued as `deliverAs`, or refused when `admission` is reject.
+   * `run`: the body names the current run (idle: the run that just ended, so it starts the next; `{run: 0}`
+   * before any run is a 400) or a stale one (an older run, or one not yet begun): `409 stale-run`.
+   */
+  | { t: 'prompt'; kind: RunKind; deliverAs: 'steer' | 'followUp'; admission: 'enqueue' | 'reject'; run?: 'current' | 'stale' }
   /** `run`: none (no body), the current run, or a stale one. */
   | { t: 'abort'; run: 'none' | 'current' | 'stale' }
   /** Twice at once, while the first stop is pending: the second is the repeat. */
@@ -46,7 +50,7 @@ export type Command =
 export function describeCommand(c: Command): string {
   switch (c.t) {
     case 'prompt':
-      return `prompt(${c.kind}${c.deliverAs === 'followUp' ? ', followUp' : ''}${c.admission === 'reject' ? ', reject' : ''})`
+      return `prompt(${c.kind}${c.deliverAs === 'followUp' ? ', followUp' : ''}${c.admission === 'reject' ? ', reject' : ''}${c.run ? `, ${c.run} run` : ''})`
     case 'abort':
       return c.run === 'none' ? 'abort' : `abort(${c.run} run)`
     case 'abort-and-prompt':
@@ -67,7 +71,9 @@ export const commandArb = (opts: { restarts?: boolean } = {}): fc.Arbitrary<Comm
         kind: fc.constantFrom<RunKind>('plain', 'confirm', 'select', 'ask', 'slow'),
         deliverAs: fc.constantFrom('steer' as const, 'followUp' as const),
         admission: fc.constantFrom('enqueue' as const, 'enqueue' as const, 'reject' as const),
-      }),
+        // most prompts name no run, as a plain composer send does
+        run: fc.constantFrom(undefined, undefined, undefined, undefined, 'current' as const, 'stale' as const),
+      }).map(({ run, ...c }) => (run ? { ...c, run } : c)),
     },
     { weight: 3, arbitrary: fc.record({ t: fc.constant('abort' as const), run: fc.constantFrom('none' as const, 'current' as const, 'stale' as const) }) },
     { weight: 1, arbitrary: fc.constant({ t: 'abort-twice' as const }) },

@@ -49,8 +49,8 @@ export const UNREACHABLE: Record<string, string> = {
  * stubborn tool holds pending.
  */
 export const RACY: Record<string, string> = {
-  'thread.aborting|PROMPT|0': 'a prompt with admission reject while a stop is pending',
-  'thread.aborting|PROMPT|1': 'a prompt that waits on a pending stop',
+  'thread.aborting|PROMPT|1': 'a prompt with admission reject while a stop is pending',
+  'thread.aborting|PROMPT|2': 'a prompt that waits on a pending stop',
   'thread.aborting|SETTLED|0': 'the stopped run settles and starts the prompt that waited on it',
 }
 

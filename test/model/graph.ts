@@ -103,7 +103,9 @@ function apply(sim: Sim, c: Command): void {
   switch (c.t) {
     case 'prompt': {
       const wasBusy = busy(m)
-      m.prompt('text', c.admission, c.deliverAs)
+      const run = c.run ? m.runNamed(c.run) : undefined
+      if (run !== undefined && run < 1) return // `{run: 0}`: a 400, the machine never sees it
+      m.prompt('text', c.admission, c.deliverAs, run)
       if (!wasBusy && m.state === 'running') startRun(sim, c.kind)
       return
     }
@@ -174,11 +176,12 @@ function apply(sim: Sim, c: Command): void {
   }
 }
 
-const P = (kind: RunKind, deliverAs: 'steer' | 'followUp' = 'steer', admission: 'enqueue' | 'reject' = 'enqueue'): Command => ({
+const P = (kind: RunKind, deliverAs: 'steer' | 'followUp' = 'steer', admission: 'enqueue' | 'reject' = 'enqueue', run?: 'current' | 'stale'): Command => ({
   t: 'prompt',
   kind,
   deliverAs,
   admission,
+  ...(run ? { run } : {}),
 })
 
 /** The commands offered in a state (the walk would turn any other into one of these). */
@@ -201,8 +204,17 @@ function baseCommands(sim: Sim): Command[] {
   const m = sim.model
   const out: Command[] = [{ t: 'abort', run: 'none' }, { t: 'abort', run: 'stale' }, { t: 'answer', how: 'spent' }, { t: 'delete' }, { t: 'restart' }]
   if (m.run > 0) out.push({ t: 'abort', run: 'current' })
-  if (!busy(m)) out.push(P('plain'), P('confirm'), P('ask'), P('slow'), { t: 'timeout' })
-  else out.push(P('plain'), P('plain', 'followUp'), P('plain', 'steer', 'reject'), { t: 'abort-twice' }, { t: 'abort-and-prompt', deliverAs: 'followUp' })
+  // a prompt naming a stale run: refused in idle, while running, and (levers) while a held stop is pending
+  if (!busy(m)) out.push(P('plain'), P('confirm'), P('ask'), P('slow'), P('plain', 'followUp', 'enqueue', 'stale'), { t: 'timeout' })
+  else
+    out.push(
+      P('plain'),
+      P('plain', 'followUp'),
+      P('plain', 'steer', 'reject'),
+      P('plain', 'steer', 'enqueue', 'stale'),
+      { t: 'abort-twice' },
+      { t: 'abort-and-prompt', deliverAs: 'followUp' },
+    )
   if (m.dialogs.length)
     out.push(
       { t: 'answer', how: 'right' },

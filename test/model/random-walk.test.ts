@@ -1,10 +1,11 @@
 /**
  * Random walks against the real server: fast-check draws command sequences (prompts idle and busy,
- * steer / follow-up / reject, stops with and without `run`, repeated, racing a prompt; right, wrong,
- * Skip, Cancel, spent and two-tab answers; dialog timeouts; deletes; tabs that drop and resume, tabs
- * that join late; graceful restarts), each sequence on a fresh thread of one shared server, with the
- * thread machine as the oracle after every step. A failure is shrunk to the shortest failing
- * sequence and printed as a replayable script; the seed is fixed (WALK_SEED overrides it).
+ * steer / follow-up / reject, some naming the current run or a stale one; stops with and without
+ * `run`, repeated, racing a prompt; right, wrong, Skip, Cancel, spent and two-tab answers; dialog
+ * timeouts; deletes; tabs that drop and resume, tabs that join late; graceful restarts), each
+ * sequence on a fresh thread of one shared server, with the thread machine as the oracle after every
+ * step. A failure is shrunk to the shortest failing sequence and printed as a replayable script; the
+ * seed is fixed (WALK_SEED overrides it).
  */
 import { fc } from '@fast-check/vitest'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
