@@ -14,7 +14,7 @@ import type { TranscriptView } from '../../src/ui/transcript-view.js'
 import type { ThreadSummary, TranscriptEntry } from '../../src/schemas/index.js'
 import { followConfig } from '../../src/ui/follow-client.js'
 import { loadHighlighter } from '../../src/ui/highlight.js'
-import { FakeEventSource, confirmDialog, fakeApi, fakeEventSource, snapshotOf, summary, until } from './helpers.js'
+import { FakeEventSource, confirmDialog, fakeApi, fakeEventSource, mountPane, snapshotOf, summary, until } from './helpers.js'
 
 followConfig.eventSource = fakeEventSource
 
@@ -28,17 +28,6 @@ async function mountTranscript(entries: TranscriptEntry[], patch: Partial<Transc
   document.body.append(el)
   await el.updateComplete
   return { el, root: el.shadowRoot! }
-}
-
-function mountPane(api = fakeApi(), threadId = 't1', patch: Partial<ThreadPane> = {}) {
-  const el = document.createElement('thread-pane') as ThreadPane
-  el.api = api
-  el.eventSource = fakeEventSource
-  el.threadId = threadId
-  el.style.height = '600px'
-  Object.assign(el, patch)
-  document.body.append(el)
-  return { el, api, es: () => FakeEventSource.last() }
 }
 
 function mountShell(api = fakeApi()) {

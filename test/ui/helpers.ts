@@ -12,6 +12,7 @@ import type {
 } from '../../src/schemas/index.js'
 import { initialView } from '../../src/shared/projection.js'
 import type { Api } from '../../src/ui/api.js'
+import type { ThreadPane } from '../../src/ui/thread-pane.js'
 
 export class FakeEventSource extends EventTarget {
   static instances: FakeEventSource[] = []
@@ -119,4 +120,16 @@ export async function until(check: () => boolean, ms = 2000): Promise<void> {
     if (Date.now() > end) throw new Error('condition not met in time')
     await new Promise((r) => setTimeout(r, 10))
   }
+}
+
+/** A thread pane on the page, following through a fake EventSource (the test imports the component). */
+export function mountPane(api = fakeApi(), threadId = 't1', patch: Partial<ThreadPane> = {}) {
+  const el = document.createElement('thread-pane') as ThreadPane
+  el.api = api
+  el.eventSource = fakeEventSource
+  el.threadId = threadId
+  el.style.height = '600px'
+  Object.assign(el, patch)
+  document.body.append(el)
+  return { el, api, es: () => FakeEventSource.last() }
 }

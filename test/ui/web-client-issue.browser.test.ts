@@ -15,7 +15,7 @@ import type { TranscriptView } from '../../src/ui/transcript-view.js'
 import type { DialogAnswerBody, OpenDialog, ThreadSummary } from '../../src/schemas/index.js'
 import { ApiError } from '../../src/ui/api.js'
 import { followConfig } from '../../src/ui/follow-client.js'
-import { FakeEventSource, confirmDialog, fakeApi, fakeEventSource, snapshotOf, summary, until } from './helpers.js'
+import { FakeEventSource, confirmDialog, fakeApi, fakeEventSource, mountPane, snapshotOf, summary, until } from './helpers.js'
 
 followConfig.eventSource = fakeEventSource
 
@@ -35,17 +35,6 @@ function focusedHosts(): string[] {
     el = el.shadowRoot?.activeElement ?? null
   }
   return hosts
-}
-
-function mountPane(api = fakeApi(), threadId = 't1', patch: Partial<ThreadPane> = {}) {
-  const el = document.createElement('thread-pane') as ThreadPane
-  el.api = api
-  el.eventSource = fakeEventSource
-  el.threadId = threadId
-  el.style.height = '600px'
-  Object.assign(el, patch)
-  document.body.append(el)
-  return { el, api, es: () => FakeEventSource.last() }
 }
 
 async function livePane(api = fakeApi(), busy = false, openDialogs: OpenDialog[] = []) {
