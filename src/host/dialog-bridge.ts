@@ -67,6 +67,17 @@ export class DialogBridge {
     parked?.unhook?.()
   }
 
+  /**
+   * The thread machine has ended: a question still parked never reached a state that decides (one
+   * asked re-entrantly as the machine finished), and nothing will decide it now: refused.
+   */
+  refuseAll(): void {
+    for (const dialogId of [...this.#parked.keys()]) {
+      this.unwatch(dialogId)
+      this.resolve(dialogId, { outcome: 'refused' })
+    }
+  }
+
   /** The machine's decision reaches the extension. */
   resolve(dialogId: string, resolution: DialogResolution): void {
     const parked = this.#parked.get(dialogId)

@@ -20,7 +20,6 @@ import type { Feed } from './feed.js'
 export type PromptOutcome =
   | { kind: 'admitted'; messageId: string; run: number; queued: boolean }
   | { kind: 'busy' }
-  | { kind: 'not-live' }
   /** The prompt named a run (a steer or follow-up meant for it) that is not the current one. */
   | { kind: 'stale-run' }
   | { kind: 'rejected'; reason: string }
@@ -281,10 +280,6 @@ export class LiveThread {
           if (prompt.deliverAs === 'followUp') of(system).#runtime?.followUp(queued)
           else of(system).#runtime?.steer(queued)
         },
-        recordError: ({ system }, { message }) => {
-          of(system).#log('error', message)
-          of(system).#feed.append({ type: 'error', message })
-        },
         tellRuntimeAbort: ({ system }) => {
           const thread = of(system)
           thread.#runtime?.abort().catch((error) => thread.#log('error', `abort failed: ${errorText(error)}`))
@@ -307,12 +302,8 @@ export class LiveThread {
       },
       actors: {
         clearQueue: fromCallback<ThreadEvent, { run: number }>(({ sendBack, system }) => {
-          try {
-            const cleared = of(system).#runtime?.clearQueue() ?? { steering: [], followUp: [] }
-            sendBack({ type: 'QUEUE_CLEARED', steering: cleared.steering.map((p) => p.text), followUp: cleared.followUp.map((p) => p.text) })
-          } catch (error) {
-            sendBack({ type: 'QUEUE_CLEAR_FAILED', message: errorText(error) })
-          }
+          const cleared = of(system).#runtime?.clearQueue() ?? { steering: [], followUp: [] }
+          sendBack({ type: 'QUEUE_CLEARED', steering: cleared.steering.map((p) => p.text), followUp: cleared.followUp.map((p) => p.text) })
         }),
         dialog: dialogMachine.provide({
           actions: {
@@ -374,14 +365,10 @@ export class LiveThread {
     clearTimeout(this.#idleTimer)
     this.#asks.cancelAll()
     if (!runtime) return
-    try {
-      // Queued prompts never ride into a later run and are never dropped silently.
-      const cleared = runtime.clearQueue()
-      for (const p of [...cleared.steering, ...cleared.followUp]) {
-        this.#feed.append({ type: 'prompt-rejected', messageId: p.messageId, reason, text: p.text })
-      }
-    } catch (error) {
-      this.#feed.append({ type: 'error', message: `the queue could not be cleared: ${errorText(error)}` })
+    // Queued prompts never ride into a later run and are never dropped silently.
+    const cleared = runtime.clearQueue()
+    for (const p of [...cleared.steering, ...cleared.followUp]) {
+      this.#feed.append({ type: 'prompt-rejected', messageId: p.messageId, reason, text: p.text })
     }
     // Nothing the released runtime says afterwards belongs on the feed: the thread has moved on.
     this.#unsubscribe?.()
@@ -406,6 +393,7 @@ export class LiveThread {
       this.#replies.delete(id)
       pending.gone()
     }
+    this.#dialogs.refuseAll()
     queueMicrotask(() => {
       this.#subscription?.unsubscribe()
       this.#options.onRetired(this)

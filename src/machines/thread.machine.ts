@@ -54,7 +54,6 @@ export type ThreadEvent =
   | ({ type: 'PROMPT' } & PromptRequest)
   | { type: 'ABORT'; run?: number; replyTo?: string }
   | { type: 'QUEUE_CLEARED'; steering: string[]; followUp: string[] }
-  | { type: 'QUEUE_CLEAR_FAILED'; message: string }
   | { type: 'SETTLED'; aborted: boolean; unclaimed: { messageId: string; text: string }[] }
   | {
       type: 'ASK'
@@ -79,7 +78,7 @@ export type ThreadEvent =
 export type ThreadEmitted =
   | { type: 'prompt.admitted'; messageId: string; run: number; queued: boolean }
   /** `closing`: why a disposed thread refused it (the delete or shutdown that took it). */
-  | { type: 'prompt.refused'; messageId: string; reason: 'busy' | 'not-live' | 'disposed' | 'stale-run'; closing?: string }
+  | { type: 'prompt.refused'; messageId: string; reason: 'busy' | 'disposed' | 'stale-run'; closing?: string }
   | { type: 'abort.answered'; replyTo: string; restored: string[] }
   | { type: 'abort.refused'; replyTo: string; reason: 'idle' | 'stale-run' | 'not-live' }
   /** The answer names no open question: never asked, or already settled. */
@@ -112,8 +111,9 @@ const threadSetup = setup({
     dialog: dialogMachine,
     askQueue: askQueueMachine,
     /**
-     * Clear the runtime's queue of the run being stopped; it sends back QUEUE_CLEARED or
-     * QUEUE_CLEAR_FAILED. Invoked by `aborting.clearing`, so its answer is an event like any other.
+     * Clear the runtime's queue of the run being stopped; it sends back QUEUE_CLEARED (clearing
+     * cannot fail: the port hands over what it took). Invoked by `aborting.clearing`, so its answer
+     * is an event like any other.
      */
     clearQueue: fromCallback<ThreadEvent, { run: number }>(() => {}),
   },
@@ -122,8 +122,6 @@ const threadSetup = setup({
     publishStatus: (_, _params: { live: boolean; busy: boolean; run: number }) => {},
     startRun: (_, _params: { prompt: PromptRequest; run: number }) => {},
     queuePrompt: (_, _params: { prompt: PromptRequest }) => {},
-    /** Emit an `error` observation: something was lost and the humans must hear it. */
-    recordError: (_, _params: { message: string }) => {},
     tellRuntimeAbort: () => {},
     /** Emit `settled {run, aborted}` on the feed. */
     recordSettled: (_, _params: { run: number; aborted: boolean }) => {},
@@ -191,7 +189,7 @@ const replyToOf = (event: ThreadEvent) => ('replyTo' in event && event.replyTo) 
 const abortRefused = (reason: 'idle' | 'stale-run' | 'not-live') =>
   threadSetup.emit(({ event }) => ({ type: 'abort.refused', replyTo: replyToOf(event), reason }) as const)
 
-const refuse = (reason: 'busy' | 'not-live' | 'stale-run') =>
+const refuse = (reason: 'busy' | 'stale-run') =>
   threadSetup.emit(({ event }) => ({ type: 'prompt.refused', messageId: event.type === 'PROMPT' ? event.messageId : '', reason }) as const)
 
 /** Delete or shutdown. A run it interrupts still ends on the feed with `settled {aborted: true}`. */
@@ -245,6 +243,11 @@ export const threadMachine = threadSetup.createMachine({
   ),
   initial: 'cold',
   on: {
+    // A question is refused (never shown, resolved with its cancel value) unless the state takes
+    // questions (idle, running): while the runtime is built, while a stop is pending (it would
+    // outlive the stop), and while going cold or disposed — there a question can only arrive
+    // re-entrantly, from a tool's abort listener that asks as the runtime is told to stop.
+    ASK: { actions: spawnDialog(true) },
     'DIALOG.ANSWER': forwardRequest('ANSWER'),
     'DIALOG.CANCEL': forwardRequest('CANCEL'),
     'DIALOG.TIMEOUT': forward('TIMEOUT'),
@@ -260,14 +263,12 @@ export const threadMachine = threadSetup.createMachine({
     },
   },
   states: {
+    // No runtime, no open question, no prompt: the registry builds the runtime (LIVE) before it
+    // sends a prompt, and a dispose would have nothing to stop.
     cold: {
       on: {
         LIVE: { target: 'idle', actions: assign({ run: ({ context, event }) => Math.max(context.run, event.run ?? 0) }) },
-        PROMPT: { actions: refuse('not-live') },
         ABORT: { actions: abortRefused('not-live') },
-        // No runtime to answer for yet (an extension asking while the runtime is being built).
-        ASK: { actions: spawnDialog(true) },
-        DISPOSE: dispose,
       },
     },
     idle: {
@@ -322,8 +323,6 @@ export const threadMachine = threadSetup.createMachine({
           { guard: 'rejectsWhenBusy', actions: refuse('busy') },
           { actions: assign({ pending: ({ context, event }) => [...context.pending, promptOf(event)] }) },
         ],
-        // Refused until the stopped run settles: a question asked now would outlive the stop.
-        ASK: { actions: spawnDialog(true) },
         SETTLED: settled,
         DISPOSE: disposeRun
       },
@@ -339,16 +338,6 @@ export const threadMachine = threadSetup.createMachine({
                   replyTo: context.stopReplyTo ?? '',
                   restored: event.type === 'QUEUE_CLEARED' ? [...event.steering, ...event.followUp] : [],
                 }) as const),
-                'tellRuntimeAbort',
-                settleDialogs('ABORT'),
-              ],
-            },
-            // A stop must stop: the loss is said, nothing is restored, and the runtime is still told.
-            QUEUE_CLEAR_FAILED: {
-              target: 'stopping',
-              actions: [
-                { type: 'recordError', params: ({ event }) => ({ message: `the queue could not be cleared: ${event.message}` }) },
-                emit(({ context }) => ({ type: 'abort.answered', replyTo: context.stopReplyTo ?? '', restored: [] }) as const),
                 'tellRuntimeAbort',
                 settleDialogs('ABORT'),
               ],
@@ -369,7 +358,6 @@ export const threadMachine = threadSetup.createMachine({
     // Going cold: every open dialog settles `cancelled` first, so its settle precedes the status frame.
     retiring: {
       entry: settleDialogs('CANCEL'),
-      on: { ASK: { actions: spawnDialog(true) } },
       always: {
         guard: 'noOpenDialogs',
         target: 'cold',
@@ -391,7 +379,6 @@ export const threadMachine = threadSetup.createMachine({
           for (const id of context.dialogs) enqueue.sendTo(id, { type: dialogOutcome === 'aborted' ? 'ABORT' : 'CANCEL' })
         }),
       ],
-      on: { ASK: { actions: spawnDialog(true) } },
       always: {
         guard: 'noOpenDialogs',
         target: 'disposed',

@@ -77,7 +77,7 @@ export interface AgentRuntime {
   steer(prompt: QueuedPrompt): void
   /** Queues a prompt to run when the agent would otherwise stop. */
   followUp(prompt: QueuedPrompt): void
-  /** Empties the queue and returns what was waiting. Emits a `queue` event with both lists empty. */
+  /** Empties the queue and returns what was waiting. Emits a `queue` event with both lists empty. Never throws: a stop relies on it. */
   clearQueue(): ClearedQueue
   /** Tells the agent to stop; the signal is raised synchronously. Resolves when the agent is idle. */
   abort(): Promise<void>

@@ -178,7 +178,7 @@ export const apiRoutes = {
       200: CommandReceipt,
       202: PromptReceipt,
       404: notFound('a command named a thread that does not exist'),
-      409: ReasonError('`busy` (admission `reject`); `stale-run`: the body\'s `run` is not the current run; `unavailable`: the thread\'s session file is damaged; or accepted and then rejected (`deleted`, `not-live`)'),
+      409: ReasonError('`busy` (admission `reject`); `stale-run`: the body\'s `run` is not the current run; `unavailable`: the thread\'s session file is damaged; or taken by a delete or a shutdown before it was admitted (`deleted`, `shutdown`)'),
       422: unprocessable('an unknown command (`suggestions` holds close names), a command refused with its reason, or an `Idempotency-Key` used with another request', {
         suggestions: Type.Optional(Type.Array(Type.String())),
       }),

@@ -29,7 +29,8 @@ export class FakeRuntime implements AgentRuntime {
   followUps: QueuedPrompt[] = []
   running = false
   aborted = false
-  clearThrows = false
+  /** Runs inside abort(), synchronously, as the listeners of pi's abort signal do (a tool's code). */
+  onAbort?: () => void
   /** When set, abort() waits for settle() instead of settling by itself (a tool blocked on something). */
   holdAbort = false
   disposed = false
@@ -65,7 +66,6 @@ export class FakeRuntime implements AgentRuntime {
   }
   clearQueue(): ClearedQueue {
     this.calls.push('clearQueue')
-    if (this.clearThrows) throw new Error('queue mirror corrupted')
     const cleared = { steering: this.steering, followUp: this.followUps }
     this.steering = []
     this.followUps = []
@@ -75,6 +75,7 @@ export class FakeRuntime implements AgentRuntime {
   abort(): Promise<void> {
     this.calls.push('abort')
     this.aborted = true
+    this.onAbort?.()
     if (!this.running) return Promise.resolve()
     return new Promise((resolve) => {
       this.#abortWaiters.push(resolve)

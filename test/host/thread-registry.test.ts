@@ -88,14 +88,21 @@ describe('thread registry', () => {
     expect(await registry.abort('t1')).toEqual({ kind: 'stopped', restored: [] })
   })
 
-  it('a stop must stop: if clearing the queue throws, the runtime is still told to abort and the loss is said', async () => {
-    await prompt('t1', 'hello')
-    const seen = await observe('t1')
-    const fake = runtimes.get('t1')
-    fake.clearThrows = true
-    expect(await registry.abort('t1')).toEqual({ kind: 'stopped', restored: [] })
-    expect(fake.calls).toContain('abort')
-    expect(seen.find((o) => o.type === 'error')).toMatchObject({ message: expect.stringContaining('queue mirror corrupted') })
+  it('a question a tool asks from its abort listener as its thread is deleted is refused, never left waiting — with or without a question open', async () => {
+    for (const [id, open] of [
+      ['t1', false],
+      ['t2', true],
+    ] as const) {
+      await prompt(id, 'hello')
+      const fake = runtimes.get(id)
+      const first = open ? fake.ui.ask(confirm) : undefined
+      let asked: ReturnType<typeof fake.ui.ask> | undefined
+      fake.onAbort = () => void (asked = fake.ui.ask(confirm))
+      expect(await registry.delete(id)).toBe(true)
+      expect(asked).toBeDefined()
+      expect(await asked).toEqual({ outcome: 'refused' })
+      if (first) expect((await first).outcome).toBe('cancelled')
+    }
   })
 
   it('abort on a thread that is not live is not-live, and with nothing in flight is idle; neither reaches the runtime', async () => {

@@ -9,7 +9,7 @@
  * once, as a live child does, so `retiring` and `disposing` are left when the last dialog settles.
  *
  * Property-based: random sequences of requests, runtime events and answers against a live actor with
- * a fake runtime queue (its clearQueue actor answers QUEUE_CLEARED or QUEUE_CLEAR_FAILED as it starts).
+ * a fake runtime queue (its clearQueue actor answers QUEUE_CLEARED as it starts).
  */
 import { fc, test } from '@fast-check/vitest'
 import {
@@ -47,7 +47,6 @@ const THREAD_ACTIONS = [
   'publishStatus',
   'startRun',
   'queuePrompt',
-  'recordError',
   'tellRuntimeAbort',
   'recordSettled',
   'armIdleTimer',
@@ -58,8 +57,8 @@ const THREAD_ACTIONS = [
 const DIALOG_ACTIONS = ['showRequest', 'watch', 'unwatch', 'recordSettle', 'resolveExtension', 'resolveWithdrawn'] as const
 
 interface Options {
-  /** What the fake runtime's clearQueue sends back at once; `false` leaves it to the test. */
-  clear?: false | (() => 'cleared' | 'failed')
+  /** The fake runtime's clearQueue answers at once; without it the answer is left to the test. */
+  clear?: boolean
   /** A request that arrives re-entrantly, sent synchronously from inside the named provided action (once). */
   reentrant?: { action: (typeof THREAD_ACTIONS)[number]; event: ThreadEvent }
 }
@@ -102,11 +101,10 @@ function liveThread(opts: Options = {}) {
   const clearQueue = fromCallback<ThreadEvent, { run: number }>(({ input, sendBack }) => {
     log.push({ who: 'thread', action: 'clearQueue', run: input.run })
     if (!opts.clear) return
-    const how = opts.clear()
     const { steering, followUp } = queue
     queue.steering = []
     queue.followUp = []
-    sendBack(how === 'cleared' ? { type: 'QUEUE_CLEARED', steering, followUp } : { type: 'QUEUE_CLEAR_FAILED', message: 'the runtime threw' })
+    sendBack({ type: 'QUEUE_CLEARED', steering, followUp })
   })
   const machine = threadMachine.provide({
     actions: threadActions as never,
@@ -320,7 +318,6 @@ function eventsFor(snap: Snap): ThreadEvent[] {
     { type: 'ABORT', run: c.run },
     { type: 'ABORT', run: c.run + 1 },
     { type: 'QUEUE_CLEARED', steering: ['s1', 's2'], followUp: ['f1'] },
-    { type: 'QUEUE_CLEAR_FAILED', message: 'the runtime threw' },
     { type: 'SETTLED', aborted: false, unclaimed: [] },
     { type: 'SETTLED', aborted: true, unclaimed: [{ messageId: 'u1', text: 'unclaimed' }] },
     { type: 'IDLE_TIMEOUT' },
@@ -414,7 +411,7 @@ const running = ['LIVE', 'PROMPT', 'ASK'].reduce<Snap>(
   initialTransition(threadMachine, { threadId: 't1' })[0],
 )
 const prefix: ThreadEvent[] = [{ type: 'LIVE' }, P('steer'), { type: 'ASK', dialogId: 'd1', spec, origin }]
-const STOP_EVENTS = new Set(['ABORT', 'QUEUE_CLEARED', 'QUEUE_CLEAR_FAILED', 'SETTLED', 'ASK'])
+const STOP_EVENTS = new Set(['ABORT', 'QUEUE_CLEARED', 'SETTLED', 'ASK'])
 const stops = getSimplePaths(model, {
   fromState: running,
   events: (s: Snap) =>
@@ -498,7 +495,7 @@ describe('thread machine: requests that arrive re-entrantly while the thread lea
 
 describe('thread machine: a steer or follow-up carries the run its tab shows', () => {
   it('a prompt naming a run that is not the current one is refused stale-run and queues or starts nothing; naming the current run it is queued; naming the run that just ended it starts the next', () => {
-    const h = liveThread({ clear: () => 'cleared' })
+    const h = liveThread({ clear: true })
     h.send({ type: 'LIVE' })
     h.send(P('steer')) // run 1
     h.send(P('steer', 'enqueue', 2))
@@ -576,9 +573,8 @@ const moveArb: fc.Arbitrary<Move> = fc.oneof(
 const disposeArb = fc.option(fc.constantFrom<'cancelled' | 'aborted'>('cancelled', 'aborted'), { nil: undefined })
 
 /** Plays the moves; a SETTLED while busy hands back what the fake runtime still queued as `unclaimed` when aborted. */
-function play(moves: Move[], clears: boolean[], dispose?: 'cancelled' | 'aborted') {
-  let c = 0
-  const h = liveThread({ clear: () => (clears[c++ % Math.max(1, clears.length)] ?? true ? 'cleared' : 'failed') })
+function play(moves: Move[], dispose?: 'cancelled' | 'aborted') {
+  const h = liveThread({ clear: true })
   let asks = 0
   for (const m of moves) {
     if (h.actor.getSnapshot().status === 'done') break
@@ -598,28 +594,33 @@ function play(moves: Move[], clears: boolean[], dispose?: 'cancelled' | 'aborted
         h.queue.steering = []
         h.queue.followUp = []
       }
+      // the registry builds the runtime (LIVE) before it sends a prompt
+      if (m.event.type === 'PROMPT' && h.actor.getSnapshot().value === 'cold') h.send({ type: 'LIVE' })
       h.send(m.event)
     }
     assertInvariants(h)
   }
-  if (dispose && h.actor.getSnapshot().status !== 'done') h.send({ type: 'DISPOSE', reason: 'deleted', dialogOutcome: dispose })
+  if (dispose && h.actor.getSnapshot().status !== 'done') {
+    // A cold machine holds nothing to dispose (the registry stops it); a live one is disposed.
+    if (h.actor.getSnapshot().value === 'cold') h.send({ type: 'LIVE' })
+    h.send({ type: 'DISPOSE', reason: 'deleted', dialogOutcome: dispose })
+  }
   assertInvariants(h)
   return h
 }
 
 const movesArb = fc.array(moveArb, { maxLength: 30 })
-const clearsArb = fc.array(fc.boolean(), { minLength: 1, maxLength: 4 })
 
 describe('thread machine: properties over random sequences', () => {
-  test.prop([movesArb, clearsArb, disposeArb], { numRuns: 200 })(
+  test.prop([movesArb, disposeArb], { numRuns: 200 })(
     'the runtime is told to abort at most once per run, always after its queue was cleared',
-    (moves, clears, dispose) => void play(moves, clears, dispose),
+    (moves, dispose) => void play(moves, dispose),
   )
 
-  test.prop([movesArb, clearsArb], { numRuns: 150 })(
-    'a stop hands back the waiting prompts steering first, then follow-ups, each in the order queued; a failed clear restores nothing and says so',
-    (moves, clears) => {
-      const h = play(moves, clears)
+  test.prop([movesArb], { numRuns: 150 })(
+    'a stop hands back the waiting prompts steering first, then follow-ups, each in the order queued',
+    (moves) => {
+      const h = play(moves)
       h.log.forEach((e, i) => {
         if (e.action !== 'clearQueue') return
         const queued = h.log.slice(0, i).filter((x) => x.action === 'queuePrompt' || x.action === 'clearQueue' || x.action === 'startRun' || (x.who === 'send' && x.action === 'SETTLED'))
@@ -627,16 +628,15 @@ describe('thread machine: properties over random sequences', () => {
         const since = queued.slice(queued.findLastIndex((x) => x.action !== 'queuePrompt') + 1)
         const texts = (d: string) => since.map((x) => (x.params as { prompt: PromptRequest }).prompt).filter((p) => p.deliverAs === d).map((p) => p.text)
         const answer = h.log.slice(i).find((x) => x.action === 'abort.answered')!.params as { restored: string[] }
-        const failed = h.log.slice(i).find((x) => x.action === 'recordError' || x.action === 'abort.answered')!.action === 'recordError'
-        expect(answer.restored).toEqual(failed ? [] : [...texts('steer'), ...texts('followUp')])
+        expect(answer.restored).toEqual([...texts('steer'), ...texts('followUp')])
       })
     },
   )
 
-  test.prop([movesArb, clearsArb], { numRuns: 150 })(
+  test.prop([movesArb], { numRuns: 150 })(
     'a prompt while idle starts run N+1 at once; a prompt while a stop is pending starts only after the stopped run settles',
-    (moves, clears) => {
-      const h = play(moves, clears)
+    (moves) => {
+      const h = play(moves)
       h.log.forEach((e, i) => {
         if (e.who !== 'send' || e.action !== 'PROMPT') return
         const { messageId, admission } = e.params as PromptRequest
@@ -664,10 +664,10 @@ describe('thread machine: properties over random sequences', () => {
     },
   )
 
-  test.prop([movesArb, clearsArb], { numRuns: 150 })(
+  test.prop([movesArb], { numRuns: 150 })(
     'every prompt gets exactly one reply, admitted or refused, once the stop it waited on has settled',
-    (moves, clears) => {
-      const h = play(moves, clears)
+    (moves) => {
+      const h = play(moves)
       const pending = new Set(h.actor.getSnapshot().context.pending.map((p) => p.messageId))
       for (const e of h.sent.filter((x) => x.type === 'PROMPT')) {
         const id = (e as PromptRequest).messageId
@@ -677,10 +677,10 @@ describe('thread machine: properties over random sequences', () => {
     },
   )
 
-  test.prop([movesArb, clearsArb, fc.constantFrom<'cancelled' | 'aborted'>('cancelled', 'aborted'), movesArb], { numRuns: 150 })(
+  test.prop([movesArb, fc.constantFrom<'cancelled' | 'aborted'>('cancelled', 'aborted'), movesArb], { numRuns: 150 })(
     'nothing happens after the thread is disposed: every question settles once under the dispose outcome, and no provided action fires afterwards',
-    (moves, clears, outcome, after) => {
-      const h = play(moves, clears, outcome)
+    (moves, outcome, after) => {
+      const h = play(moves, outcome)
       expect(h.actor.getSnapshot().status).toBe('done')
       expect(openDialogs(h)).toEqual([])
       const dispose = h.log.findIndex((e) => e.who === 'send' && e.action === 'DISPOSE')
@@ -698,10 +698,10 @@ describe('thread machine: properties over random sequences', () => {
     },
   )
 
-  test.prop([movesArb, clearsArb, disposeArb], { numRuns: 150 })(
+  test.prop([movesArb, disposeArb], { numRuns: 150 })(
     'each dialog finishes exactly once and its settle precedes its resolution, however answers, cancels, timeouts, stops and disposal interleave',
-    (moves, clears, dispose) => {
-      const h = play(moves, clears, dispose)
+    (moves, dispose) => {
+      const h = play(moves, dispose)
       const ids = new Set(h.log.filter(isDialog).map((e) => e.who))
       for (const id of ids) {
         const mine = h.log.filter((e) => e.who === id).map((e) => e.action)
@@ -716,7 +716,7 @@ describe('thread machine: properties over random sequences', () => {
 
 describe('thread machine: replies a caller waits on', () => {
   it('a prompt waiting on a stop is refused (reason disposed) when the thread is disposed before the stopped run settles', () => {
-    const h = liveThread({ clear: () => 'cleared' })
+    const h = liveThread({ clear: true })
     h.send({ type: 'LIVE' })
     h.send(P('steer'))
     h.send({ type: 'ABORT' })

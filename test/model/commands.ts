@@ -8,8 +8,11 @@
  */
 import { fc } from '@fast-check/vitest'
 
-/** `stubborn`: the walk extension's tool, which works until stopped and then holds the stop pending (levers only). */
-export type RunKind = 'plain' | 'confirm' | 'select' | 'ask' | 'slow' | 'stubborn'
+/**
+ * `stubborn`: the walk extension's tool, which works until stopped and then holds the stop pending;
+ * `cut`: its tool that works until the walk cuts the run short from inside (levers only, both).
+ */
+export type RunKind = 'plain' | 'confirm' | 'select' | 'ask' | 'slow' | 'stubborn' | 'cut'
 
 export type Command =
   /**
@@ -38,6 +41,8 @@ export type Command =
   // ——— levers: the walk extension (test/fixtures/walk-agent) and a short idle timeout; graph paths only ———
   /** A stop held pending by the stubborn tool is let go: the run settles, prompts that waited start. */
   | { t: 'release' }
+  /** The cut tool ends its own run (an extension's `ctx.abort()`): the follow-ups it left queued start the next run. */
+  | { t: 'cut' }
   /** idle: the extension asks a question of its own accord, between runs. */
   | { t: 'ext-ask' }
   /** The extension takes its question back (its own abort signal). */

@@ -4,7 +4,8 @@
  * A node is the thread machine's state (with its dialog children) after a sequence of commands,
  * stepped by the same oracle the walk uses (`ThreadModel`) and a minimal runtime that answers the
  * way the demo model does: a plain prompt runs and settles, `call ui_dialog` / `ask_user_question`
- * ask (a batch of two asks twice), `slow` streams until stopped; a stop settles the run aborted, a
+ * ask (a batch of two asks twice), `slow` streams until stopped (the levers' `stubborn` and `cut`
+ * tools work until stopped or cut); a stop settles the run aborted, a
  * prompt that waited on it then runs and settles. `xstate/graph`'s shortest paths reach every node;
  * the node key includes the machine transitions the last command took, so the paths also take every
  * transition the commands can reach. Each path is replayed against the real server by the walk.
@@ -62,7 +63,7 @@ const busy = (m: ThreadModel) => m.state === 'running' || m.state.startsWith('ab
 function runOn(sim: Sim): void {
   const m = sim.model
   for (let i = 0; i < 4 && m.state === 'running' && m.dialogs.length === 0; i++) {
-    if (sim.kind === 'slow' || sim.kind === 'stubborn') return
+    if (sim.kind === 'slow' || sim.kind === 'stubborn' || sim.kind === 'cut') return
     if (sim.kind === 'ask' && sim.asksLeft > 0) {
       sim.asksLeft--
       m.send({ type: 'ASK', dialogId: `d${++sim.asked}`, spec: question(sim.asked), origin })
@@ -158,6 +159,17 @@ function apply(sim: Sim, c: Command): void {
       sim.kind = 'plain'
       m.send({ type: 'SETTLED', aborted: true, unclaimed: [] })
       return runOn(sim)
+    case 'cut': {
+      if (sim.kind !== 'cut' || m.state !== 'running') return
+      // the run ends aborted with no stop asked: pi took the steering into the run, the follow-ups
+      // are still queued, and the settle hands them to the machine
+      m.queue = m.queue.filter((q) => q.deliverAs === 'followUp')
+      const unclaimed = m.queue.map((q) => ({ messageId: q.id, text: q.text }))
+      m.queue = []
+      sim.kind = 'plain'
+      m.send({ type: 'SETTLED', aborted: true, unclaimed })
+      return runOn(sim)
+    }
     case 'ext-ask':
       if (m.state !== 'idle' || sim.extAsk) return
       sim.extAsk = `e${++sim.asked}`
@@ -191,7 +203,8 @@ function commandsFor(sim: Sim, levers: Levers): Command[] {
   if (levers.extension) {
     const extra: Command[] = []
     if (m.state === 'cold') extra.push({ t: 'cold-ask' })
-    if (m.state === 'idle' && !sim.extAsk) extra.push({ t: 'ext-ask' }, P('stubborn'))
+    if (m.state === 'idle' && !sim.extAsk) extra.push({ t: 'ext-ask' }, P('stubborn'), P('cut'))
+    if (m.state === 'running' && sim.kind === 'cut') extra.push({ t: 'cut' })
     if (sim.extAsk && m.dialogs.includes(sim.extAsk)) extra.push({ t: 'withdraw' })
     if (sim.held) extra.push({ t: 'release' })
     if (levers.idle && m.state === 'idle') extra.push({ t: 'retire' })
@@ -311,8 +324,10 @@ export function leverPaths(levers: Levers, covered: Set<string>, maxDepth = 6): 
           for (const k of fresh) done.add(k)
           out.push(longer)
         }
-        if (seen.has(keyOf(sim))) continue
-        seen.add(keyOf(sim))
+        // which queue a prompt waits in matters here: a run cut short runs the steering, hands back the follow-ups
+        const key = keyOf(sim) + sim.model.queue.map((q) => q.deliverAs).join()
+        if (seen.has(key)) continue
+        seen.add(key)
         next.push(longer)
       }
     }

@@ -288,11 +288,16 @@ export class Walk {
     if (!e || !this.#matches(e, d)) {
       if (!e && d.type === 'extension-ui-request')
         m.send({ type: 'ASK', dialogId: d.id, spec: d.dialog, origin: d.origin, ...(d.expiresAt ? { expiresAt: d.expiresAt } : {}) })
-      else if (!e && d.type === 'settled') m.send({ type: 'SETTLED', aborted: d.aborted, unclaimed: [] })
+      else if (!e && d.type === 'settled') {
+        // what the run left in the runtime's queue (a run an extension cut short): the adapter hands it over with the settle
+        const left = [...m.queue.filter((q) => q.deliverAs === 'steer'), ...m.queue.filter((q) => q.deliverAs === 'followUp')]
+        m.queue = []
+        m.send({ type: 'SETTLED', aborted: d.aborted, unclaimed: left.map((q) => ({ messageId: q.id, text: q.text })) })
+      }
       else if (!e && d.type === 'dialog-settled' && d.outcome === 'timeout') m.send({ type: 'DIALOG.TIMEOUT', dialogId: d.id })
-      else if (d.type === 'prompt-rejected' || d.type === 'error') {
+      else if (d.type === 'prompt-rejected') {
         // the runtime's own report (a fate like any other), not the machine's
-        if (d.type === 'prompt-rejected') m.queue = m.queue.filter((q) => q.serverId !== d.messageId)
+        m.queue = m.queue.filter((q) => q.serverId !== d.messageId)
         return
       }
       e = m.expected[0]
@@ -343,8 +348,6 @@ export class Walk {
         return e.id === d.id && e.outcome === d.outcome
       case 'prompt-rejected':
         return (this.model.serverIds.get(e.messageId) ?? e.messageId) === d.messageId && e.reason === d.reason
-      case 'error':
-        return true
     }
   }
 
@@ -408,7 +411,7 @@ export class Walk {
       }
       const rests = (!stopping || (this.#held && this.model.state === 'aborting.stopping')) && (!view.status.busy || view.openDialogs.length > 0 || this.#held)
       if (!stopping && this.model.state === 'running' && this.#streaming(view) && Date.now() - start >= 15) return view
-      if (!stopping && this.model.state === 'running' && this.#working && this.#kinds.get(this.model.run) === 'stubborn' && Date.now() - since >= 30) return view
+      if (!stopping && this.model.state === 'running' && this.#working && this.#toolWorks() && Date.now() - since >= 30) return view
       if (rests && Date.now() - since >= 30) return view
       if (conn.ended || Date.now() > until) {
         this.#violate(`the thread never came to rest (status ${JSON.stringify(view.status)}, ${view.openDialogs.length} open question(s), model ${this.model.state})`)
@@ -497,6 +500,9 @@ export class Walk {
       case 'cold-ask':
         await this.#coldAsk()
         break
+      case 'cut':
+        await this.#cut()
+        break
       case 'retire':
         await this.#retire()
         break
@@ -546,6 +552,8 @@ export class Walk {
         return `slow ${SLOW_WORDS}`
       case 'stubborn':
         return 'call walk_stubborn {}'
+      case 'cut':
+        return 'call walk_cut {}'
     }
   }
 
@@ -594,7 +602,7 @@ export class Walk {
   }
 
   async #prompt(c: Extract<Command, { t: 'prompt' }>): Promise<void> {
-    const kind = this.#busy ? 'plain' : c.kind === 'stubborn' && !this.options.levers ? 'slow' : c.kind
+    const kind = this.#busy ? 'plain' : (c.kind === 'stubborn' || c.kind === 'cut') && !this.options.levers ? 'slow' : c.kind
     const text = this.#text(kind)
     const run = c.run ? this.model.runNamed(c.run) : undefined
     if (run !== undefined && run < 1) {
@@ -604,6 +612,7 @@ export class Walk {
       return this.#count('prompt 400')
     }
     if (kind === 'stubborn') await rm(this.#gate('walk-release'), { force: true })
+    if (kind === 'cut') await rm(this.#gate('walk-cut'), { force: true })
     const id = this.model.prompt(text, c.admission, c.deliverAs, run)
     if (this.#held && !this.model.replies.has(id)) {
       // it waits on the held stop: its reply comes when the stopped run settles (release) or the thread goes
@@ -951,6 +960,20 @@ export class Walk {
     this.#held = false
     await this.#answerWaiting()
     this.#count('release')
+  }
+
+  /** A lever tool of the current run is at work (it rests until stopped, released or cut). */
+  #toolWorks(): boolean {
+    const kind = this.#kinds.get(this.model.run)
+    return kind === 'stubborn' || kind === 'cut'
+  }
+
+  async #cut(): Promise<void> {
+    if (!this.options.levers || this.model.state !== 'running' || this.#kinds.get(this.model.run) !== 'cut' || !this.#working) return
+    const from = this.A.current!.frames.length + this.A.current!.dropped
+    await this.#open('walk-cut')
+    this.#expect(await this.#frameAfter(from, (d) => d.type === 'settled'), 'the cut tool ended its run, but the run never settled')
+    this.#count('cut')
   }
 
   async #extAskCommand(): Promise<void> {

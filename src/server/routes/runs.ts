@@ -62,14 +62,11 @@ export const runRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry; wr
           return refuseWrite(reply, outcome.fault)
         case 'build-failed':
           return reply.code(502).send({ error: `the thread's runtime could not start: ${outcome.reason}` })
-        case 'not-live':
         case 'rejected':
-          if (outcome.kind === 'rejected' && outcome.reason === 'unavailable') {
+          if (outcome.reason === 'unavailable') {
             return reply.code(409).send({ error: unavailableError(id, registry.get(id)?.unavailable), reason: 'unavailable' })
           }
-          return reply
-            .code(409)
-            .send({ error: `the prompt was not run`, reason: outcome.kind === 'rejected' ? outcome.reason : 'not-live' })
+          return reply.code(409).send({ error: `the prompt was not run`, reason: outcome.reason })
       }
     },
   )
