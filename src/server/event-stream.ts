@@ -109,8 +109,8 @@ export function openEventStream(
     request.log.warn({ url: request.url, buffered: raw.writableLength, why }, 'event-stream client fell behind; closing it so it resumes')
     scheduleDrop(() => end(() => raw.destroy()))
   }
-  // Judged after the socket has had its chances to flush: Node corks a response for the rest of a
-  // tick, so even a fast client's backlog is large right after a burst.
+  // Judged after the socket has had its chances to flush: right after a burst, even a fast client's
+  // backlog is large (what the kernel's buffer has not taken yet).
   const check = () => {
     timer = undefined
     urgent = false
@@ -140,10 +140,14 @@ export function openEventStream(
     send(frame) {
       if (ended) return
       raw.write(frame)
+      // A response corks itself on write and uncorks on the next tick, which comes only once the
+      // microtask queue is empty: after whatever this frame lets run (a settled dialog resumes the
+      // extension's run there, for milliseconds). Frames come here already joined: send them now.
+      if (raw.writableCorked) raw.uncork()
       const buffered = raw.writableLength
       if (buffered <= options.highWaterMark) return
       if (buffered > maxBuffered && !urgent) {
-        // Looked at again once this tick's writes have had their chance to flush.
+        // Looked at again once the socket has had its chance to flush.
         urgent = true
         if (timer) clearTimeout(timer)
         timer = setTimeout(check, 0)

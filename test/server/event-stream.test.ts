@@ -1,0 +1,48 @@
+/**
+ * An event stream on a real socket: a frame is handed to the kernel when it is sent, not on the
+ * next tick. Node's response corks itself until then, and the next tick waits for every microtask
+ * — a settled dialog resumes its extension's whole run there, with the frame still held back.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { connect, type AddressInfo } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { defaultStreamOptions, openEventStream } from '../../src/server/event-stream.js'
+
+let server: Server | undefined
+afterEach(() => {
+  server?.closeAllConnections()
+  server?.close()
+  server = undefined
+})
+
+/** One follow over loopback; resolves with the server's response once the client has its headers. */
+async function follow(): Promise<{ req: IncomingMessage; res: ServerResponse; received: () => string }> {
+  const opened = new Promise<{ req: IncomingMessage; res: ServerResponse }>((resolve) => {
+    server = createServer((req, res) => resolve({ req, res }))
+  })
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
+  const { port } = server!.address() as AddressInfo
+  const socket = connect(port, '127.0.0.1')
+  let text = ''
+  socket.on('data', (chunk) => (text += chunk.toString('latin1')))
+  socket.write('GET /follow HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n')
+  return { ...(await opened), received: () => text }
+}
+
+describe('event stream on a socket', () => {
+  it('a frame sent from a microtask is in the kernel at once, before the microtasks after it run', async () => {
+    const { req, res, received } = await follow()
+    const request = { raw: req, url: req.url, log: { warn() {} } } as unknown as FastifyRequest
+    const reply = { hijack() {}, raw: res } as unknown as FastifyReply
+    const stream = openEventStream(request, reply, defaultStreamOptions, () => {})
+    await new Promise((resolve) => setImmediate(resolve))
+    const heldBack = await Promise.resolve().then(() => {
+      stream.send(Buffer.from('event: dialog-settled\ndata: {}\n\n'))
+      return { response: res.writableLength, socket: res.socket!.writableLength, corked: res.writableCorked }
+    })
+    expect(heldBack).toEqual({ response: 0, socket: 0, corked: 0 })
+    await expect.poll(received).toContain('event: dialog-settled\ndata: {}\n\n')
+    stream.close()
+  })
+})
