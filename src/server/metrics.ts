@@ -14,14 +14,13 @@ import type { ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
-import { Type } from 'typebox'
 import type { ThreadRegistry } from '../host/thread-registry.js'
 import type { Observation } from '../schemas/index.js'
-import { guarded } from './responses.js'
+import { apiRoutes } from '../schemas/api-routes.js'
 
-export const METRICS_PATH = '/metrics'
-const PROMPT_ROUTE = '/api/threads/:id/prompt'
-const FOLLOW_ROUTE = '/api/threads/:id/follow'
+export const METRICS_PATH = apiRoutes.metrics.path
+const PROMPT_ROUTE = apiRoutes.prompt.path
+const FOLLOW_ROUTE = apiRoutes.follow.path
 
 export interface MetricsOptions {
   registry: ThreadRegistry
@@ -225,10 +224,7 @@ export function installMetrics(
       schema: {
         tags: ['meta'],
         summary: 'Prometheus metrics (text exposition format)',
-        response: {
-          200: { description: 'the metrics', content: { 'text/plain': { schema: Type.String() } } },
-          ...guarded,
-        },
+        response: apiRoutes.metrics.response,
       },
     },
     async (_request, reply) => reply.type(register.contentType).send(await register.metrics()),

@@ -9,10 +9,9 @@
 import fastifySwagger from '@fastify/swagger'
 import fastifySwaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
-import { Type } from 'typebox'
-import { guarded } from './responses.js'
+import { apiRoutes } from '../schemas/api-routes.js'
 
-export const OPENAPI_PATH = '/api/openapi.json'
+export const OPENAPI_PATH = apiRoutes.openapi.path
 export const DOCS_PREFIX = '/api/docs'
 
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
@@ -46,7 +45,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       schema: {
         tags: ['meta'],
         summary: 'This document',
-        response: { 200: Type.Object({ openapi: Type.String() }, { additionalProperties: true }), ...guarded },
+        response: apiRoutes.openapi.response,
       },
     },
     async () => app.swagger(),

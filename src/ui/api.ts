@@ -58,7 +58,7 @@ export const RETRY_DELAYS_MS = [...DEFAULT_RETRY_DELAYS_MS]
  * the same key, so it runs at most once and the retry gets the first answer. An HTTP error is an
  * answer: it is never retried. Base and token are read on every call, so a change applies at once.
  */
-const client = createApiClient({
+export const client = createApiClient({
   get baseUrl() {
     return apiConfig.base
   },

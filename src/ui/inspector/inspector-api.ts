@@ -1,22 +1,18 @@
-/** The inspector's routes, with the same token handling as the rest of the client. */
-import { ApiError, apiConfig } from '../api.js'
+/** The inspector's routes, through the same typed client (route table, token) as the rest of the web client. */
+import { ApiError, apiConfig, client } from '../api.js'
 import type { ActorNode, MachineInfo } from './types.js'
 
-async function get<T>(path: string): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' }
-  if (apiConfig.token) headers.authorization = `Bearer ${apiConfig.token}`
-  const res = await fetch(apiConfig.base + path, { headers })
-  const body = await res.json().catch(() => ({}))
-  if (res.status === 404 && path.startsWith('/api/debug/actors')) {
-    throw new ApiError(404, { error: 'the inspector is off on this server (--inspector off)' })
+const inspectorOff = (err: unknown): never => {
+  if (err instanceof ApiError && err.status === 404) {
+    throw new ApiError(404, { error: 'the inspector is off on this server (--inspector off)' }, err.route)
   }
-  if (!res.ok) throw new ApiError(res.status, body)
-  return body as T
+  throw err
 }
 
 export const inspectorApi = {
-  actors: () => get<{ threads: ActorNode[] }>('/api/debug/actors').then((r) => r.threads),
-  machine: (machineId: string) => get<MachineInfo>(`/api/debug/machines/${encodeURIComponent(machineId)}`),
+  // The actor forest's schema is depth-limited (a recursive type the route table leaves open): typed here.
+  actors: () => client.call('debugActors').then((r) => r.threads as ActorNode[], inspectorOff),
+  machine: (machineId: string) => client.call('debugMachine', { params: { machineId } }).then((r) => r as unknown as MachineInfo),
   /** EventSource sends Last-Event-ID itself on reconnect; the token rides in the query. */
   eventsUrl: () => `${apiConfig.base}/api/debug/events${apiConfig.token ? `?token=${encodeURIComponent(apiConfig.token)}` : ''}`,
 }
