@@ -66,9 +66,11 @@ export function installMetrics(
   })
 
   // The follow responses now open, by thread, each with its socket (kept: a finished response lets
-  // go of it) and the socket's bytes already counted.
-  type Tracked = { socket: Socket | null; counted: number }
+  // go of it), the socket's bytes already counted, and how far into its thread's frames it was charged.
+  type Tracked = { socket: Socket | null; counted: number; charged: number }
   const follows = new Map<string, Map<ServerResponse, Tracked>>()
+  /** Frames each followed thread's feed appended: one add per frame, however many follow it. */
+  const appended = new Map<string, number>()
   /** A follow answered with its stream (not a 404 or a refusal), and not yet closed. */
   const streaming = (res: ServerResponse) => res.statusCode === 200 && res.headersSent && !res.destroyed
   const bytesOut = new Counter({
@@ -99,7 +101,16 @@ export function installMetrics(
     name: 'threadhost_follow_frames_out_total',
     help: 'Observation frames sent to follow streams (one per stream per frame), counted as the feed appends them; snapshots and resume replays are not included',
     registers,
+    collect() {
+      for (const [threadId, streams] of follows) for (const [res, tracked] of streams) charge(threadId, res, tracked)
+    },
   })
+  /** A follow is charged the frames its thread appended since it was last charged, if it was streaming them. */
+  const charge = (threadId: string, res: ServerResponse, tracked: Tracked) => {
+    const now = appended.get(threadId) ?? 0
+    if (now > tracked.charged && res.statusCode === 200 && res.headersSent) framesOut.inc(now - tracked.charged)
+    tracked.charged = now
+  }
   const runsStarted = new Counter({ name: 'threadhost_runs_started_total', help: 'Runs started (status busy with a new run number)', registers })
   const runsSettled = new Counter({ name: 'threadhost_runs_settled_total', help: 'Runs ended by their settle, aborted or not', registers })
   const runsAborted = new Counter({ name: 'threadhost_runs_aborted_total', help: 'Runs whose settle says aborted', registers })
@@ -148,9 +159,7 @@ export function installMetrics(
   let closed = false
   const observe = (threadId: string) => (o: Observation) => {
     if (closed) return
-    let streams = 0
-    for (const res of follows.get(threadId)?.keys() ?? []) if (streaming(res)) streams++
-    if (streams > 0) framesOut.inc(streams)
+    if (follows.has(threadId)) appended.set(threadId, (appended.get(threadId) ?? 0) + 1)
     switch (o.type) {
       case 'status': {
         const last = runStarts.get(threadId)
@@ -199,12 +208,16 @@ export function installMetrics(
     const res = reply.raw
     const streams = follows.get(threadId) ?? new Map<ServerResponse, Tracked>()
     follows.set(threadId, streams)
-    const tracked = { socket: res.socket, counted: res.socket?.bytesWritten ?? 0 }
+    const tracked = { socket: res.socket, counted: res.socket?.bytesWritten ?? 0, charged: appended.get(threadId) ?? 0 }
     streams.set(res, tracked)
     res.once('close', () => {
       account(tracked)
+      charge(threadId, res, tracked)
       streams.delete(res)
-      if (streams.size === 0 && follows.get(threadId) === streams) follows.delete(threadId)
+      if (streams.size === 0 && follows.get(threadId) === streams) {
+        follows.delete(threadId)
+        appended.delete(threadId)
+      }
     })
   })
   app.addHook('onSend', async (request, reply, payload) => {
