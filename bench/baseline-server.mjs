@@ -9,6 +9,9 @@
 //                                  socket, in the bursts threadhost wrote them; answers when done
 //   POST /dialog/:ch               writes one dialog-settled frame to every follower, then 204
 //   POST /channels?n=K             K idle channels, each holding its run's frames in a ring (heap)
+//   POST /tick?k=K&ms=M            the body (one recorded chunk frame) becomes the template of K
+//                                  streams: channel tickI writes a chunk every M ms to its followers
+//   POST /tick-stop                stops them
 // A follower with more than 1 MiB buffered is closed at once (the naive drop rule).
 import { createServer } from 'node:http'
 
@@ -16,6 +19,7 @@ const port = Number(process.argv[process.argv.indexOf('--port') + 1] || 0)
 const HWM = 1 << 20
 const channels = new Map()
 const idle = []
+const ticking = []
 
 function channel(name) {
   let c = channels.get(name)
@@ -97,6 +101,32 @@ const server = createServer(async (req, res) => {
     const frames = splitFrames(await readBody(req))
     // Each holds its own copy, as each thread's feed holds its own frames.
     for (let i = 0; i < n; i++) idle.push({ followers: new Set(), frames: frames.map((f) => Buffer.from(f)), seq: frames.length })
+    return res.end()
+  }
+  if (req.method === 'POST' && route === 'tick') {
+    const k = Number(url.searchParams.get('k'))
+    const ms = Number(url.searchParams.get('ms'))
+    // A minimal relay of K upstream token streams: each numbers and encodes its frame as a chunk
+    // comes (the recorded frame with this channel's seq), writes it to the channel's followers and
+    // waits for the next one. One timer per channel, re-armed after each write: the schedule the
+    // demo model's faux provider keeps in threadhost (a setTimeout per chunk, after the last one).
+    const frame = (await readBody(req)).toString('utf8')
+    const event = frame.slice(frame.indexOf('\n') + 1).replace(/,"seq":\d+\}\n\n$/, '')
+    for (let i = 0; i < k; i++) {
+      const c = channel(`tick${i}`)
+      const next = () => {
+        const seq = ++c.seq
+        broadcast(c, `id: ${seq}\n${event},"seq":${seq}}\n\n`)
+        c.timer = setTimeout(next, ms)
+      }
+      // Independent streams start at independent moments (threadhost's start as their prompts come).
+      c.timer = setTimeout(next, Math.random() * ms)
+      ticking.push(c)
+    }
+    return res.end()
+  }
+  if (req.method === 'POST' && route === 'tick-stop') {
+    for (const c of ticking.splice(0)) clearTimeout(c.timer)
     return res.end()
   }
   res.statusCode = 404

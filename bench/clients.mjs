@@ -1,8 +1,15 @@
 // A bench client process: holds many SSE follows over raw sockets, so clients cost the server's
 // process nothing and parse little (they count frames and look for one marker). Driven over IPC:
 //   {cmd:'open', port, path, n, stall}  n follows; stalled ones never read a byte after connecting
+//   {cmd:'open', port, paths}           one follow of each path
 //   {cmd:'arm', marker, record}         counts from now; reports {event:'done'} once every fast
 //                                       follow has seen `marker` (first/last arrival, hrtime ns)
+//   {cmd:'times', marker}               from now every fast follow notes when each frame holding
+//                                       `marker` arrives (performance.now, in a typed array)
+//   {cmd:'gaps', from, to}              stops noting; per follow, the time between consecutive such
+//                                       frames for those that arrived in [from, to] (hrtime ns), as
+//                                       a histogram of 0.1 ms buckets; how many arrived then; how
+//                                       many follows had none
 //   {cmd:'stalled-ended', ms}           lets the stalled follows read: how many had been closed
 //   {cmd:'close'}
 // Times are process.hrtime (CLOCK_MONOTONIC), comparable across processes on one machine.
@@ -36,7 +43,7 @@ function counter(needle) {
 function open(port, path, stall) {
   return new Promise((resolve, reject) => {
     const sock = connect(port, '127.0.0.1')
-    const conn = { sock, seen: false, at: 0n, frames: 0, bytes: 0, countFrames: counter('\nevent: '), findMarker: undefined, record: undefined }
+    const conn = { sock, seen: false, at: 0n, frames: 0, bytes: 0, countFrames: counter('\nevent: '), findMarker: undefined, record: undefined, findTimed: undefined, times: undefined, nTimes: 0 }
     sock.setNoDelay(true)
     sock.on('error', () => {})
     sock.once('connect', () => {
@@ -56,6 +63,10 @@ function open(port, path, stall) {
       conn.bytes += chunk.length
       conn.frames += conn.countFrames(chunk)
       if (conn.record) conn.record.push(chunk)
+      if (conn.findTimed) {
+        const n = conn.findTimed(chunk)
+        if (n) note(conn, performance.now(), n)
+      }
       if (!conn.seen && conn.findMarker && conn.findMarker(chunk) > 0) {
         conn.seen = true
         conn.at = process.hrtime.bigint()
@@ -67,6 +78,49 @@ function open(port, path, stall) {
       settle()
     })
   })
+}
+
+/** Notes n arrivals at `t` (frames that came in one read arrived together). */
+function note(conn, t, n) {
+  for (let k = 0; k < n; k++) {
+    if (conn.nTimes === conn.times.length) {
+      const grown = new Float64Array(conn.times.length * 2)
+      grown.set(conn.times)
+      conn.times = grown
+    }
+    conn.times[conn.nTimes++] = t
+  }
+}
+
+/** performance.now() runs on the same monotonic clock as hrtime: an hrtime (ns) in its terms. */
+function local(ns) {
+  return performance.now() - Number(process.hrtime.bigint() - BigInt(ns)) / 1e6
+}
+
+function gaps(fromNs, toNs) {
+  const from = local(fromNs)
+  const to = local(toNs)
+  const hist = new Map()
+  let frames = 0
+  let silent = 0
+  for (const c of fast) {
+    c.findTimed = undefined
+    let any = false
+    for (let i = 0; i < c.nTimes; i++) {
+      const t = c.times[i]
+      if (t < from || t > to) continue
+      frames++
+      any = true
+      // The gap before a frame in the window counts even when the frame before it came earlier.
+      if (i > 0) {
+        const bucket = Math.floor((t - c.times[i - 1]) * 10)
+        hist.set(bucket, (hist.get(bucket) ?? 0) + 1)
+      }
+    }
+    if (!any) silent++
+    c.times = undefined
+  }
+  return { hist: [...hist], frames, silent, follows: fast.length, closed: fast.filter((c) => c.closed).length }
 }
 
 function settle() {
@@ -88,7 +142,8 @@ function settle() {
 process.on('message', async (m) => {
   switch (m.cmd) {
     case 'open': {
-      const conns = await Promise.all(Array.from({ length: m.n }, () => open(m.port, m.path, m.stall)))
+      const paths = m.paths ?? Array.from({ length: m.n }, () => m.path)
+      const conns = await Promise.all(paths.map((path) => open(m.port, path, m.stall)))
       ;(m.stall ? stalled : fast).push(...conns)
       return reply({ re: 'open' })
     }
@@ -105,6 +160,15 @@ process.on('message', async (m) => {
       reply({ re: 'arm' })
       // A process holding no fast follows has nothing to wait for.
       return setImmediate(settle)
+    case 'times':
+      for (const c of fast) {
+        c.times = new Float64Array(256)
+        c.nTimes = 0
+        c.findTimed = counter(m.marker)
+      }
+      return reply({ re: 'times' })
+    case 'gaps':
+      return reply({ re: 'gaps', ...gaps(m.from, m.to) })
     case 'stalled-ended': {
       for (const c of stalled) {
         c.sock.on('data', () => {})

@@ -7,8 +7,10 @@
  *
  * Not a test: nothing here asserts a time. Numbers go to docs/benchmarks.md by hand.
  * BENCH_SERVER=tsx runs threadhost from its sources through tsx (to measure a tree without a build);
- * BENCH_ROUNDS=n sets the rounds; BENCH_ONLY=fanout,dialog,startup,heap,big,stall picks scenarios;
- * BENCH_HEAP_THREADS=n sets how many idle live threads the heap figure divides by (default 100).
+ * BENCH_ROUNDS=n sets the rounds; BENCH_ONLY=fanout,dialog,startup,heap,big,stall,concurrent picks
+ * scenarios; BENCH_HEAP_THREADS=n sets how many idle live threads the heap figure divides by (default
+ * 100); BENCH_CONCURRENT_MAX=k caps the concurrent scenario's threads (default 1280) and
+ * BENCH_CONCURRENT_WINDOW_MS its measuring window per step (default 2000).
  */
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -19,7 +21,7 @@ import { join, resolve } from 'node:path'
 const root = resolve(import.meta.dirname, '..')
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3))
 const MODE = process.env.BENCH_SERVER === 'tsx' ? 'tsx' : 'compiled'
-/** BENCH_ONLY=fanout,dialog,startup,heap,big,stall runs only those scenarios (all by default). */
+/** BENCH_ONLY=fanout,dialog,startup,heap,big,stall,concurrent runs only those scenarios (all by default). */
 const ONLY = process.env.BENCH_ONLY?.split(',')
 /** Threads of the heap figure (BENCH_HEAP_THREADS; each is one pi session built and run once). */
 const HEAP_THREADS = Math.max(1, Number(process.env.BENCH_HEAP_THREADS ?? 100))
@@ -54,7 +56,8 @@ class Server {
     this.#dir = dir
   }
 
-  static async threadhost(): Promise<Server> {
+  /** `demoDelayMs`: the demo model's pause before each streamed chunk (0: as fast as it can). */
+  static async threadhost(demoDelayMs = 0): Promise<Server> {
     const dir = mkdtempSync(join(tmpdir(), 'threadhost-bench-'))
     const entry = MODE === 'tsx' ? ['--import', 'tsx', join(root, 'src/server/main.ts')] : ['--enable-source-maps', join(root, 'dist/server/main.js')]
     const args = [
@@ -62,7 +65,7 @@ class Server {
       '--import',
       join(root, 'bench/probe.mjs'),
       ...entry,
-      ...['--port', '0', '--data-dir', dir, '--agent-dir', join(dir, 'agent'), '--workspace', dir, '--model', 'demo', '--demo-delay-ms', '0', '--inspector', 'off'],
+      ...['--port', '0', '--data-dir', dir, '--agent-dir', join(dir, 'agent'), '--workspace', dir, '--model', 'demo', '--demo-delay-ms', String(demoDelayMs), '--inspector', 'off'],
     ]
     return Server.#start(args, /threadhost listening on (\S+)/, dir)
   }
@@ -161,6 +164,29 @@ interface Done {
   record?: string[]
 }
 
+/** Inter-arrival gaps, as a histogram of 0.1 ms buckets (bucket → count). */
+interface Gaps {
+  hist: Map<number, number>
+  /** Marked frames that arrived in the window, all follows together. */
+  frames: number
+  /** Follows that got none in the window. */
+  silent: number
+  follows: number
+  closed: number
+}
+
+/** The p-th percentile of a 0.1 ms histogram, in ms (the bucket's upper edge). */
+function histPercentile(hist: Map<number, number>, p: number): number {
+  const buckets = [...hist].sort((x, y) => x[0] - y[0])
+  const total = buckets.reduce((s, [, n]) => s + n, 0)
+  let seen = 0
+  for (const [bucket, n] of buckets) {
+    seen += n
+    if (seen >= (p / 100) * total) return (bucket + 1) / 10
+  }
+  return NaN
+}
+
 /** Followers spread over client processes. */
 class Clients {
   readonly #procs: ChildProcess[]
@@ -185,6 +211,26 @@ class Clients {
   async open(port: number, path: string, n: number, stall = false): Promise<void> {
     const share = (i: number) => Math.floor(n / this.#procs.length) + (i < n % this.#procs.length ? 1 : 0)
     await Promise.all(this.#procs.map((p, i) => (share(i) ? this.#ask(p, { cmd: 'open', port, path, n: share(i), stall }, 'open') : undefined)))
+  }
+
+  /** One follow of each path (the same port), split over the processes. */
+  async openEach(port: number, paths: string[]): Promise<void> {
+    const n = this.#procs.length
+    await Promise.all(this.#procs.map((p, i) => this.#ask(p, { cmd: 'open', port, paths: paths.filter((_, j) => j % n === i) }, 'open')))
+  }
+
+  /** From now, every fast follow notes the arrival of each frame holding `marker`. */
+  async times(marker: string): Promise<void> {
+    await Promise.all(this.#procs.map((p) => this.#ask(p, { cmd: 'times', marker }, 'times')))
+  }
+
+  /** Stops noting: the gaps between consecutive noted frames of a follow, for frames that arrived in [from, to]. */
+  async gaps(from: bigint, to: bigint): Promise<Gaps> {
+    const r = await Promise.all(this.#procs.map((p) => this.#ask(p, { cmd: 'gaps', from: String(from), to: String(to) }, 'gaps')))
+    const hist = new Map<number, number>()
+    for (const x of r) for (const [bucket, count] of x.hist as Array<[number, number]>) hist.set(bucket, (hist.get(bucket) ?? 0) + count)
+    const sum = (key: string) => r.reduce((s, x) => s + x[key], 0)
+    return { hist, frames: sum('frames'), silent: sum('silent'), follows: sum('follows'), closed: sum('closed') }
   }
 
   /** Counts from now; resolves once every fast follow has seen `marker` (or was closed). */
@@ -519,6 +565,212 @@ async function bigReply(th: Server, base: Server, clients: Clients, stalled: num
 }
 
 // ---------------------------------------------------------------------------------------------
+// Concurrent streams
+
+/** BENCH_CONCURRENT_MAX caps the threads of the concurrent scenario (default 1280). */
+const CONCURRENT_MAX = Math.max(10, Number(process.env.BENCH_CONCURRENT_MAX ?? 1280))
+/** Coarse where nothing happens, by doubling where the servers start to strain (on this 2-core VM). */
+const CONCURRENT_KS = [10, 40, 160, 320, 640, 1280, 2560, 5120].filter((k) => k <= CONCURRENT_MAX)
+/**
+ * The reference p99 is the least at K ≤ 40: one 2-second window of 10 streams holds 400 gaps, so a
+ * single stall of the machine (not of the server) can double its p99, and stalls only add.
+ */
+const REFERENCE_KS = 40
+/** Where server CPU per delivered chunk is read, whether or not the p99 has doubled by then. */
+const CPU_KS = [160, 640].filter((k) => k <= CONCURRENT_MAX)
+/** The demo model's pause before each chunk: 20 chunks a second per thread. */
+const CHUNK_MS = 50
+const RAMP_MS = 1000
+const WINDOW_MS = Math.max(500, Number(process.env.BENCH_CONCURRENT_WINDOW_MS ?? 2000))
+const DELTA = '\nevent: assistant-delta\n'
+
+interface Step {
+  k: number
+  /** p99 of the time between two chunks of one stream at its follower (ms). */
+  p99: number
+  /** Server CPU in the window ÷ chunks delivered in it (s). */
+  cpuPerChunk: number
+  chunks: number
+  silent: number
+  closed: number
+}
+
+/** Chunks a second per stream in a step's window. */
+const rate = (s: Step) => s.chunks / s.k / (WINDOW_MS / 1000)
+
+/** The largest K that kept a limit, up the ladder until two steps in a row failed it. */
+class Limit {
+  largest = 0
+  #failed = 0
+  judge(k: number, kept: boolean): void {
+    if (this.done) return
+    if (kept) {
+      this.largest = k
+      this.#failed = 0
+    } else this.#failed++
+  }
+  get done(): boolean {
+    return this.#failed >= 2
+  }
+}
+
+/** `f` over `xs`, `width` at a time. */
+async function inBatches<T>(xs: T[], width: number, f: (x: T) => Promise<unknown>): Promise<void> {
+  let next = 0
+  await Promise.all(
+    Array.from({ length: Math.min(width, xs.length) }, async () => {
+      while (next < xs.length) await f(xs[next++])
+    }),
+  )
+}
+
+/**
+ * K threads each streaming a chunk every 50 ms to one follower, K ramped up: how the time between
+ * two chunks at a follower grows with K, and server CPU per delivered chunk. threadhost runs a
+ * server of its own with `--demo-delay-ms 50` (each thread prompted `slow 10000`, stopped by
+ * `POST …/abort` after the window); the baseline streams K channels from timers, each frame a
+ * recorded threadhost chunk frame with the channel's own seq.
+ */
+class Concurrent {
+  readonly #ids: string[] = []
+  #frame?: Buffer
+
+  private constructor(
+    readonly th: Server,
+    readonly base: Server,
+    readonly clients: Clients,
+  ) {}
+
+  /** The server and all its threads, each run once (a runtime is built for a prompt): untimed, once for every round. */
+  static async start(base: Server, clients: Clients): Promise<Concurrent> {
+    const th = await Server.threadhost(CHUNK_MS)
+    const c = new Concurrent(th, base, clients)
+    try {
+      const n = CONCURRENT_KS.at(-1)!
+      await inBatches(Array.from({ length: n }, (_, i) => i), 8, async () => c.#ids.push(await newThread(th, 'conc-')))
+      const [first, ...rest] = c.#ids
+      await clients.openEach(th.port, [`/api/threads/${first}/follow`])
+      const wait = await clients.arm(runEnd(1), true)
+      await prompt(th, first, 'slow 3')
+      const run = (await wait()).record!.join('')
+      await clients.close()
+      const frame = /(?:^|\n)(id: \d+\nevent: assistant-delta\ndata: .*\n\n)/.exec(run)?.[1]
+      if (!frame) throw new Error(`no chunk frame in a slow run:\n${run}`)
+      c.#frame = Buffer.from(frame)
+      await inBatches(rest, 16, async (id) => {
+        await prompt(th, id, 'slow 1')
+        await idle(th, id)
+      })
+      // One untimed step each, so the first round does not time the JIT warming up.
+      await c.threadhost(Math.min(80, n))
+      await c.baseline(Math.min(80, n))
+      return c
+    } catch (error) {
+      await th.stop()
+      throw error
+    }
+  }
+
+  async threadhost(k: number): Promise<Step> {
+    const { th, clients } = this
+    const ids = this.#ids.slice(0, k)
+    await clients.openEach(th.port, ids.map((id) => `/api/threads/${id}/follow`))
+    await clients.times(DELTA)
+    await inBatches(ids, 32, async (id) => {
+      const r = await prompt(th, id, 'slow 10000')
+      if (r.status !== 202 || r.body?.queued) throw new Error(`prompt ${id}: ${r.status} ${JSON.stringify(r.body)}`)
+    })
+    const w = await this.#window(th)
+    const ended = await clients.arm('"busy":false', false, 120_000)
+    await inBatches(ids, 32, async (id) => {
+      const r = await th.api('POST', `/api/threads/${id}/abort`, {})
+      if (r.status !== 200) throw new Error(`abort ${id}: ${r.status} ${JSON.stringify(r.body)}`)
+    })
+    await ended()
+    return this.#step(k, w)
+  }
+
+  async baseline(k: number): Promise<Step> {
+    const { base, clients } = this
+    await clients.openEach(base.port, Array.from({ length: k }, (_, i) => `/follow/tick${i}`))
+    await clients.times(DELTA)
+    await base.raw('POST', `/tick?k=${k}&ms=${CHUNK_MS}`, this.#frame)
+    const w = await this.#window(base)
+    await base.raw('POST', '/tick-stop')
+    return this.#step(k, w)
+  }
+
+  /** Skips the ramp-up, then the window: its bounds and the server's CPU in it. */
+  async #window(server: Server) {
+    await sleep(RAMP_MS)
+    const from = process.hrtime.bigint()
+    const cpu = server.cpu()
+    await sleep(WINDOW_MS)
+    return { from, to: process.hrtime.bigint(), cpu: server.cpu() - cpu }
+  }
+
+  async #step(k: number, w: { from: bigint; to: bigint; cpu: number }): Promise<Step> {
+    const g = await this.clients.gaps(w.from, w.to)
+    await this.clients.close()
+    return { k, p99: histPercentile(g.hist, 99), cpuPerChunk: w.cpu / g.frames, chunks: g.frames, silent: g.silent, closed: g.closed }
+  }
+
+  /**
+   * One round: K up the ladder, threadhost then the baseline at each K. A server's ladder ends once
+   * two steps in a row have failed both limits (a single step's p99 can double on a busy machine)
+   * and it is past the K where CPU is read, or at the cap.
+   */
+  async round(round: number) {
+    const ramp = () => ({ steps: [] as Step[], p99: new Limit(), rate: new Limit() })
+    const a = ramp()
+    const b = ramp()
+    const judge = (r: ReturnType<typeof ramp>, s: Step) => {
+      r.steps.push(s)
+      const p0 = Math.min(...r.steps.filter((x) => x.k <= REFERENCE_KS).map((x) => x.p99))
+      r.p99.judge(s.k, s.p99 < 2 * p0)
+      r.rate.judge(s.k, rate(s) >= 0.9 * (1000 / CHUNK_MS))
+    }
+    const needs = (r: ReturnType<typeof ramp>, k: number) => !r.p99.done || !r.rate.done || CPU_KS.some((c) => c >= k)
+    for (const k of CONCURRENT_KS) {
+      if (!needs(a, k) && !needs(b, k)) break
+      if (needs(a, k)) {
+        progress(`round ${round}: ${k} concurrent threads`)
+        judge(a, await this.threadhost(k))
+      }
+      if (needs(b, k)) {
+        progress(`round ${round}: ${k} concurrent channels (baseline)`)
+        judge(b, await this.baseline(k))
+      }
+    }
+    const at = (r: ReturnType<typeof ramp>, k: number) => r.steps.find((s) => s.k === k)!
+    add(`concurrent threads streaming 20 chunks/s before p99 inter-arrival doubles (ladder ${CONCURRENT_KS.join(', ')})`, 'threads', a.p99.largest, b.p99.largest)
+    add(`… before the chunks delivered fall below 90 % of 20/s per stream`, 'threads', a.rate.largest, b.rate.largest)
+    const reference = (r: ReturnType<typeof ramp>) => Math.min(...r.steps.filter((x) => x.k <= REFERENCE_KS).map((x) => x.p99))
+    add(`… p99 chunk inter-arrival at ≤ ${REFERENCE_KS} threads (the reference: the least of the first steps)`, 'ms', reference(a), reference(b))
+    for (const k of CPU_KS) {
+      add(`server CPU per delivered chunk, ${k} concurrent threads`, 'µs', at(a, k).cpuPerChunk * 1e6, at(b, k).cpuPerChunk * 1e6)
+      add(`… p99 chunk inter-arrival at ${k} threads`, 'ms', at(a, k).p99, at(b, k).p99)
+      add(`… chunks delivered per stream at ${k} threads`, '/s', rate(at(a, k)), rate(at(b, k)))
+    }
+    const ladder = (r: ReturnType<typeof ramp>) =>
+      `${r.steps.map((s) => `${s.k}: ${fmt(s.p99)} ms ${fmt(rate(s))}/s`).join(', ')}${r.p99.largest === CONCURRENT_KS.at(-1) ? ' (p99 kept under 2× to the cap: the figure is a lower bound)' : ''}`
+    notes.push(`round ${round}: p99 chunk inter-arrival and chunks/s per stream by K — threadhost ${ladder(a)}; baseline ${ladder(b)}`)
+    for (const [who, r] of [
+      ['threadhost', a],
+      ['the baseline', b],
+    ] as const) {
+      for (const s of r.steps) {
+        if (s.silent || s.closed) notes.push(`round ${round}: ${who} at ${s.k} threads: ${s.silent} followers got no chunk in the window, ${s.closed} were closed`)
+      }
+    }
+  }
+
+  stop(): Promise<void> {
+    return this.th.stop()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((x, y) => x - y)
@@ -566,6 +818,7 @@ async function main() {
   const th = await Server.threadhost()
   const base = await Server.baseline()
   const clients = new Clients(2)
+  let concurrent: Concurrent | undefined
   try {
     if (runs('fanout')) {
       // Untimed: one streaming run on each server first, so round 1 does not time the JIT warming up
@@ -624,11 +877,19 @@ async function main() {
           `round ${round}: stalled followers closed — threadhost ${stall.a.stalledDropped}/40, baseline ${stall.b.stalledDropped}/40; fast followers dropped — threadhost ${stall.a.fastDropped}/10, baseline ${stall.b.fastDropped}/10`,
         )
       }
+      if (runs('concurrent')) {
+        if (!concurrent) {
+          // Here rather than up front: its idle threads would otherwise sit through the other scenarios.
+          progress(`concurrent: ${CONCURRENT_KS.at(-1)} threads built and run once (untimed)`)
+          concurrent = await Concurrent.start(base, clients)
+        }
+        await concurrent.round(round)
+      }
       console.log(`round ${round} done in ${((performance.now() - t) / 1000).toFixed(0)} s`)
     }
   } finally {
     clients.kill()
-    await Promise.all([th.stop(), base.stop()])
+    await Promise.all([th.stop(), base.stop(), concurrent?.stop()])
   }
   const load1 = loadavg()
   console.log('')
