@@ -6,7 +6,7 @@
  * settle on the feed BEFORE it resolves the extension. The first path wins; once final, later events
  * find no actor to move. Two exceptions never show the question at all and resolve the runtime's
  * cancel value with no request and no settle: a signal already aborted when asked, and a question
- * asked while the thread is stopping.
+ * asked while the thread takes none (being built, stopping, going cold or disposed).
  *
  * Its parent (the thread) learns that it ended from its done event, and forgets the id.
  *
@@ -33,7 +33,7 @@ export interface DialogInput {
   expiresAt?: number
   /** The extension's signal was already aborted when it asked. */
   signalAborted?: boolean
-  /** The thread is stopping: questions are refused until its run settles. */
+  /** The thread takes no questions now (being built, stopping, going cold or disposed). */
   refused?: boolean
 }
 
