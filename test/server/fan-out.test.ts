@@ -73,6 +73,30 @@ describe('fan-out: one buffer per follow per turn', () => {
     expect(feed.followerCount).toBe(1)
   })
 
+  it('a streamed frame never goes alone: the deltas of many feeds in one turn are written at its end, each feed’s in one write', async () => {
+    const delta = (text: string): ObservationInput => ({ type: 'assistant-delta', messageId: 'm1', text })
+    const feeds = Array.from({ length: 3 }, (_, i) => new Feed(initialView(`t${i}`)))
+    const follows = feeds.map((feed) => {
+      const r = recorder()
+      FanOut.of(feed).join(r, 0)
+      return r
+    })
+    for (const feed of feeds) feed.append(delta('one '))
+    feeds[0].append(delta('two '))
+    expect(follows.map((f) => f.writes.length)).toEqual([0, 0, 0])
+    await tick()
+    expect(follows.map((f) => f.writes.length)).toEqual([1, 1, 1])
+    expect(parse(follows[0].writes).observations.map((o) => o.seq)).toEqual([1, 2])
+    // A frame that is not streamed still goes at once when its feed's window is closed.
+    await tick()
+    feeds[1].append(note('a status of sorts'))
+    expect(follows[1].writes).toHaveLength(2)
+    feeds[2].append(delta('three '))
+    expect(follows[2].writes).toHaveLength(1)
+    await tick()
+    expect(follows[2].writes).toHaveLength(2)
+  })
+
   it('a follow joining mid-turn gets the snapshot at the current seq, then only the frames after it', async () => {
     const feed = new Feed(initialView('t1'))
     const fanOut = FanOut.of(feed)
