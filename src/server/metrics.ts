@@ -70,7 +70,7 @@ export function installMetrics(
   type Tracked = { socket: Socket | null; counted: number; charged: number }
   const follows = new Map<string, Map<ServerResponse, Tracked>>()
   /** Frames each followed thread's feed appended: one add per frame, however many follow it. */
-  const appended = new Map<string, number>()
+  const appended = new Map<string, { n: number }>()
   /** A follow answered with its stream (not a 404 or a refusal), and not yet closed. */
   const streaming = (res: ServerResponse) => res.statusCode === 200 && res.headersSent && !res.destroyed
   const bytesOut = new Counter({
@@ -107,7 +107,7 @@ export function installMetrics(
   })
   /** A follow is charged the frames its thread appended since it was last charged, if it was streaming them. */
   const charge = (threadId: string, res: ServerResponse, tracked: Tracked) => {
-    const now = appended.get(threadId) ?? 0
+    const now = appended.get(threadId)?.n ?? 0
     if (now > tracked.charged && res.statusCode === 200 && res.headersSent) framesOut.inc(now - tracked.charged)
     tracked.charged = now
   }
@@ -159,7 +159,8 @@ export function installMetrics(
   let closed = false
   const observe = (threadId: string) => (o: Observation) => {
     if (closed) return
-    if (follows.has(threadId)) appended.set(threadId, (appended.get(threadId) ?? 0) + 1)
+    const count = appended.get(threadId)
+    if (count) count.n++
     switch (o.type) {
       case 'status': {
         const last = runStarts.get(threadId)
@@ -208,7 +209,9 @@ export function installMetrics(
     const res = reply.raw
     const streams = follows.get(threadId) ?? new Map<ServerResponse, Tracked>()
     follows.set(threadId, streams)
-    const tracked = { socket: res.socket, counted: res.socket?.bytesWritten ?? 0, charged: appended.get(threadId) ?? 0 }
+    const count = appended.get(threadId) ?? { n: 0 }
+    appended.set(threadId, count)
+    const tracked = { socket: res.socket, counted: res.socket?.bytesWritten ?? 0, charged: count.n }
     streams.set(res, tracked)
     res.once('close', () => {
       account(tracked)
