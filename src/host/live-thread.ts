@@ -393,7 +393,9 @@ export class LiveThread {
       this.#replies.delete(id)
       pending.gone()
     }
+    // Nothing decides a question once the machine has ended: one asked re-entrantly as it ended is refused.
     this.#dialogs.refuseAll()
+    this.#asks.cancelAll()
     queueMicrotask(() => {
       this.#subscription?.unsubscribe()
       this.#options.onRetired(this)

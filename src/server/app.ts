@@ -140,7 +140,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(threadRoutes, { registry, writes })
   await app.register(runRoutes, { registry, writes })
   await app.register(dialogRoutes, { registry, writes })
-  await app.register(followRoutes, { registry, stream: { ...follow, onDropped: metrics.onFollowerDropped } })
+  await app.register(followRoutes, { registry, stream: { ...follow, onDropped: metrics.onFollowerDropped, onJoined: metrics.onFollowJoined } })
   for (const plugin of options.plugins ?? []) await app.register(plugin)
 
   await serveClient(app, options.clientDir)

@@ -9,6 +9,7 @@
  * EventSource then reconnects with Last-Event-ID and resumes, so a stalled tab never delays
  * anything else.
  */
+import type { ServerResponse } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
 export interface StreamOptions {
@@ -22,6 +23,8 @@ export interface StreamOptions {
   maxBufferedBytes?: number
   /** Told each time a lagging client is closed (the metrics count it). */
   onDropped?: (reason: 'lag' | 'buffer-limit') => void
+  /** Told once a follow has its snapshot or resume frames: the frames after these are what it streams (the metrics count them). */
+  onJoined?: (response: ServerResponse) => void
 }
 
 export const defaultStreamOptions: StreamOptions = {

@@ -29,8 +29,12 @@ let turnEnd: NodeJS.Immediate | undefined
 
 function endOfTurn(): void {
   turnEnd = undefined
-  for (const fanOut of windows) fanOut.turnEnded()
-  if (windows.size > 0) turnEnd ??= setImmediate(endOfTurn)
+  try {
+    for (const fanOut of windows) fanOut.turnEnded()
+  } finally {
+    // Every feed's frames wait on this one immediate: it must come back while any window is open.
+    if (windows.size > 0) turnEnd ??= setImmediate(endOfTurn)
+  }
 }
 
 export function streamFeed(
@@ -43,6 +47,7 @@ export function streamFeed(
   let leave = () => {}
   const stream = openEventStream(request, reply, options, () => leave())
   leave = fanOut.join(stream, resumePoint(request))
+  options.onJoined?.(reply.raw)
 }
 
 export class FanOut {

@@ -46,7 +46,7 @@ export function classifyPrompt(status: number, body: { queued?: unknown; reason?
 export function installMetrics(
   app: FastifyInstance,
   options: MetricsOptions,
-): { register: Registry; onFollowerDropped: (reason: 'lag' | 'buffer-limit') => void } {
+): { register: Registry; onFollowerDropped: (reason: 'lag' | 'buffer-limit') => void; onFollowJoined: (res: ServerResponse) => void } {
   const { registry } = options
   const register = new Registry()
   if (options.processMetrics) collectDefaultMetrics({ register, prefix: 'threadhost_' })
@@ -71,6 +71,8 @@ export function installMetrics(
   const follows = new Map<string, Map<ServerResponse, Tracked>>()
   /** Frames each followed thread's feed appended: one add per frame, however many follow it. */
   const appended = new Map<string, { n: number }>()
+  /** Each follow response's thread and tracking, for the moment it joins its feed. */
+  const joining = new WeakMap<ServerResponse, { threadId: string; tracked: Tracked }>()
   /** A follow answered with its stream (not a 404 or a refusal), and not yet closed. */
   const streaming = (res: ServerResponse) => res.statusCode === 200 && res.headersSent && !res.destroyed
   const bytesOut = new Counter({
@@ -213,6 +215,7 @@ export function installMetrics(
     appended.set(threadId, count)
     const tracked = { socket: res.socket, counted: res.socket?.bytesWritten ?? 0, charged: count.n }
     streams.set(res, tracked)
+    joining.set(res, { threadId, tracked })
     res.once('close', () => {
       account(tracked)
       charge(threadId, res, tracked)
@@ -251,7 +254,15 @@ export function installMetrics(
     labelNames: ['reason'],
     registers,
   })
-  return { register, onFollowerDropped: (reason) => dropped.inc({ reason }) }
+  return {
+    register,
+    onFollowerDropped: (reason) => dropped.inc({ reason }),
+    // What was appended before the follow joined reached it in its snapshot or resume frames.
+    onFollowJoined: (res) => {
+      const joined = joining.get(res)
+      if (joined) joined.tracked.charged = appended.get(joined.threadId)?.n ?? 0
+    },
+  }
 }
 
 function parseBody(payload: unknown): { queued?: unknown; reason?: unknown } | undefined {

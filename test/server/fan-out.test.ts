@@ -97,6 +97,26 @@ describe('fan-out: one buffer per follow per turn', () => {
     expect(follows[2].writes).toHaveLength(2)
   })
 
+  it('one follow whose write throws at the end of a turn does not hold back the streamed frames of every other feed', async () => {
+    const delta = (text: string): ObservationInput => ({ type: 'assistant-delta', messageId: 'm1', text })
+    const [broken, fine] = [new Feed(initialView('t1')), new Feed(initialView('t2'))]
+    const thrower = recorder()
+    FanOut.of(broken).join(thrower, 0)
+    const ok = recorder()
+    FanOut.of(fine).join(ok, 0)
+    thrower.send = () => {
+      throw new Error('socket gone')
+    }
+    broken.append(delta('one '))
+    fine.append(delta('one '))
+    const uncaught = new Promise((resolve) => process.once('uncaughtException', resolve))
+    await uncaught
+    fine.append(delta('two '))
+    await tick()
+    await tick()
+    expect(parse(ok.writes).observations.map((o) => o.seq)).toEqual([1, 2])
+  })
+
   it('a follow joining mid-turn gets the snapshot at the current seq, then only the frames after it', async () => {
     const feed = new Feed(initialView('t1'))
     const fanOut = FanOut.of(feed)
