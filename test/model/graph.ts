@@ -161,10 +161,10 @@ function apply(sim: Sim, c: Command): void {
       return runOn(sim)
     case 'cut': {
       if (sim.kind !== 'cut' || m.state !== 'running') return
-      // the run ends aborted with no stop asked: pi took the steering into the run, the follow-ups
-      // are still queued, and the settle hands them to the machine
-      m.queue = m.queue.filter((q) => q.deliverAs === 'followUp')
-      const unclaimed = m.queue.map((q) => ({ messageId: q.id, text: q.text }))
+      // the run ends aborted with no stop asked: pi took one steer into the run (its steering mode
+      // is one at a time), and the settle hands the rest to the machine, steering then follow-ups
+      const steering = m.queue.filter((q) => q.deliverAs === 'steer').slice(1)
+      const unclaimed = [...steering, ...m.queue.filter((q) => q.deliverAs === 'followUp')].map((q) => ({ messageId: q.id, text: q.text }))
       m.queue = []
       sim.kind = 'plain'
       m.send({ type: 'SETTLED', aborted: true, unclaimed })
