@@ -11,7 +11,7 @@ import { askQueueMachine } from '../../src/machines/ask-queue.machine.js'
 import { toMermaid, transitionsOf } from '../../src/machines/diagram.js'
 import { dialogMachine } from '../../src/machines/dialog.machine.js'
 import { threadMachine } from '../../src/machines/thread.machine.js'
-import { phaseDiagram } from '../../src/host/thread-phase.js'
+import { threadSlotMachine } from '../../src/machines/thread-slot.machine.js'
 
 const DOC = fileURLToPath(new URL('../../docs/machines.md', import.meta.url))
 
@@ -19,6 +19,7 @@ const MACHINES: [string, AnyStateMachine][] = [
   ['threadMachine', threadMachine],
   ['dialogMachine', dialogMachine],
   ['askQueueMachine', askQueueMachine],
+  ['threadSlotMachine', threadSlotMachine],
 ]
 
 /** The mermaid block that follows `<!-- generated: toMermaid(name) -->` (or another generator's marker) in the doc. */
@@ -39,13 +40,6 @@ describe('docs/machines.md', () => {
         console.log(`docs/machines.md is stale: put this under <!-- generated: toMermaid(${name}) -->\n\n\`\`\`mermaid\n${expected}\n\`\`\`\n`)
       expect(found, `the ${name} block in docs/machines.md (expected block printed above)`).toBe(expected)
     })
-
-  it("the registry's thread-phase diagram in docs/machines.md is phaseDiagram() of the current edges", () => {
-    const expected = phaseDiagram()
-    const found = blockIn(doc, 'phase', '<!-- generated: phaseDiagram() -->')
-    if (found !== expected) console.log(`docs/machines.md is stale: put this under <!-- generated: phaseDiagram() -->\n\n\`\`\`mermaid\n${expected}\n\`\`\`\n`)
-    expect(found).toBe(expected)
-  })
 })
 
 describe('toMermaid', () => {
