@@ -49,7 +49,7 @@ export interface LiveThreadOptions {
   run: number
   idleMs: number
   log?: (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void
-  /** Called once the thread has gone cold (idle timeout) or been disposed; the registry lets go of it. */
+  /** Called as the thread goes cold (idle timeout) or is disposed, from within its machine's step: the registry lets go of it. */
   onRetired: (thread: LiveThread) => void
 }
 
@@ -396,10 +396,9 @@ export class LiveThread {
     // Nothing decides a question once the machine has ended: one asked re-entrantly as it ended is refused.
     this.#dialogs.refuseAll()
     this.#asks.cancelAll()
-    queueMicrotask(() => {
-      this.#subscription?.unsubscribe()
-      this.#options.onRetired(this)
-    })
+    // The registry hears it in this instant, so no request reaches a machine that has gone cold.
+    this.#options.onRetired(this)
+    queueMicrotask(() => this.#subscription?.unsubscribe())
   }
 
   #log(level: 'debug' | 'info' | 'warn' | 'error', message: string): void {

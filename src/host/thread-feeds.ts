@@ -1,0 +1,115 @@
+/**
+ * Each thread's feed: loaded from its persisted transcript when somebody follows it or a runtime is
+ * built for it, and let go when its thread is cold and nobody follows it — so memory stays with the
+ * threads people are using. Also the facts a cold thread's summary reads (pi's session name, the fork
+ * link, first prompt and last message), kept on its row so no summary reads a file.
+ */
+import { isDeepStrictEqual } from 'node:util'
+import type { RuntimeFactory } from '../runtime/port.js'
+import { SessionDamaged } from '../runtime/port.js'
+import { initialView } from '../shared/projection.js'
+import { Feed } from './feed.js'
+import { withReports, type Log } from './store/journal.js'
+import type { ThreadFacts, ThreadStore } from './store/port.js'
+import { factsOf } from './thread-display.js'
+import type { ThreadSlot } from './thread-slot.js'
+
+export interface ThreadFeedsOptions {
+  store: ThreadStore
+  runtimes: RuntimeFactory
+  ringSize?: number
+  log?: Log
+  /** The session file was found damaged while its transcript was read. */
+  onDamaged: (slot: ThreadSlot, damage: SessionDamaged) => void
+  /** An extension's `ctx.ui.setTitle` reached the feed. */
+  onTitle: (slot: ThreadSlot, title: string) => void
+  /** Writes the slot's row (skipped for a deleted thread). */
+  persist: (slot: ThreadSlot) => void
+}
+
+export class ThreadFeeds {
+  readonly #watchers = new Set<(threadId: string, feed: Feed) => void>()
+
+  constructor(private readonly options: ThreadFeedsOptions) {}
+
+  /**
+   * Every feed as it is loaded (and, at once, those in `loaded`): for watchers outside the host
+   * (metrics). A watcher must not be what keeps a feed alive.
+   */
+  watch(watcher: (threadId: string, feed: Feed) => void, loaded: Iterable<ThreadSlot>): () => void {
+    this.#watchers.add(watcher)
+    for (const slot of loaded) if (slot.feed) watcher(slot.threadId, slot.feed)
+    return () => this.#watchers.delete(watcher)
+  }
+
+  /** The slot's feed, loading its persisted transcript (and owed reports) the first time. */
+  of(slot: ThreadSlot): Promise<Feed> {
+    if (slot.feed) return Promise.resolve(slot.feed)
+    slot.feedLoading ??= this.options.runtimes.readTranscript(slot.threadId).then(
+      (transcript) => this.#make(slot, transcript),
+      (error: unknown) => {
+        if (error instanceof SessionDamaged) this.options.onDamaged(slot, error)
+        return this.#make(slot, [])
+      },
+    )
+    return slot.feedLoading
+  }
+
+  #make(slot: ThreadSlot, transcript: Awaited<ReturnType<RuntimeFactory['readTranscript']>>): Feed {
+    if (slot.feed) return slot.feed
+    const { store } = this.options
+    const threadId = slot.threadId
+    const reports = store.reports(threadId)
+    // Reports an earlier feed delivered are part of the transcript; the ones still owed are appended below.
+    const view = initialView(threadId, withReports(transcript, reports.filter((r) => r.delivered)), slot.record.seq)
+    const feed = new Feed({ ...view, status: { live: false, busy: false, run: slot.record.run } }, {
+      ringSize: this.options.ringSize,
+      onUnfollowed: () => this.release(slot),
+    })
+    // First observer: the seq ceiling is reserved (and the journal written) before any follower gets a frame.
+    feed.observe((o) => slot.journal.observe(o))
+    feed.observe((o) => {
+      if (o.type === 'title') this.options.onTitle(slot, o.title)
+    })
+    slot.feed = feed
+    for (const watcher of this.#watchers) watcher(threadId, feed)
+    const owed = reports.filter((r) => !r.delivered)
+    if (owed.length > 0) {
+      for (const report of owed) feed.append(report.body)
+      store.markDelivered(threadId, owed.map((r) => r.id))
+    }
+    return feed
+  }
+
+  /**
+   * A cold thread nobody follows keeps no feed: its transcript is on disk and its seq in the row
+   * (the store holds the ceiling above it). `atRest`: the slot machine says so as it enters cold or
+   * unavailable (its state is still the one it leaves).
+   */
+  release(slot: ThreadSlot, atRest = slot.state === 'cold' || slot.state === 'releasing' || slot.state === 'unavailable'): void {
+    const feed = slot.feed
+    if (!feed || feed.followerCount > 0 || !atRest) return
+    slot.record = { ...slot.record, seq: feed.seq, facts: factsOf(feed.view.transcript, slot.record.facts) }
+    // pi's session name is in the file alone (an extension's pi.setSessionName).
+    void this.describe(slot)
+    slot.feed = undefined
+    slot.feedLoading = undefined
+  }
+
+  /** Refreshes what the thread's persisted conversation says (its pi session name, its fork link), off the summary's path. */
+  async describe(slot: ThreadSlot): Promise<void> {
+    const facts = await this.options.runtimes.describe?.(slot.threadId).catch(() => undefined)
+    if (facts) this.keepFacts(slot, { ...slot.record.facts, ...facts })
+  }
+
+  keepFacts(slot: ThreadSlot, facts: ThreadFacts): void {
+    if (isDeepStrictEqual(facts, slot.record.facts)) return
+    slot.record = { ...slot.record, facts }
+    try {
+      this.options.persist(slot)
+    } catch (error) {
+      // A summary's preview is not worth a refusal: the next write of the row carries it.
+      this.options.log?.('warn', `store write failed: ${String(error)}`)
+    }
+  }
+}

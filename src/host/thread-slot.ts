@@ -1,0 +1,150 @@
+/**
+ * One thread as the registry holds it: its row, its journal writer, its feed while anybody uses it,
+ * and its slot machine (src/machines/thread-slot.machine.ts), which alone says whether the thread is
+ * live and which LiveThread that is.
+ *
+ * A slot at rest (cold, never damaged) keeps no actor: thousands of cold threads cost their rows, not
+ * an actor each. The actor is made for the first event and let go once it is back at rest, so "cold"
+ * is the absence of an actor and every other state is the actor's own.
+ */
+import { createActor, waitFor, type AnyActorLogic } from 'xstate'
+import type { ThreadSlotActor, ThreadSlotMachine, SlotSnapshot } from '../machines/thread-slot.machine.js'
+import { SessionDamaged } from '../runtime/port.js'
+import type { Feed } from './feed.js'
+import type { LiveThread } from './live-thread.js'
+import type { ThreadJournal } from './store/journal.js'
+import type { ThreadRow } from './store/port.js'
+
+export type SlotState = 'cold' | 'building' | 'live' | 'releasing' | 'unavailable' | 'deleting' | 'gone'
+
+/** Why a runtime that was being built will not be used. */
+export class ThreadGone extends Error {
+  constructor(readonly reason: 'deleted' | 'closing') {
+    super(reason === 'deleted' ? 'the thread was deleted' : 'threadhost is shutting down')
+  }
+}
+
+export class ThreadSlot {
+  record: ThreadRow
+  /** Writes the thread's journal and reserves its seq ceiling, from every feed it gets. */
+  readonly journal: ThreadJournal
+  /** The feed, while it is loaded: a cold thread keeps one while anybody follows it. */
+  feed?: Feed
+  feedLoading?: Promise<Feed>
+  #actor?: ThreadSlotActor
+
+  constructor(
+    record: ThreadRow,
+    journal: ThreadJournal,
+    /** The slot machine with the registry's actors and actions, provided once for every slot. */
+    private readonly machine: ThreadSlotMachine,
+  ) {
+    this.record = record
+    this.journal = journal
+  }
+
+  get threadId(): string {
+    return this.record.threadId
+  }
+
+  get #snapshot(): SlotSnapshot | undefined {
+    return this.#actor?.getSnapshot()
+  }
+
+  get state(): SlotState {
+    const snapshot = this.#snapshot
+    return snapshot ? (snapshot.value as SlotState) : 'cold'
+  }
+
+  /** A thread that may be named by a request: a deleting one is already gone for callers. */
+  get present(): boolean {
+    const state = this.state
+    return state !== 'deleting' && state !== 'gone'
+  }
+
+  /** The LiveThread while the slot is live: the one a request may reach. */
+  get live(): LiveThread | undefined {
+    return this.state === 'live' ? (this.#snapshot!.context.thread as LiveThread) : undefined
+  }
+
+  /** The LiveThread of a live or releasing slot (its machine still answers stops while it releases). */
+  get thread(): LiveThread | undefined {
+    const state = this.state
+    return state === 'live' || state === 'releasing' ? (this.#snapshot!.context.thread as LiveThread) : undefined
+  }
+
+  /** A delete arrived while the runtime was being built: the build disposes what it made. */
+  get doomed(): boolean {
+    return this.#snapshot?.context.doomed ?? false
+  }
+
+  /** Why the thread is unavailable, when it is. */
+  get damage(): string | undefined {
+    return this.state === 'unavailable' ? this.#snapshot!.context.damage : undefined
+  }
+
+  /** The run number: the live thread's machine owns it while there is one, the row otherwise. */
+  get run(): number {
+    return this.thread?.run ?? this.record.run
+  }
+
+  /** The live thread, building one if needed; rejects with why there is none (the build's error, a delete, damage). */
+  async ensureLive(): Promise<LiveThread> {
+    const actor = this.#wake()
+    actor.send({ type: 'BUILD' })
+    const settled = await waitFor(actor, (s) => !s.matches('building') && !s.matches('releasing'), { timeout: Infinity })
+    return this.#liveOrThrow(settled)
+  }
+
+  /** The live thread, waiting for one that is being built; never builds. */
+  async currentLive(): Promise<LiveThread | undefined> {
+    if (this.state !== 'building') return this.live
+    const settled = await waitFor(this.#actor!, (s) => !s.matches('building'), { timeout: Infinity })
+    return settled.matches('live') ? (settled.context.thread as LiveThread) : undefined
+  }
+
+  #liveOrThrow(snapshot: SlotSnapshot): LiveThread {
+    if (snapshot.matches('live')) return snapshot.context.thread as LiveThread
+    if (snapshot.matches('unavailable')) throw new SessionDamaged(this.threadId, snapshot.context.damage ?? 'damaged')
+    if (snapshot.matches('deleting') || snapshot.matches('gone')) throw new ThreadGone('deleted')
+    throw snapshot.context.buildError ?? new Error('the runtime could not be built')
+  }
+
+  /** The live thread's machine went cold or was disposed. */
+  retired(): void {
+    this.#actor?.send({ type: 'RETIRED' })
+  }
+
+  /** The session file was found damaged: a cold thread becomes unavailable (a live one is left be). */
+  damaged(reason: string): void {
+    if (this.state === 'cold') this.#wake().send({ type: 'DAMAGED', reason })
+  }
+
+  /** Starts the delete and resolves once the thread's files are gone (rejects if removing failed). */
+  async delete(): Promise<void> {
+    const actor = this.#wake()
+    actor.send({ type: 'DELETE' })
+    const done = await waitFor(actor, (s) => s.status === 'done', { timeout: Infinity })
+    if (done.context.removeError !== undefined) throw done.context.removeError
+  }
+
+  /** The slot's actor, made for an event to a slot at rest. */
+  #wake(): ThreadSlotActor {
+    if (this.#actor) return this.#actor
+    const actor = createActor(this.machine as AnyActorLogic, { input: { threadId: this.threadId } }) as ThreadSlotActor
+    this.#actor = actor
+    // Back at rest (cold): the actor goes, once whoever waits on this transition has seen it.
+    actor.subscribe((s) => {
+      if (s.value === 'cold') queueMicrotask(() => this.#rest(actor))
+    })
+    actor.start()
+    return actor
+  }
+
+  #rest(actor: ThreadSlotActor): void {
+    if (this.#actor !== actor || actor.getSnapshot().value !== 'cold') return
+    actor.stop()
+    this.#actor = undefined
+  }
+}
+
