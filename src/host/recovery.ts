@@ -8,7 +8,8 @@ import type { TranscriptEntry } from '../schemas/index.js'
 import type { ModelCatalog, PersistedThread, RuntimeFactory } from '../runtime/port.js'
 import { SessionDamaged } from '../runtime/port.js'
 import { lostCeiling, reconcile, type Log } from './store/journal.js'
-import type { StoreOrigin, ThreadRow, ThreadStore } from './store/port.js'
+import type { StoreOrigin, ThreadFacts, ThreadRow, ThreadStore } from './store/port.js'
+import type { ThreadSlot } from './thread-slot.js'
 import type { Workspaces } from './workspaces.js'
 
 export interface RecoveryDeps {
@@ -82,4 +83,46 @@ export async function recoverThread(deps: RecoveryDeps, threadId: string, run: n
   }
   const done = reconcile(deps.store, threadId, run, transcript)
   return { rejected: done?.rejected.length ?? 0, interrupted: done?.interruptedRuns.length ?? 0 }
+}
+
+/** Every thread with anything in flight at a crash, recovered; one warning line says what was settled. */
+export async function recoverInFlight(
+  deps: RecoveryDeps,
+  slots: ReadonlyMap<string, ThreadSlot>,
+  unavailable: (slot: ThreadSlot, damage: SessionDamaged) => void,
+): Promise<void> {
+  let rejected = 0
+  let interrupted = 0
+  for (const threadId of threadsInFlight(deps.store)) {
+    const slot = slots.get(threadId)
+    if (!slot) continue
+    const done = await recoverThread(deps, threadId, slot.run)
+    if ('damaged' in done) {
+      unavailable(slot, done.damaged)
+      continue
+    }
+    rejected += done.rejected
+    interrupted += done.interrupted
+  }
+  if (rejected || interrupted) {
+    deps.log?.('warn', `recovered from an unclean stop: ${interrupted} run(s) ended aborted, ${rejected} accepted prompt(s) reported rejected (restart)`)
+  }
+}
+
+/**
+ * Every session file checked once after the start (it reads every file, so it runs behind the
+ * start): damaged ones make their threads unavailable, and threads from before the store kept their
+ * facts (schema 1) learn them once.
+ */
+export async function survey(
+  runtimes: RuntimeFactory,
+  slots: ReadonlyMap<string, ThreadSlot>,
+  found: { damaged: (slot: ThreadSlot, damage: SessionDamaged) => void; facts: (slot: ThreadSlot, facts: ThreadFacts) => void },
+): Promise<void> {
+  for (const p of await persistedThreads(runtimes)) {
+    const slot = slots.get(p.threadId)
+    if (!slot) continue
+    if (p.damaged !== undefined) found.damaged(slot, new SessionDamaged(p.threadId, p.damaged))
+    if (!slot.record.facts && p.facts) found.facts(slot, p.facts)
+  }
 }

@@ -23,22 +23,18 @@ export type ThreadChange = { title?: string; model?: string; thinkingLevel?: Thi
 
 /** What a command needs of the registry. */
 export interface CommandTarget {
-  threadId: string
-  /** The thread's model, thinking level and workspace, for `/new`. */
-  settings: { model: string; thinkingLevel?: ThinkingLevel; cwd?: string }
   live: LiveThread
+  /** The thread's model, thinking level and workspace, which `/new` copies. */
+  settings: { model: string; thinkingLevel?: ThinkingLevel; cwd?: string }
   update(change: ThreadChange): Promise<UpdateOutcome>
-  /** A new thread like this one; its summary, or why there is none. */
-  createLike(title: string): Promise<{ summary: ThreadSummary } | { reason: string }>
+  create(request: { model: string; thinkingLevel?: ThinkingLevel; cwd?: string; title?: string }): Promise<{ kind: 'created'; threadId: string } | { kind: 'taken' } | { kind: 'invalid'; reason: string }>
+  summary(threadId: string): ThreadSummary | undefined
   /** The thread was changed by a command that is not a settings change (`/compact`). */
-  touched(): Promise<ThreadSummary>
+  touch(): void
 }
 
 export async function runHostCommand(target: CommandTarget, name: HostCommand, args: string): Promise<CommandOutcome> {
-  if (name === 'new') {
-    const created = await target.createLike(args)
-    return 'reason' in created ? { kind: 'invalid', reason: created.reason } : { kind: 'command-done', command: 'new', summary: created.summary }
-  }
+  if (name === 'new') return newLike(target, args)
   if (name === 'compact') return compact(target, args)
   if (!args) return { kind: 'invalid', reason: `/${name} needs an argument` }
   if (name === 'thinking' && !(THINKING_LEVELS as readonly string[]).includes(args)) {
@@ -49,6 +45,14 @@ export async function runHostCommand(target: CommandTarget, name: HostCommand, a
   return outcome.kind === 'updated' ? { kind: 'command-done', command: name, summary: outcome.summary } : outcome
 }
 
+/** `/new`: a fresh thread with this one's model, thinking level and workspace. */
+async function newLike(target: CommandTarget, title: string): Promise<CommandOutcome> {
+  const { model, thinkingLevel, cwd } = target.settings
+  const created = await target.create({ model, ...(thinkingLevel ? { thinkingLevel } : {}), ...(cwd ? { cwd } : {}), ...(title ? { title } : {}) })
+  if (created.kind !== 'created') return { kind: 'invalid', reason: created.kind === 'invalid' ? created.reason : 'no new thread id was free' }
+  return { kind: 'command-done', command: 'new', summary: target.summary(created.threadId)! }
+}
+
 /** `/compact`: between runs, like a model change. */
 async function compact(target: CommandTarget, instructions: string): Promise<CommandOutcome> {
   if (target.live.busy) return { kind: 'busy' }
@@ -57,5 +61,6 @@ async function compact(target: CommandTarget, instructions: string): Promise<Com
   } catch (error) {
     return { kind: 'invalid', reason: `compaction failed: ${error instanceof Error ? error.message : String(error)}` }
   }
-  return { kind: 'command-done', command: 'compact', summary: await target.touched() }
+  target.touch()
+  return { kind: 'command-done', command: 'compact', summary: target.summary(target.live.threadId)! }
 }

@@ -10,6 +10,7 @@
 import type { ThreadSummary, TranscriptEntry } from '../schemas/index.js'
 import type { PersistedFacts } from '../runtime/port.js'
 import { oneLine, PREVIEW_CHARS, promptTitle } from '../shared/thread-title.js'
+import type { ThreadSlot } from './thread-slot.js'
 
 
 export function displayOf(
@@ -43,4 +44,25 @@ function ends(transcript: TranscriptEntry[]): { firstPrompt?: string; lastMessag
  */
 export function factsOf(transcript: TranscriptEntry[], known: PersistedFacts | undefined): PersistedFacts {
   return { ...known, ...ends(transcript) }
+}
+
+/** A thread's summary as the list and the thread route show it. */
+export function summaryOf(slot: ThreadSlot, defaultCwd: string): ThreadSummary {
+  const view = slot.feed?.view
+  const status = view?.status ?? { live: false, busy: false, run: slot.record.run }
+  const damage = slot.damage
+  return {
+    threadId: slot.threadId,
+    ...displayOf(slot.record, view?.transcript, slot.record.facts),
+    model: slot.record.model,
+    ...(slot.record.thinkingLevel ? { thinkingLevel: slot.record.thinkingLevel } : {}),
+    cwd: slot.record.cwd ?? defaultCwd,
+    live: status.live,
+    busy: status.busy,
+    run: status.run,
+    openDialogs: view?.openDialogs.length ?? 0,
+    createdAt: slot.record.createdAt,
+    updatedAt: slot.record.updatedAt,
+    ...(damage !== undefined ? { unavailable: damage } : {}),
+  }
 }

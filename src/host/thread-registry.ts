@@ -9,21 +9,20 @@
  * outcomes to status codes.
  */
 import { randomUUID } from 'node:crypto'
-import { fromPromise } from 'xstate'
 import type { CommandInfo, ModelList, ThinkingLevel, ThreadSummary } from '../schemas/index.js'
-import { threadSlotMachine } from '../machines/thread-slot.machine.js'
 import { SessionDamaged, type ModelCatalog, type RuntimeFactory } from '../runtime/port.js'
 import { HOST_COMMANDS, parseCommand } from './commands.js'
 import type { Feed } from './feed.js'
 import { forkThread, type ForkOutcome } from './fork.js'
-import { LiveThread, type AbortOutcome, type PromptOutcome } from './live-thread.js'
+import type { AbortOutcome, LiveThread, PromptOutcome } from './live-thread.js'
 import { PromptAdmission, type PromptRequestBody } from './prompt-admission.js'
-import { persistedThreads, rebuildIndex, recoveredRow, recoverThread, threadsInFlight, type RecoveryDeps } from './recovery.js'
+import { rebuildIndex, recoveredRow, recoverInFlight, survey, type RecoveryDeps } from './recovery.js'
 import { lostCeiling, ThreadJournal, type Log } from './store/journal.js'
 import type { ThreadRow, ThreadStore, WriteFault } from './store/port.js'
 import { SqliteThreadStore } from './store/sqlite.js'
 import { runHostCommand, type CommandOutcome, type ThreadChange, type UpdateOutcome } from './thread-commands.js'
-import { displayOf, factsOf } from './thread-display.js'
+import { summaryOf } from './thread-display.js'
+import { provideSlotMachine } from './slot-lifecycle.js'
 import { ThreadFeeds } from './thread-feeds.js'
 import { ThreadGone, ThreadSlot } from './thread-slot.js'
 import type { Workspaces } from './workspaces.js'
@@ -72,7 +71,7 @@ export class ThreadRegistry {
   readonly #store: ThreadStore
   readonly #feeds: ThreadFeeds
   readonly #admission: PromptAdmission
-  readonly #machine
+  readonly #machine: ReturnType<typeof provideSlotMachine>
   #closing = false
   #shutdown?: Promise<void>
   #surveyed: Promise<void> = Promise.resolve()
@@ -94,7 +93,20 @@ export class ThreadRegistry {
       persist: (slot) => this.#persist(slot),
     })
     this.#admission = new PromptAdmission(store, (slot) => this.#row(slot), options.log)
-    this.#machine = this.#provideSlots()
+    this.#machine = provideSlotMachine({
+      slot: (threadId) => this.#slots.get(threadId),
+      feeds: this.#feeds,
+      store,
+      runtimes: options.runtimes,
+      defaultCwd: options.workspaces.default,
+      idleMs: options.idleMs,
+      log: options.log,
+      closing: () => this.#closing,
+      persist: (slot) => this.#persist(slot),
+      notifyLive: (thread, event) => {
+        for (const listener of this.#liveListeners) listener(thread, event)
+      },
+    })
   }
 
   /** Opens the store and recovers before anything is accepted (recovery.ts); the session files are surveyed behind the start. */
@@ -116,18 +128,7 @@ export class ThreadRegistry {
   async #recover(origin: Parameters<typeof rebuildIndex>[1], reason: string | undefined): Promise<void> {
     await rebuildIndex(this.#recovery, origin, reason)
     for (const row of this.#store.threads()) this.#add(recoveredRow(this.#store, row))
-    let rejected = 0
-    let interrupted = 0
-    for (const threadId of threadsInFlight(this.#store)) {
-      const slot = this.#slots.get(threadId)
-      if (!slot) continue
-      const done = await recoverThread(this.#recovery, threadId, slot.run)
-      if ('damaged' in done) this.#unavailable(slot, done.damaged)
-      else ((rejected += done.rejected), (interrupted += done.interrupted))
-    }
-    if (rejected || interrupted) {
-      this.#options.log?.('warn', `recovered from an unclean stop: ${interrupted} run(s) ended aborted, ${rejected} accepted prompt(s) reported rejected (restart)`)
-    }
+    await recoverInFlight(this.#recovery, this.#slots, (slot, damage) => this.#unavailable(slot, damage))
   }
 
   /** Resolves once every session file was checked after the start; until then a damaged thread is found when first touched. */
@@ -136,13 +137,10 @@ export class ThreadRegistry {
   }
 
   async #survey(): Promise<void> {
-    for (const p of await persistedThreads(this.#options.runtimes)) {
-      const slot = this.#slots.get(p.threadId)
-      if (!slot) continue
-      if (p.damaged !== undefined) this.#unavailable(slot, new SessionDamaged(p.threadId, p.damaged))
-      // Threads from before the store kept these (schema 1) learn them once.
-      if (!slot.record.facts && p.facts) this.#feeds.keepFacts(slot, p.facts)
-    }
+    await survey(this.#options.runtimes, this.#slots, {
+      damaged: (slot, damage) => this.#unavailable(slot, damage),
+      facts: (slot, facts) => this.#feeds.keepFacts(slot, facts),
+    })
   }
 
   /** The durable state (tests and the inspector read the journal). */
@@ -214,13 +212,13 @@ export class ThreadRegistry {
   list(): ThreadSummary[] {
     return [...this.#slots.values()]
       .filter((s) => s.present)
-      .map((s) => this.#summary(s))
+      .map((s) => summaryOf(s, this.#options.workspaces.default))
       .sort((a, b) => b.updatedAt - a.updatedAt)
   }
 
   get(threadId: string): ThreadSummary | undefined {
     const slot = this.#present(threadId)
-    return slot && this.#summary(slot)
+    return slot && summaryOf(slot, this.#options.workspaces.default)
   }
 
   /** A rename takes effect at once; a model or thinking level applies from the next run (refused `busy` during one). */
@@ -246,7 +244,7 @@ export class ThreadRegistry {
         updatedAt: Date.now(),
       }
       this.#persist(slot)
-      return { kind: 'updated', summary: this.#summary(slot) }
+      return { kind: 'updated', summary: summaryOf(slot, this.#options.workspaces.default) }
     })
   }
 
@@ -295,29 +293,23 @@ export class ThreadRegistry {
       }
       const command = parseCommand(request.message, live.commands())
       if (command.kind === 'unknown') return { kind: 'unknown-command', name: command.name, suggestions: command.suggestions }
-      if (command.kind === 'host') return runHostCommand(this.#commandTarget(slot, live), command.name, command.args)
+      if (command.kind === 'host') return runHostCommand(
+        {
+          live,
+          update: (change) => this.update(threadId, change),
+          create: (request) => this.create(request),
+          summary: (id) => this.get(id),
+          touch: () => {
+            slot.record = { ...slot.record, updatedAt: Date.now() }
+            this.#persist(slot)
+          },
+          settings: slot.record,
+        },
+        command.name,
+        command.args,
+      )
       return this.#admission.admit(slot, live, request)
     })
-  }
-
-  #commandTarget(slot: ThreadSlot, live: LiveThread) {
-    const { model, thinkingLevel, cwd } = slot.record
-    return {
-      threadId: slot.threadId,
-      settings: { model, thinkingLevel, cwd },
-      live,
-      update: (change: ThreadChange) => this.update(slot.threadId, change),
-      createLike: async (title: string) => {
-        const created = await this.create({ model, ...(thinkingLevel ? { thinkingLevel } : {}), ...(cwd ? { cwd } : {}), ...(title ? { title } : {}) })
-        if (created.kind !== 'created') return { reason: created.kind === 'invalid' ? created.reason : 'no new thread id was free' }
-        return { summary: this.get(created.threadId)! }
-      },
-      touched: async () => {
-        slot.record = { ...slot.record, updatedAt: Date.now() }
-        this.#persist(slot)
-        return this.#summary(slot)
-      },
-    }
   }
 
   /** A tab's composer draft, for extensions that read the editor. It never builds a runtime. */
@@ -428,109 +420,4 @@ export class ThreadRegistry {
     slot.damaged(damage.reason)
   }
 
-  #notifyLive(thread: LiveThread, event: 'started' | 'retired'): void {
-    for (const listener of this.#liveListeners) listener(thread, event)
-  }
-
-  /** The slot machine with this registry's work, provided once for every slot. */
-  #provideSlots() {
-    const slotOf = (threadId: string) => this.#slots.get(threadId)!
-    return threadSlotMachine.provide({
-      actors: {
-        build: fromPromise(({ input }) => this.#build(slotOf(input.threadId))),
-        release: fromPromise(({ input }) => (input.thread as LiveThread).released),
-        remove: fromPromise(async ({ input }) => {
-          const slot = slotOf(input.threadId)
-          await (input.thread as LiveThread | undefined)?.dispose('deleted', 'cancelled')
-          const feed = slot.feed ?? (await slot.feedLoading?.catch(() => undefined))
-          feed?.close()
-          this.#store.deleteThread(slot.threadId)
-          await this.#options.runtimes.remove(slot.threadId)
-        }),
-      },
-      actions: {
-        releaseFeed: (_, { threadId }) => {
-          const slot = this.#slots.get(threadId)
-          if (slot) this.#feeds.release(slot, true)
-        },
-        keepRetired: (_, { threadId }) => {
-          const slot = slotOf(threadId)
-          const feed = slot.feed
-          slot.record = { ...slot.record, run: slot.run, seq: feed?.seq ?? slot.record.seq, facts: factsOf(feed?.view.transcript ?? [], slot.record.facts) }
-          // Also at a shutdown: the store closes only once every thread has retired.
-          try {
-            this.#persist(slot)
-          } catch (error) {
-            this.#options.log?.('error', `store write failed: ${String(error)}`)
-          }
-        },
-      },
-      guards: {
-        damaged: (_, { error }) => error instanceof SessionDamaged,
-      },
-    })
-  }
-
-  /** Builds the runtime for a slot; a delete or a shutdown meanwhile disposes what was built. */
-  async #build(slot: ThreadSlot): Promise<LiveThread> {
-    const feed = await this.#feeds.of(slot)
-    const live = new LiveThread({
-      threadId: slot.threadId,
-      feed,
-      run: slot.record.run,
-      idleMs: this.#options.idleMs,
-      log: this.#options.log,
-      onRetired: (thread) => this.#retired(slot, thread),
-    })
-    this.#notifyLive(live, 'started')
-    try {
-      const { threadId, model, thinkingLevel, cwd } = slot.record
-      const runtime = await this.#options.runtimes.create({
-        threadId,
-        model,
-        ...(thinkingLevel ? { thinkingLevel } : {}),
-        cwd: cwd ?? this.#options.workspaces.default,
-        ui: live.ui,
-      })
-      if (slot.doomed || this.#closing) {
-        await runtime.dispose()
-        throw new ThreadGone(this.#closing ? 'closing' : 'deleted')
-      }
-      live.attach(runtime)
-      return live
-    } catch (error) {
-      live.actor.stop()
-      this.#notifyLive(live, 'retired')
-      throw error
-    }
-  }
-
-  /** The live thread's machine went cold or was disposed: the slot hears it now, the actor stops after. */
-  #retired(slot: ThreadSlot, thread: LiveThread): void {
-    if (slot.thread === thread) slot.retired()
-    queueMicrotask(() => {
-      thread.actor.stop()
-      this.#notifyLive(thread, 'retired')
-    })
-  }
-
-  #summary(slot: ThreadSlot): ThreadSummary {
-    const view = slot.feed?.view
-    const status = view?.status ?? { live: false, busy: false, run: slot.record.run }
-    const damage = slot.damage
-    return {
-      threadId: slot.threadId,
-      ...displayOf(slot.record, view?.transcript, slot.record.facts),
-      model: slot.record.model,
-      ...(slot.record.thinkingLevel ? { thinkingLevel: slot.record.thinkingLevel } : {}),
-      cwd: slot.record.cwd ?? this.#options.workspaces.default,
-      live: status.live,
-      busy: status.busy,
-      run: status.run,
-      openDialogs: view?.openDialogs.length ?? 0,
-      createdAt: slot.record.createdAt,
-      updatedAt: slot.record.updatedAt,
-      ...(damage !== undefined ? { unavailable: damage } : {}),
-    }
-  }
 }

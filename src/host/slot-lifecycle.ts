@@ -1,0 +1,105 @@
+/**
+ * What a thread slot's machine does when it builds, releases and removes a thread, provided once for
+ * every slot: the runtime is built for a new LiveThread (and disposed again if the thread was deleted
+ * or threadhost is shutting down meanwhile); a retired thread's row is written before its runtime
+ * goes; a removed thread is disposed before its files and row go.
+ */
+import { fromPromise } from 'xstate'
+import { threadSlotMachine } from '../machines/thread-slot.machine.js'
+import { SessionDamaged, type RuntimeFactory } from '../runtime/port.js'
+import { LiveThread } from './live-thread.js'
+import type { Log } from './store/journal.js'
+import type { ThreadStore } from './store/port.js'
+import { factsOf } from './thread-display.js'
+import type { ThreadFeeds } from './thread-feeds.js'
+import { ThreadGone, type ThreadSlot } from './thread-slot.js'
+
+export interface SlotLifecycleDeps {
+  slot: (threadId: string) => ThreadSlot | undefined
+  feeds: ThreadFeeds
+  store: ThreadStore
+  runtimes: RuntimeFactory
+  defaultCwd: string
+  idleMs: number
+  log?: Log
+  closing: () => boolean
+  /** Writes the slot's row (skipped for a deleted thread). */
+  persist: (slot: ThreadSlot) => void
+  /** A LiveThread started or retired (the inspector watches them). */
+  notifyLive: (thread: LiveThread, event: 'started' | 'retired') => void
+}
+
+export function provideSlotMachine(deps: SlotLifecycleDeps) {
+  const slotOf = (threadId: string) => deps.slot(threadId)!
+  return threadSlotMachine.provide({
+    actors: {
+      build: fromPromise(({ input }) => build(deps, slotOf(input.threadId))),
+      release: fromPromise(({ input }) => (input.thread as LiveThread).released),
+      remove: fromPromise(async ({ input }) => {
+        const slot = slotOf(input.threadId)
+        await (input.thread as LiveThread | undefined)?.dispose('deleted', 'cancelled')
+        const feed = slot.feed ?? (await slot.feedLoading?.catch(() => undefined))
+        feed?.close()
+        deps.store.deleteThread(slot.threadId)
+        await deps.runtimes.remove(slot.threadId)
+      }),
+    },
+    actions: {
+      releaseFeed: (_, { threadId }) => {
+        const slot = deps.slot(threadId)
+        if (slot) deps.feeds.release(slot, true)
+      },
+      keepRetired: (_, { threadId }) => {
+        const slot = slotOf(threadId)
+        const feed = slot.feed
+        slot.record = { ...slot.record, run: slot.run, seq: feed?.seq ?? slot.record.seq, facts: factsOf(feed?.view.transcript ?? [], slot.record.facts) }
+        // Also at a shutdown: the store closes only once every thread has retired.
+        try {
+          deps.persist(slot)
+        } catch (error) {
+          deps.log?.('error', `store write failed: ${String(error)}`)
+        }
+      },
+    },
+    guards: {
+      damaged: (_, { error }) => error instanceof SessionDamaged,
+    },
+  })
+}
+
+/** Builds the runtime for a slot; a delete or a shutdown meanwhile disposes what was built. */
+async function build(deps: SlotLifecycleDeps, slot: ThreadSlot): Promise<LiveThread> {
+  const feed = await deps.feeds.of(slot)
+  const live = new LiveThread({
+    threadId: slot.threadId,
+    feed,
+    run: slot.record.run,
+    idleMs: deps.idleMs,
+    log: deps.log,
+    onRetired: (thread) => retired(deps, slot, thread),
+  })
+  deps.notifyLive(live, 'started')
+  try {
+    const { threadId, model, thinkingLevel, cwd } = slot.record
+    const runtime = await deps.runtimes.create({ threadId, model, ...(thinkingLevel ? { thinkingLevel } : {}), cwd: cwd ?? deps.defaultCwd, ui: live.ui })
+    if (slot.doomed || deps.closing()) {
+      await runtime.dispose()
+      throw new ThreadGone(deps.closing() ? 'closing' : 'deleted')
+    }
+    live.attach(runtime)
+    return live
+  } catch (error) {
+    live.actor.stop()
+    deps.notifyLive(live, 'retired')
+    throw error
+  }
+}
+
+/** The live thread's machine went cold or was disposed: the slot hears it now, the actor stops after. */
+function retired(deps: SlotLifecycleDeps, slot: ThreadSlot, thread: LiveThread): void {
+  if (slot.thread === thread) slot.retired()
+  queueMicrotask(() => {
+    thread.actor.stop()
+    deps.notifyLive(thread, 'retired')
+  })
+}
