@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { api } from '../server/harness.js'
-import { startProcess } from '../server/process.js'
+import { startProcess } from '../support/spawn-server.js'
 import { Follower, sleep, type Connection, type Frame } from './follower.js'
 import { MACHINE_FRAMES, ThreadModel } from './thread-model.js'
 

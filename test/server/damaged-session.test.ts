@@ -7,7 +7,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { ThreadSummary } from '../../src/schemas/index.js'
-import { spawnedServers } from './process.js'
+import { spawnedServers } from '../support/spawn-server.js'
 import { api, is, SseClient } from './harness.js'
 
 const { cleanups, startProcess, tempDataDir } = spawnedServers('damaged')

@@ -6,7 +6,7 @@
 import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { spawnedServers } from './process.js'
+import { spawnedServers } from '../support/spawn-server.js'
 import { api, is, SseClient, type Frame } from './harness.js'
 
 const { cleanups, startProcess, tempDataDir } = spawnedServers('durable')

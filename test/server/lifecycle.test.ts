@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/server/config.js'
-import { spawnedServers } from './process.js'
+import { spawnedServers } from '../support/spawn-server.js'
 import { api, is, SseClient, startHarness, type Harness } from './harness.js'
 
 const { cleanups, startProcess } = spawnedServers('lifecycle')

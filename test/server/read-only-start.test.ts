@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import type { ThreadSummary } from '../../src/schemas/index.js'
-import { startProcess as start } from './process.js'
+import { startProcess as start } from '../support/spawn-server.js'
 import { api, is, SseClient } from './harness.js'
 
 const cleanups: (() => Promise<void> | void)[] = []

@@ -9,7 +9,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/server/config.js'
 import { apiGuard } from '../../src/server/guard.js'
 import { api, startHarness, type Harness } from './harness.js'
-import { startProcess } from './process.js'
+import { startProcess } from '../support/spawn-server.js'
 
 const cleanups: (() => unknown)[] = []
 afterEach(async () => {
