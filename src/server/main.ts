@@ -1,7 +1,8 @@
 /**
  * threadhost's entry point. The configuration is checked before anything heavy is loaded, so a
- * wrong flag is answered at once; then the host and the server run as one Effect scope that
- * SIGINT/SIGTERM interrupt, and the process exits 0 once everything is released.
+ * wrong flag is answered at once; then the host and the server run as Effect layers (serve.ts) that
+ * SIGINT/SIGTERM interrupt. The process exits 0 once everything is released, 1 if the way out took
+ * longer than its bound, and a start that fails says why in one line and exits 2 (a wrong flag) or 1.
  */
 import { ConfigError, parseConfig, type Config } from './config.js'
 import { log } from './log.js'
@@ -15,34 +16,37 @@ async function main(): Promise<void> {
     console.error(message)
     process.exit(error instanceof ConfigError && message.startsWith('threadhost —') ? 0 : 2)
   }
-  const [{ Cause, Effect, Fiber }, { serve }] = await Promise.all([import('effect'), import('./serve.js')])
+  const [{ Cause, Effect, Fiber }, { serve, SHUTDOWN_LIMIT, StartFailed }] = await Promise.all([import('effect'), import('./serve.js')])
   const fiber = Effect.runFork(serve(config))
   let stopping = false
   const stop = (signal: string) => {
-    if (stopping) return
-    stopping = true
-    log('info', `${signal} received`)
-    void Effect.runPromise(Fiber.interrupt(fiber)).then(
-      () => process.exit(0),
-      (error) => {
-        console.error(error)
-        process.exit(1)
-      },
-    )
-  }
-  process.once('SIGINT', () => stop('SIGINT'))
-  process.once('SIGTERM', () => stop('SIGTERM'))
-  fiber.addObserver((exit) => {
-    if (!stopping && exit._tag === 'Failure') {
-      // A configuration found wrong only once pi was loaded (an unusable --model) is said like any other.
-      const error = Cause.squash(exit.cause)
-      if (error instanceof ConfigError) {
-        console.error(error.message)
-        process.exit(2)
-      }
-      console.error('threadhost stopped:', exit.cause)
+    if (stopping) {
+      // A second signal is the person insisting: go now.
+      log('warn', `${signal} received again; exiting without waiting for the shutdown`)
       process.exit(1)
     }
+    stopping = true
+    log('info', `${signal} received`)
+    void Effect.runPromise(
+      Fiber.interrupt(fiber).pipe(
+        Effect.timeoutOrElse({
+          duration: SHUTDOWN_LIMIT,
+          orElse: () => Effect.sync(() => (log('error', `shutdown did not finish within ${SHUTDOWN_LIMIT}; exiting`), process.exit(1))),
+        }),
+      ),
+    ).then(() => process.exit(0))
+  }
+  process.on('SIGINT', () => stop('SIGINT'))
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  fiber.addObserver((exit) => {
+    if (stopping || exit._tag !== 'Failure') return
+    const error = Cause.squash(exit.cause)
+    if (error instanceof StartFailed) {
+      console.error(error.message)
+      process.exit(error.exitCode)
+    }
+    console.error(`threadhost stopped:\n${Cause.pretty(exit.cause)}`)
+    process.exit(1)
   })
 }
 

@@ -1,9 +1,18 @@
 /**
- * The host and the HTTP server as scoped resources. Effect holds the lifecycle only: when the scope
- * closes (SIGINT/SIGTERM) new requests get 503 and every run stops — its queued prompts reported,
- * open dialogs settled `aborted`, followers closed, the index flushed — before the listener closes.
+ * threadhost's lifecycle as Effect layers: the configuration, the host and the HTTP listener. Each
+ * layer acquires one resource and says how to release it, so a stop (SIGINT/SIGTERM, main.ts)
+ * releases them in reverse order and a start that fails half-way (a taken port) releases what it
+ * had already opened. Effect holds these edges only — acquire, release, how long a release may take
+ * (docs/architecture.md, "Effect at the edges"); what the host does is plain async code and machines.
+ *
+ * The way out, in order: the host drains while the listener still answers (new requests get 503,
+ * every run stops with its queued prompts reported, open dialogs settle `aborted`, followers see
+ * `live: false` and their streams end, the store is closed), then the listener closes. Each part is
+ * bounded, so one that hangs is reported and passed over instead of holding the process.
  */
-import { Effect } from 'effect'
+import { Context, Data, Effect, Layer, type Duration } from 'effect'
+import type { FastifyInstance } from 'fastify'
+import type { Logger } from 'pino'
 import { ThreadRegistry } from '../host/thread-registry.js'
 import { Workspaces } from '../host/workspaces.js'
 import { createPiRuntimeFactory, describeSurvey, PiModels, surveyAgentDir } from '../runtime/index.js'
@@ -12,15 +21,38 @@ import { debugRoutes } from './debug-routes.js'
 import { ConfigError, type Config } from './config.js'
 import { createLogger, hostLog, type LogLevel } from './log.js'
 
-/** Stop every thread, but never let a runtime that will not stop keep the process from exiting. */
-const drain = (registry: ThreadRegistry, log: (level: LogLevel, message: string) => void) =>
-  Effect.sync(() => registry.closing || log('info', 'shutting down: stopping runs and closing followers')).pipe(
-    Effect.andThen(Effect.promise(() => registry.shutdown())),
-    Effect.timeout(SHUTDOWN_LIMIT),
-    Effect.catch(() => Effect.sync(() => log('warn', `threads did not stop within ${SHUTDOWN_LIMIT}; exiting anyway`))),
+/** How long the threads may take to stop before the process exits without them. */
+const DRAIN_LIMIT: Duration.Input = '15 seconds'
+/** How long the listener may take to close once the threads have stopped and every stream has ended. */
+const CLOSE_LIMIT: Duration.Input = '5 seconds'
+/** The whole way out (main.ts): the parts' own bounds and a margin; past it the process exits 1. */
+export const SHUTDOWN_LIMIT: Duration.Input = '25 seconds'
+
+type HostLog = (level: LogLevel, message: string) => void
+
+/** The checked configuration (parsed before Effect loads, so `--help` and a wrong flag answer at once). */
+export class Settings extends Context.Service<Settings, Config>()('threadhost/Settings') {}
+
+/** The host: the thread registry on pi, and the one structured logger the routes share with it. */
+export class Host extends Context.Service<Host, { registry: ThreadRegistry; logger: Logger; log: HostLog }>()('threadhost/Host') {}
+
+/** Why threadhost did not start, in one line for the person who started it, and the code it exits with. */
+export class StartFailed extends Data.TaggedError('StartFailed')<{ readonly message: string; readonly exitCode: number }> {}
+
+/** Runs `part`, but for at most `limit`: past it, says so and goes on with the rest of the way out. */
+const bounded = (part: () => Promise<unknown>, limit: Duration.Input, log: HostLog, what: string) =>
+  Effect.promise(part).pipe(
+    Effect.timeoutOrElse({ duration: limit, orElse: () => Effect.sync(() => log('warn', `${what} did not finish within ${limit}; going on without it`)) }),
   )
 
-const SHUTDOWN_LIMIT = '15 seconds'
+/**
+ * Refuse new work, stop every run, settle open dialogs, close followers, close the store
+ * (`registry.shutdown`, which is idempotent: the second caller waits on the first).
+ */
+const drain = (registry: ThreadRegistry, log: HostLog) =>
+  Effect.sync(() => registry.closing || log('info', 'shutting down: stopping runs and closing followers')).pipe(
+    Effect.andThen(bounded(() => registry.shutdown(), DRAIN_LIMIT, log, 'stopping the threads')),
+  )
 
 /** `--model` must be usable (an unusable flag stops the start with pi's reason); without it, pi's own default or demo. */
 async function chooseDefaultModel(config: Config, models: PiModels, cwd: string): Promise<string> {
@@ -30,59 +62,102 @@ async function chooseDefaultModel(config: Config, models: PiModels, cwd: string)
   return config.model
 }
 
-export const serve = (config: Config) =>
+/** pi's models, the default model, what the agent dir holds (printed once), then the registry: opened last, so nothing before it needs releasing. */
+async function openRegistry(config: Config, log: HostLog): Promise<ThreadRegistry> {
+  const runtimeLog = {
+    info: (m: string) => log('info', m),
+    warn: (m: string) => log('warn', m),
+    error: (m: string) => log('error', m),
+  }
+  const workspaces = new Workspaces(config.workspaces)
+  const models = await PiModels.create({ agentDir: config.agentDir, demoDelayMs: config.demoDelayMs })
+  const defaultModel = await chooseDefaultModel(config, models, workspaces.default)
+  console.log(describeSurvey(await surveyAgentDir(config.agentDir, workspaces.default, models), defaultModel))
+  return ThreadRegistry.open({
+    dataDir: config.dataDir,
+    runtimes: createPiRuntimeFactory({
+      dataDir: config.dataDir,
+      agentDir: config.agentDir,
+      models,
+      trustProjects: config.trustProjects,
+      toolPolicy: config.toolPolicy,
+      log: runtimeLog,
+    }),
+    models,
+    workspaces,
+    defaultModel,
+    idleMs: config.idleMs,
+    log,
+  })
+}
+
+/** The app on its port; an app that cannot listen is closed before the failure goes on. */
+async function listen(config: Config, registry: ThreadRegistry, logger: Logger): Promise<{ app: FastifyInstance; url: string }> {
+  const app = await buildApp({
+    registry,
+    token: config.token,
+    clientDir: config.clientDir,
+    loggerInstance: logger,
+    processMetrics: true,
+    plugins: config.inspector ? [debugRoutes({ registry })] : [],
+  })
+  try {
+    const address = await app.listen({ port: config.port, host: config.host })
+    return { app, url: address.replace('[::1]', 'localhost') }
+  } catch (error) {
+    await app.close()
+    throw error
+  }
+}
+
+/** A failed start said as the person can act on it: a wrong flag exits 2, anything else 1 with its stack. */
+const startFailure = (what: string) => (error: unknown) =>
+  error instanceof ConfigError
+    ? new StartFailed({ message: error.message, exitCode: 2 })
+    : new StartFailed({ message: `threadhost could not ${what}: ${error instanceof Error ? error.stack : String(error)}`, exitCode: 1 })
+
+const listenFailure = (config: Config) => (error: unknown) => {
+  const where = `${config.host}:${config.port}`
+  switch ((error as NodeJS.ErrnoException).code) {
+    case 'EADDRINUSE':
+      return new StartFailed({ message: `threadhost: port ${config.port} is in use on ${config.host} (another threadhost?); stop it or choose another with --port`, exitCode: 1 })
+    case 'EACCES':
+      return new StartFailed({ message: `threadhost: not permitted to listen on ${where}; choose another port with --port`, exitCode: 1 })
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+      return new StartFailed({ message: `threadhost: --host ${config.host} is not an address of this machine`, exitCode: 1 })
+    default:
+      return startFailure(`listen on ${where}`)(error)
+  }
+}
+
+export const HostLive = Layer.effect(
+  Host,
   Effect.gen(function* () {
-    // One structured logger for the routes and the host alike.
+    const config = yield* Settings
     const logger = createLogger(config.logLevel)
     const log = hostLog(logger)
-    const runtimeLog = {
-      info: (m: string) => log('info', m),
-      warn: (m: string) => log('warn', m),
-      error: (m: string) => log('error', m),
-    }
-    const workspaces = new Workspaces(config.workspaces)
-    const models = yield* Effect.promise(() => PiModels.create({ agentDir: config.agentDir, demoDelayMs: config.demoDelayMs }))
-    const defaultModel = yield* Effect.promise(() => chooseDefaultModel(config, models, workspaces.default))
+    // Released last. After a served run the drain below already ran and this returns at once; after a
+    // start that failed past this point (a taken port) it is what stops the threads and closes the store.
     const registry = yield* Effect.acquireRelease(
-      Effect.promise(() =>
-        ThreadRegistry.open({
-          dataDir: config.dataDir,
-          runtimes: createPiRuntimeFactory({
-            dataDir: config.dataDir,
-            agentDir: config.agentDir,
-            models,
-            trustProjects: config.trustProjects,
-            toolPolicy: config.toolPolicy,
-            log: runtimeLog,
-          }),
-          models,
-          workspaces,
-          defaultModel,
-          idleMs: config.idleMs,
-          log,
-        }),
-      ),
-      (registry) => drain(registry, log),
+      Effect.tryPromise({ try: () => openRegistry(config, log), catch: startFailure('open its host') }),
+      (registry) => bounded(() => registry.shutdown(), DRAIN_LIMIT, log, 'stopping the threads'),
     )
-    const survey = yield* Effect.promise(() => surveyAgentDir(config.agentDir, workspaces.default, models))
-    console.log(describeSurvey(survey, defaultModel))
-    const app = yield* Effect.acquireRelease(
-      Effect.promise(() =>
-        buildApp({
-          registry,
-          token: config.token,
-          clientDir: config.clientDir,
-          loggerInstance: logger,
-          processMetrics: true,
-          plugins: config.inspector ? [debugRoutes({ registry })] : [],
-        }),
-      ),
-      (app) => Effect.promise(() => app.close()),
+    return { registry, logger, log }
+  }),
+)
+
+export const HttpLive = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const config = yield* Settings
+    const { registry, logger, log } = yield* Host
+    const { app, url } = yield* Effect.acquireRelease(
+      Effect.tryPromise({ try: () => listen(config, registry, logger), catch: listenFailure(config) }),
+      ({ app }) => bounded(() => app.close(), CLOSE_LIMIT, log, 'closing the listener'),
     )
-    const address = yield* Effect.promise(() => app.listen({ port: config.port, host: config.host }))
-    // Runs first on the way out: drain the threads while the listener still answers 503.
+    // Released before the listener closes: during the drain a request is answered 503, not refused,
+    // and every follower gets its last frames before its stream ends (which lets the close finish).
     yield* Effect.addFinalizer(() => drain(registry, log))
-    const url = address.replace('[::1]', 'localhost')
     if (config.tokenGenerated) {
       // Printed once, here only (never logged): the way in for this run.
       console.log(
@@ -91,5 +166,9 @@ export const serve = (config: Config) =>
       )
     }
     console.log(`threadhost listening on ${url}`)
-    return yield* Effect.never
-  }).pipe(Effect.scoped)
+  }),
+)
+
+/** threadhost until interrupted: the layers built in order, then held open; interrupting releases them. */
+export const serve = (config: Config): Effect.Effect<never, StartFailed> =>
+  Layer.launch(HttpLive.pipe(Layer.provide(HostLive), Layer.provide(Layer.succeed(Settings, config))))

@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -6,7 +7,7 @@ import { parseConfig } from '../../src/server/config.js'
 import { spawnedServers } from '../support/spawn-server.js'
 import { api, is, SseClient, startHarness, type Harness } from './harness.js'
 
-const { cleanups, startProcess } = spawnedServers('lifecycle')
+const { cleanups, startProcess, tempDataDir } = spawnedServers('lifecycle')
 
 describe('lifecycle', () => {
   it('threads and their transcripts survive a restart; following a cold thread shows the persisted transcript without building a runtime', async () => {
@@ -66,6 +67,18 @@ describe('lifecycle', () => {
     expect(await server.exit).toBe(2)
     expect(server.output()).toMatch(/--model nobody\/nothing: Unknown model 'nobody\/nothing'/)
     expect(server.output()).not.toMatch(/threadhost stopped/)
+  })
+
+  it('a port already in use stops the start with one line naming the port, and exit code 1', async () => {
+    const taken = createServer()
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+    cleanups.push(() => new Promise((resolve) => taken.close(resolve)))
+    const port = (taken.address() as { port: number }).port
+    const dataDir = await tempDataDir()
+    const server = startProcess(['--port', String(port), '--data-dir', dataDir])
+    expect(await server.exit).toBe(1)
+    expect(server.output()).toContain(`port ${port} is in use on 127.0.0.1`)
+    expect(server.output()).not.toMatch(/Cause|threadhost stopped|at .*\.ts:\d+/)
   })
 
   it('binding a non-loopback host without a token generates one (test/server/token.test.ts starts it); a short token is refused', async () => {
