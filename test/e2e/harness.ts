@@ -1,16 +1,14 @@
 /**
- * e2e harness: a real threadhost server (`npx tsx src/server/main.ts --port 0 --data-dir <tmp>`)
- * and Debian's Chromium driven by playwright. Two pages follow the same thread, like two tabs.
+ * e2e harness: a real threadhost server (src/server/main.ts, started by test/support/spawn-server.ts
+ * with `--port 0 --data-dir <tmp>`) and Debian's Chromium driven by playwright. Two pages follow the
+ * same thread, like two tabs.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { chromium, type Browser, type Locator, type Page } from 'playwright'
-
-export const SERVER_ENTRY = 'src/server/main.ts'
-
 import { CHROMIUM_ARGS } from '../chromium.js'
+import { spawnServer } from '../support/spawn-server.js'
 
 export { CHROMIUM_ARGS }
 
@@ -27,45 +25,15 @@ export async function startServer(options: { args?: string[] } = {}): Promise<Se
   const dataDir = mkdtempSync(join(tmpdir(), 'threadhost-e2e-'))
   const extra = options.args ?? []
   const agentDir = extra.includes('--agent-dir') ? [] : ['--agent-dir', join(dataDir, 'agent')]
-  const child: ChildProcess = spawn('npx', ['tsx', SERVER_ENTRY, '--port', '0', '--data-dir', dataDir, ...agentDir, ...extra], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true, // its own process group: npx → tsx → node all stop together
-    env: { ...process.env, NO_COLOR: '1' },
-  })
-  let output = ''
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start in 30 s:\n${output}`)), 30_000)
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString()
-      const m = /threadhost listening on (http:\/\/\S+)/.exec(output)
-      if (m) {
-        clearTimeout(timer)
-        resolve(m[1].replace(/\/$/, ''))
-      }
-    }
-    child.stdout!.on('data', onData)
-    child.stderr!.on('data', onData)
-    child.on('exit', (code) => {
-      clearTimeout(timer)
-      reject(new Error(`the server exited (${code}) before listening:\n${output}`))
-    })
+  const server = spawnServer({ args: ['--port', '0', '--data-dir', dataDir, ...agentDir, ...extra] })
+  const url = await server.url.catch((error: unknown) => {
+    rmSync(dataDir, { recursive: true, force: true })
+    throw error
   })
   return {
     url,
     async stop() {
-      if (child.exitCode === null && child.pid) {
-        const exited = new Promise((r) => child.once('exit', r))
-        try {
-          process.kill(-child.pid, 'SIGTERM')
-        } catch {}
-        const t = setTimeout(() => {
-          try {
-            process.kill(-child.pid!, 'SIGKILL')
-          } catch {}
-        }, 5000)
-        await exited
-        clearTimeout(t)
-      }
+      await server.stop(5000)
       // The server may still be flushing a session file as it exits: retry, and never fail a test on it.
       try {
         rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 })
