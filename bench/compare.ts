@@ -17,8 +17,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { spawnServer, type ServerProcess } from '../test/support/spawn-server.js'
 
 const root = resolve(import.meta.dirname, '..')
+/** Both servers run with the bench's probe (bench/probe.mjs) answering over IPC. */
+const PROBED = ['--expose-gc', '--import', join(root, 'bench/probe.mjs')]
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3))
 const MODE = process.env.BENCH_SERVER === 'tsx' ? 'tsx' : 'compiled'
 /** BENCH_ONLY=fanout,dialog,startup,heap,big,stall,concurrent runs only those scenarios (all by default). */
@@ -46,12 +49,14 @@ function lastFrame(run: Buffer): string {
 class Server {
   readonly url: string
   readonly port: number
+  readonly #server: ServerProcess
   readonly #proc: ChildProcess
   readonly #dir?: string
 
-  private constructor(proc: ChildProcess, url: string, dir?: string) {
-    this.#proc = proc
-    this.url = url
+  private constructor(server: ServerProcess, url: string, dir?: string) {
+    this.#server = server
+    this.#proc = server.child
+    this.url = url.replace('localhost', '127.0.0.1')
     this.port = Number(new URL(url).port)
     this.#dir = dir
   }
@@ -59,38 +64,16 @@ class Server {
   /** `demoDelayMs`: the demo model's pause before each streamed chunk (0: as fast as it can). */
   static async threadhost(demoDelayMs = 0): Promise<Server> {
     const dir = mkdtempSync(join(tmpdir(), 'threadhost-bench-'))
-    const entry = MODE === 'tsx' ? ['--import', 'tsx', join(root, 'src/server/main.ts')] : ['--enable-source-maps', join(root, 'dist/server/main.js')]
-    const args = [
-      '--expose-gc',
-      '--import',
-      join(root, 'bench/probe.mjs'),
-      ...entry,
-      ...['--port', '0', '--data-dir', dir, '--agent-dir', join(dir, 'agent'), '--workspace', dir, '--model', 'demo', '--demo-delay-ms', String(demoDelayMs), '--inspector', 'off'],
-    ]
-    return Server.#start(args, /threadhost listening on (\S+)/, dir)
+    const args = ['--port', '0', '--data-dir', dir, '--agent-dir', join(dir, 'agent'), '--workspace', dir, '--model', 'demo', '--demo-delay-ms', String(demoDelayMs), '--inspector', 'off']
+    return Server.#start(spawnServer({ args, entry: MODE, node: [...PROBED, ...(MODE === 'compiled' ? ['--enable-source-maps'] : [])], ipc: true }), dir)
   }
 
   static async baseline(): Promise<Server> {
-    return Server.#start(['--expose-gc', '--import', join(root, 'bench/probe.mjs'), join(root, 'bench/baseline-server.mjs'), '--port', '0'], /baseline listening on (\S+)/)
+    return Server.#start(spawnServer({ script: join(root, 'bench/baseline-server.mjs'), args: ['--port', '0'], node: PROBED, ipc: true }))
   }
 
-  static #start(args: string[], ready: RegExp, dir?: string): Promise<Server> {
-    const proc = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
-    let out = ''
-    return new Promise((resolve, reject) => {
-      const take = (d: Buffer) => {
-        out = (out + d.toString()).slice(-4000)
-        const m = ready.exec(out)
-        if (m) {
-          proc.stdout!.off('data', take)
-          proc.stdout!.resume()
-          resolve(new Server(proc, m[1].replace('localhost', '127.0.0.1'), dir))
-        }
-      }
-      proc.stdout!.on('data', take)
-      proc.stderr!.on('data', (d) => (out = (out + d.toString()).slice(-4000)))
-      proc.once('exit', (code) => reject(new Error(`server exited (${code}) before it listened:\n${out}`)))
-    })
+  static async #start(server: ServerProcess, dir?: string): Promise<Server> {
+    return new Server(server, await server.url, dir)
   }
 
   /**
@@ -147,10 +130,7 @@ class Server {
   }
 
   async stop(): Promise<void> {
-    const exited = new Promise((r) => this.#proc.once('exit', r))
-    this.#proc.kill('SIGTERM')
-    await Promise.race([exited, sleep(20_000)])
-    this.#proc.kill('SIGKILL')
+    await this.#server.stop()
     if (this.#dir) rmSync(this.#dir, { recursive: true, force: true })
   }
 }

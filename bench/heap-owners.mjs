@@ -1,4 +1,4 @@
-// `node bench/heap-owners.mjs [threads]`: who holds the heap of an idle live thread, by heap snapshot.
+// `node --import tsx bench/heap-owners.mjs [threads]`: who holds the heap of an idle live thread, by heap snapshot.
 // Starts the compiled server (dist/server/main.js; `npm run build:server` first) with bench/probe.mjs
 // as `npm run bench` does, runs one `hello` prompt on each of `threads` new threads (default 200)
 // and keeps them live and idle, takes a heap snapshot before and after (both after a full GC), and
@@ -6,10 +6,10 @@
 // classes (AgentSession, ExtensionRunner, SessionManager, …) or the host's (Actor, Feed, LiveThread,
 // …). The chain is followed through the first retainers only (no dominator tree), so the split is an
 // estimate; the total per thread is exact. Not a test and not part of `npm run bench`.
-import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { spawnServer } from '../test/support/spawn-server.ts'
 
 const root = resolve(import.meta.dirname, '..')
 const N = Number(process.argv[2] ?? 200)
@@ -17,20 +17,14 @@ const PI = ['AgentSession', 'ExtensionRunner', 'SessionManager', 'SettingsManage
 const HOST = ['LiveThread', 'Feed', 'IncrementalView', 'Actor', 'StateMachine', 'FanOut', 'ThreadJournal', 'DialogBridge', 'AskBridge', 'Pino', 'EventEmitter']
 
 const dir = mkdtempSync(join(tmpdir(), 'threadhost-heap-'))
-const proc = spawn(
-  process.execPath,
-  ['--expose-gc', '--import', join(root, 'bench/probe.mjs'), join(root, 'dist/server/main.js'),
-    ...['--port', '0', '--data-dir', dir, '--agent-dir', join(dir, 'agent'), '--workspace', dir, '--model', 'demo', '--demo-delay-ms', '0', '--inspector', 'off']],
-  { cwd: root, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] },
-)
-const url = await new Promise((ok) => {
-  let out = ''
-  proc.stdout.on('data', (d) => {
-    out += d
-    const m = /listening on (\S+)/.exec(out)
-    if (m) ok(m[1].replace('localhost', '127.0.0.1'))
-  })
+const server = spawnServer({
+  entry: 'compiled',
+  node: ['--expose-gc', '--import', join(root, 'bench/probe.mjs')],
+  args: ['--port', '0', '--data-dir', dir, '--agent-dir', join(dir, 'agent'), '--workspace', dir, '--model', 'demo', '--demo-delay-ms', '0', '--inspector', 'off'],
+  ipc: true,
 })
+const proc = server.child
+const url = (await server.url).replace('localhost', '127.0.0.1')
 const probe = (m) =>
   new Promise((ok) => {
     const on = (r) => r.probe === m.probe && (proc.off('message', on), ok(r))
@@ -56,7 +50,7 @@ const a = (await probe({ probe: 'snapshot', path: join(dir, 'a.heapsnapshot') })
 for (let i = 0; i < N; i++) await thread(`t${i}`)
 await new Promise((r) => setTimeout(r, 300))
 const b = (await probe({ probe: 'snapshot', path: join(dir, 'b.heapsnapshot') })).path
-proc.kill('SIGTERM')
+await server.stop()
 
 const A = JSON.parse(readFileSync(a, 'utf8'))
 const B = JSON.parse(readFileSync(b, 'utf8'))

@@ -9,12 +9,12 @@
  * Not a test and not part of `npm run bench`: a tool for reading the hot path. The profile is kept
  * (its path is printed) for Chrome DevTools.
  */
-import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { SourceMap } from 'node:module'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { spawnServer } from '../test/support/spawn-server.js'
 
 const root = resolve(import.meta.dirname, '..')
 const WORDS = Number(process.argv[2] ?? 10_000)
@@ -99,31 +99,19 @@ async function main() {
   const { buildServer, serverStale } = (await import(join(root, 'scripts/build-server.mjs'))) as { buildServer(): Promise<void>; serverStale(): boolean }
   if (serverStale()) await buildServer()
   const dir = mkdtempSync(join(tmpdir(), 'threadhost-profile-'))
-  const proc = spawn(
-    process.execPath,
-    [
-      '--expose-gc',
-      '--import',
-      join(root, 'bench/probe.mjs'),
-      '--enable-source-maps',
-      join(root, 'dist/server/main.js'),
-      ...['--port', '0', '--data-dir', dir, '--agent-dir', join(dir, 'agent'), '--workspace', dir, '--model', 'demo', '--demo-delay-ms', '0', '--inspector', 'off'],
-    ],
-    { cwd: root, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] },
-  )
+  const server = spawnServer({
+    entry: 'compiled',
+    node: ['--expose-gc', '--import', join(root, 'bench/probe.mjs'), '--enable-source-maps'],
+    args: ['--port', '0', '--data-dir', dir, '--agent-dir', join(dir, 'agent'), '--workspace', dir, '--model', 'demo', '--demo-delay-ms', '0', '--inspector', 'off'],
+    ipc: true,
+  })
+  const proc = server.child
   const probe = (message: object) =>
     new Promise<any>((ok) => {
       proc.once('message', ok)
-      proc.send(message)
+      proc.send!(message)
     })
-  const url = await new Promise<string>((ok) => {
-    let out = ''
-    proc.stdout!.on('data', (d: Buffer) => {
-      out += d.toString()
-      const m = /threadhost listening on (\S+)/.exec(out)
-      if (m) ok(m[1].replace('localhost', '127.0.0.1'))
-    })
-  })
+  const url = (await server.url).replace('localhost', '127.0.0.1')
   const port = Number(new URL(url).port)
   const api = async (method: string, path: string, body?: unknown) => {
     const r = await fetch(url + path, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined })
@@ -161,8 +149,7 @@ async function main() {
   for (let r = 0; r < RUNS; r++) await runTo(3 + RUNS + r, `slow ${WORDS}`)
   const { profile: allocText } = await probe({ probe: 'alloc-stop' })
   stop()
-  proc.kill('SIGTERM')
-  await new Promise((r) => proc.once('exit', r))
+  await server.stop()
   rmSync(dir, { recursive: true, force: true })
   const file = join(tmpdir(), `threadhost-${Date.now()}.cpuprofile`)
   writeFileSync(file, text)

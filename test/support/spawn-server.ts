@@ -55,13 +55,17 @@ export function spawnServer(options: SpawnOptions): ServerProcess {
     env: { ...process.env, NO_COLOR: '1', ...options.env },
   })
   let output = ''
+  let listening = false
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))))
   const url = new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString()
       if (output.length > 2 * KEPT) output = output.slice(-KEPT)
-      const match = LISTENING.exec(output)
-      if (match) resolve(match[1].replace(/\/$/, ''))
+      const match = listening ? null : LISTENING.exec(output)
+      if (match) {
+        listening = true
+        resolve(match[1].replace(/\/$/, ''))
+      }
     }
     child.stdout!.on('data', onData)
     child.stderr!.on('data', onData)
