@@ -25,7 +25,19 @@ export default defineConfig({
         test: {
           name: 'node',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/ui/**', 'test/e2e/**'],
+          exclude: ['test/ui/**', 'test/e2e/**', 'test/model/**'],
+          environment: 'node',
+          testTimeout: 20_000,
+          hookTimeout: 20_000,
+        },
+      },
+      // The model-based tests (walks of the thread machine against the real server, restarts, faults):
+      // the slowest Node tests, so a project of their own that `--project node` leaves out and
+      // `--project model` runs alone. `npm test` runs both.
+      {
+        test: {
+          name: 'model',
+          include: ['test/model/**/*.test.ts'],
           environment: 'node',
           testTimeout: 20_000,
           hookTimeout: 20_000,
