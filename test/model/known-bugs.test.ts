@@ -26,10 +26,10 @@ const BUG_1: Command[] = [
   { t: 'abort-and-prompt', deliverAs: 'steer' },
 ]
 
-describe('known server bugs (docs/testing.md)', () => {
+describe('defects the walk found, replayed from their shrunk sequences (docs/testing.md)', () => {
   // BUG-1 is fixed (a run starts once pi is idle, pi-adapter.ts `start`): its shrunk sequence is now a plain check.
   it(
-    'fixed BUG-1: a prompt sent while a stop is pending runs in its own run, which ends by its settle after the reply',
+    'a prompt sent while a stop is pending runs in its own run, which ends by its settle after the reply',
     async () => {
       // The race the stop and the prompt run is the server's to decide; try until the prompt lands
       // while the stop is pending, which it does nearly always.
@@ -46,7 +46,7 @@ describe('known server bugs (docs/testing.md)', () => {
 
   // BUG-2 is fixed (the journal keeps every rejection as a delivered report, store/journal.ts): a plain check.
   it(
-    'fixed BUG-2: after a graceful shutdown the prompts it rejected (`shutdown`) stay in the thread\'s history: the next life\'s snapshot has a rejected entry for each, as after SIGKILL for `restart`',
+    'after a graceful shutdown the prompts it rejected (`shutdown`) stay in the thread\'s history: the next life\'s snapshot has a rejected entry for each, as after SIGKILL for `restart`',
     async () => {
       const server = await startModelServer()
       let second: Awaited<ReturnType<typeof startModelServer>> | undefined

@@ -1,6 +1,6 @@
 /**
- * The web-client issue (bugs and keyboard), found by a person using the client in Chromium. Each
- * test here failed on the client as it was reported.
+ * The thread pane as a person uses it: where the focus goes, the keyboard, stops and steers across
+ * tabs, what the notes on a settled question say, the labels, and the narrow layout.
  */
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
 import { page, userEvent } from 'vitest/browser'
@@ -68,7 +68,7 @@ afterEach(() => {
   location.hash = ''
 })
 
-describe('1. focus follows the work: composer, card, composer', () => {
+describe('focus follows the work: composer, card, composer', () => {
   test('after New thread the new thread’s composer has focus: typed text lands there, and spaces make no more threads', async () => {
     let threads: ThreadSummary[] = []
     const api = fakeApi({
@@ -126,7 +126,7 @@ describe('1. focus follows the work: composer, card, composer', () => {
   })
 })
 
-describe('2. a stop never loses another tab’s queued text', () => {
+describe('a stop never loses another tab’s queued text', () => {
   test('tab B: its queued prompts, withdrawn by a stop in another tab, come back into its draft and it is told', async () => {
     const api = fakeApi({ prompt: vi.fn(async (id: string) => ({ threadId: id, messageId: 'q1', run: 1, queued: true })) })
     const { es } = await livePane(api, true)
@@ -175,7 +175,7 @@ describe('2. a stop never loses another tab’s queued text', () => {
   })
 })
 
-describe('3. the notes tell the truth about how a question ended', () => {
+describe('the notes tell the truth about how a question ended', () => {
   test('a race: this tab’s answer is refused (404) because another tab’s won; the note says so', async () => {
     const reply = deferred<undefined>()
     const api = fakeApi({ answerDialog: vi.fn(() => reply.promise) })
@@ -242,7 +242,7 @@ describe('3. the notes tell the truth about how a question ended', () => {
   })
 })
 
-describe('4. no stale labels', () => {
+describe('no stale labels', () => {
   test('during an outage a running tool is not shown as running; after the reconnect it is again', async () => {
     const { es } = await livePane(fakeApi(), true)
     es().frame({ seq: 2, type: 'tool-start', toolCallId: 'c1', name: 'bash', args: { command: 'sleep 9' } })
@@ -317,7 +317,7 @@ describe('4. no stale labels', () => {
   })
 })
 
-describe('5. layout', () => {
+describe('layout', () => {
   test('a one-line queued message is a one-line bubble', async () => {
     const api = fakeApi({ prompt: vi.fn(async (id: string) => ({ threadId: id, messageId: 'q1', run: 1, queued: true })) })
     const { el } = await livePane(api, true)
@@ -389,7 +389,7 @@ describe('5. layout', () => {
   })
 })
 
-describe('6. keyboard, as in pi’s terminal UI', () => {
+describe('keyboard, as in pi’s terminal UI', () => {
   test('Escape in the composer stops the run and puts the queue back into the draft', async () => {
     const api = fakeApi({ abort: vi.fn(async (id: string) => ({ threadId: id, restored: ['queued one'] })) })
     await livePane(api, true)
