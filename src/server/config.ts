@@ -63,10 +63,10 @@ export const usage = `threadhost — host pi agent threads that many tabs follow
 export class ConfigError extends Error {}
 
 /** What `--log-level` takes: pino's levels, and `silent`. */
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const
 export type LoggerLevel = (typeof LOG_LEVELS)[number]
 
-export const MIN_TOKEN_CHARS = 16
+const MIN_TOKEN_CHARS = 16
 const TOKEN = new RegExp(`^\\S{${MIN_TOKEN_CHARS},}$`)
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/

@@ -31,10 +31,10 @@ export const SHUTDOWN_LIMIT: Duration.Input = '25 seconds'
 type HostLog = (level: LogLevel, message: string) => void
 
 /** The checked configuration (parsed before Effect loads, so `--help` and a wrong flag answer at once). */
-export class Settings extends Context.Service<Settings, Config>()('threadhost/Settings') {}
+class Settings extends Context.Service<Settings, Config>()('threadhost/Settings') {}
 
 /** The host: the thread registry on pi, and the one structured logger the routes share with it. */
-export class Host extends Context.Service<Host, { registry: ThreadRegistry; logger: Logger; log: HostLog }>()('threadhost/Host') {}
+class Host extends Context.Service<Host, { registry: ThreadRegistry; logger: Logger; log: HostLog }>()('threadhost/Host') {}
 
 /** Why threadhost did not start, in one line for the person who started it, and the code it exits with. */
 export class StartFailed extends Data.TaggedError('StartFailed')<{ readonly message: string; readonly exitCode: number }> {}
@@ -131,7 +131,7 @@ const listenFailure = (config: Config) => (error: unknown) => {
   }
 }
 
-export const HostLive = Layer.effect(
+const HostLive = Layer.effect(
   Host,
   Effect.gen(function* () {
     const config = yield* Settings
@@ -147,7 +147,7 @@ export const HostLive = Layer.effect(
   }),
 )
 
-export const HttpLive = Layer.effectDiscard(
+const HttpLive = Layer.effectDiscard(
   Effect.gen(function* () {
     const config = yield* Settings
     const { registry, logger, log } = yield* Host
