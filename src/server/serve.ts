@@ -21,7 +21,7 @@ import { debugRoutes } from './debug-routes.js'
 import { ConfigError, type Config } from './config.js'
 import { createLogger, hostLog, type LogLevel } from './log.js'
 
-/** How long the threads may take to stop before the process exits without them. */
+/** How long the threads may take to stop before the way out goes on without them. */
 const DRAIN_LIMIT: Duration.Input = '15 seconds'
 /** How long the listener may take to close once the threads have stopped and every stream has ended. */
 const CLOSE_LIMIT: Duration.Input = '5 seconds'
@@ -137,11 +137,12 @@ const HostLive = Layer.effect(
     const config = yield* Settings
     const logger = createLogger(config.logLevel)
     const log = hostLog(logger)
-    // Released last. After a served run the drain below already ran and this returns at once; after a
-    // start that failed past this point (a taken port) it is what stops the threads and closes the store.
+    // Released last. After a served run the drain (HttpLive) has already run or used up its bound, so
+    // this waits on nothing more; after a start that failed past this point (a taken port) it is what
+    // stops the threads and closes the store.
     const registry = yield* Effect.acquireRelease(
       Effect.tryPromise({ try: () => openRegistry(config, log), catch: startFailure('open its host') }),
-      (registry) => bounded(() => registry.shutdown(), DRAIN_LIMIT, log, 'stopping the threads'),
+      (registry) => (registry.closing ? Effect.void : bounded(() => registry.shutdown(), DRAIN_LIMIT, log, 'stopping the threads')),
     )
     return { registry, logger, log }
   }),
