@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { MemoryThreadStore } from '../../src/host/store/memory.js'
+import { MemoryThreadStore } from './memory-store.js'
 import { IDEMPOTENCY_TTL_MS, JOURNAL_RETENTION_MS, type PromptRow, type ThreadStore } from '../../src/host/store/port.js'
 import { SqliteThreadStore } from '../../src/host/store/sqlite.js'
 

@@ -2,7 +2,7 @@
  * The store port in memory, for host tests: the same contract as the SQLite store, nothing durable.
  * `crash()` hands back a new store holding exactly what was "committed", as a restart would see it.
  */
-import { keyedRequest } from './keyed.js'
+import { keyedRequest } from '../../src/host/store/keyed.js'
 import {
   IDEMPOTENCY_TTL_MS,
   JOURNAL_RETENTION_MS,
@@ -16,7 +16,7 @@ import {
   type RunRow,
   type ThreadRow,
   type ThreadStore,
-} from './port.js'
+} from '../../src/host/store/port.js'
 
 const copy = <T>(value: T): T => structuredClone(value)
 
