@@ -1,0 +1,104 @@
+/**
+ * Opening `threadhost.db`, which never fails because of the file's contents: a file that is not a
+ * database, fails its integrity check or has a schema from the future is moved aside
+ * (`threadhost.db.corrupt-<time>`) and a fresh one is started; the caller rebuilds the threads from
+ * pi's session directories. A data dir that cannot be written is opened on a private copy. A data
+ * dir from before the database (`threads.json`) is imported once and the JSON file renamed.
+ */
+import { accessSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { DatabaseSync } from 'node:sqlite'
+import { writeFault, type StoreOrigin, type ThreadRow, type WriteFault } from '../port.js'
+import { DB_FILE, openChecked } from './schema.js'
+
+const LEGACY_INDEX = 'threads.json'
+
+export interface OpenedFile {
+  db: DatabaseSync
+  origin: StoreOrigin
+  /** Why the file was rebuilt (origin `rebuilt`). */
+  reason?: string
+  /** The data dir could not be written: this is a private copy (in `copyDir`), and `fault` says why. */
+  readOnly?: { fault: WriteFault; copyDir: string }
+}
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+export function openFile(dataDir: string): OpenedFile {
+  const file = join(dataDir, DB_FILE)
+  const unwritable = unwritableDir(dataDir, file)
+  if (unwritable) return openCopy(dataDir, unwritable)
+  const existed = existsSync(file)
+  try {
+    return { db: openChecked(file), origin: existed ? 'kept' : 'fresh' }
+  } catch (error) {
+    // A file SQLite may not write is not a corrupt one: it is read, never moved aside.
+    const fault = writeFault(error)
+    if (fault) return openCopy(dataDir, fault)
+    const aside = `${file}.corrupt-${Date.now()}`
+    for (const suffix of ['', '-wal', '-shm']) {
+      if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix)
+    }
+    return { db: openChecked(file), origin: 'rebuilt', reason: messageOf(error) }
+  }
+}
+
+/**
+ * A data dir that cannot be written at start (a read-only mount, no write permission): the database
+ * (with its WAL, so the last commits are there) is copied to a private temp dir and opened there; the
+ * data dir itself is never touched.
+ */
+function openCopy(dataDir: string, fault: WriteFault): OpenedFile {
+  const copyDir = mkdtempSync(join(tmpdir(), 'threadhost-read-only-'))
+  const file = join(dataDir, DB_FILE)
+  const copy = join(copyDir, DB_FILE)
+  const readOnly = { fault, copyDir }
+  try {
+    for (const suffix of ['', '-wal']) if (existsSync(file + suffix)) copyFileSync(file + suffix, copy + suffix)
+    return { db: openChecked(copy), origin: existsSync(file) ? 'kept' : 'fresh', readOnly }
+  } catch (error) {
+    for (const suffix of ['', '-wal', '-shm']) rmSync(copy + suffix, { force: true })
+    return { db: openChecked(copy), origin: 'rebuilt', reason: messageOf(error), readOnly }
+  }
+}
+
+/**
+ * Why the data dir (or its database file) cannot be written, or undefined. A missing data dir is
+ * created first; one whose parent is read-only is read-only itself.
+ */
+function unwritableDir(dataDir: string, file: string): WriteFault | undefined {
+  try {
+    mkdirSync(dataDir, { recursive: true })
+    accessSync(dataDir, constants.W_OK)
+    if (existsSync(file)) accessSync(file, constants.W_OK)
+    return undefined
+  } catch (error) {
+    const fault = writeFault(error)
+    if (fault) return fault
+    throw error
+  }
+}
+
+/**
+ * Imports the thread index from before the database into a fresh one, once (the JSON file is
+ * renamed). `floor` is the seq its threads continue above: that file kept the seq of the last
+ * admission, not of the last frame. Returns the origin the store then has, and why if unreadable.
+ */
+export function importLegacy(dataDir: string, put: (row: ThreadRow) => void, floor: number): { origin: StoreOrigin; reason?: string } | undefined {
+  const legacy = join(dataDir, LEGACY_INDEX)
+  if (!existsSync(legacy)) return undefined
+  let imported: { origin: StoreOrigin; reason?: string }
+  try {
+    const parsed = JSON.parse(readFileSync(legacy, 'utf8')) as { threads?: (ThreadRow & { seq?: number })[] }
+    for (const r of parsed.threads ?? []) {
+      if (typeof r?.threadId !== 'string') continue
+      put({ ...r, run: r.run ?? 0, seq: Math.max(r.seq ?? 0, floor) })
+    }
+    imported = { origin: 'migrated' }
+  } catch (error) {
+    imported = { origin: 'rebuilt', reason: `${LEGACY_INDEX}: ${messageOf(error)}` }
+  }
+  renameSync(legacy, `${legacy}.migrated-${Date.now()}`)
+  return imported
+}

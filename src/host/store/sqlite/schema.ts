@@ -1,0 +1,79 @@
+/**
+ * The database file's schema and its migrations: what `threadhost.db` holds, and the check a file
+ * must pass before it is used (a WAL database, intact, of a schema this threadhost knows — migrated
+ * in place from an older one).
+ */
+import { DatabaseSync } from 'node:sqlite'
+import type { Row } from './db.js'
+
+export const DB_FILE = 'threadhost.db'
+/** 2: `threads.facts`, what a thread's conversation says for its summary (v1 files gain the column). */
+export const SCHEMA_VERSION = 2
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS threads (
+  thread_id TEXT PRIMARY KEY, title TEXT NOT NULL, model TEXT NOT NULL, thinking_level TEXT, cwd TEXT,
+  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, run INTEGER NOT NULL, seq INTEGER NOT NULL,
+  facts TEXT
+);
+CREATE TABLE IF NOT EXISTS prompts (
+  thread_id TEXT NOT NULL, message_id TEXT NOT NULL, text TEXT NOT NULL, admission TEXT NOT NULL,
+  deliver_as TEXT NOT NULL, queued INTEGER NOT NULL, run INTEGER NOT NULL, accepted_at INTEGER NOT NULL,
+  fate TEXT, fate_run INTEGER, reason TEXT, final INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (thread_id, message_id)
+);
+CREATE INDEX IF NOT EXISTS prompts_open ON prompts (thread_id) WHERE final = 0;
+CREATE TABLE IF NOT EXISTS runs (
+  thread_id TEXT NOT NULL, run INTEGER NOT NULL, started_at INTEGER NOT NULL, ended_at INTEGER,
+  aborted INTEGER, ended_by TEXT, PRIMARY KEY (thread_id, run)
+);
+CREATE INDEX IF NOT EXISTS runs_open ON runs (thread_id) WHERE ended_at IS NULL;
+CREATE TABLE IF NOT EXISTS dialogs (
+  thread_id TEXT NOT NULL, dialog_id TEXT NOT NULL, run INTEGER NOT NULL, opened_at INTEGER NOT NULL,
+  outcome TEXT, PRIMARY KEY (thread_id, dialog_id)
+);
+CREATE INDEX IF NOT EXISTS dialogs_open ON dialogs (thread_id) WHERE outcome IS NULL;
+CREATE TABLE IF NOT EXISTS reports (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, thread_id TEXT NOT NULL, after_run INTEGER NOT NULL,
+  delivered INTEGER NOT NULL DEFAULT 0, body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS reports_thread ON reports (thread_id);
+CREATE TABLE IF NOT EXISTS idempotency (
+  key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, status INTEGER NOT NULL, body TEXT NOT NULL, at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idempotency_at ON idempotency (at);
+`
+
+/** Opens the file and proves it is a usable database of this schema; throws otherwise (the file is then left as it was). */
+export function openChecked(file: string): DatabaseSync {
+  const db = new DatabaseSync(file)
+  try {
+    db.exec('PRAGMA busy_timeout = 5000')
+    const mode = db.prepare('PRAGMA journal_mode = WAL').get() as Row | undefined
+    if (String(mode?.journal_mode).toLowerCase() !== 'wal') throw new Error(`journal_mode is ${String(mode?.journal_mode)}, not wal`)
+    db.exec('PRAGMA synchronous = FULL')
+    const check = db.prepare('PRAGMA quick_check').all() as Row[]
+    const verdict = check.map((r) => String(Object.values(r)[0])).join('; ')
+    if (verdict !== 'ok') throw new Error(`integrity check: ${verdict}`)
+    db.exec(SCHEMA)
+    migrate(db)
+    return db
+  } catch (error) {
+    try {
+      db.close()
+    } catch {
+      // the handle may already be unusable
+    }
+    throw error
+  }
+}
+
+/** Brings an older schema up to SCHEMA_VERSION in place; a newer one is refused (the file is then set aside, never downgraded). */
+function migrate(db: DatabaseSync): void {
+  const version = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as Row | undefined
+  if (version === undefined) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(String(SCHEMA_VERSION))
+  else if (Number(version.value) === 1) {
+    db.exec(`BEGIN; ALTER TABLE threads ADD COLUMN facts TEXT; UPDATE meta SET value = '${SCHEMA_VERSION}' WHERE key = 'schema'; COMMIT`)
+  } else if (Number(version.value) !== SCHEMA_VERSION) throw new Error(`schema version ${String(version.value)}, expected ${SCHEMA_VERSION}`)
+}
