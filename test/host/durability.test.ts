@@ -3,7 +3,7 @@
  * the seq ceiling, the journal, and recovery after a simulated crash (`MemoryThreadStore.crash()`:
  * the next process opens exactly what was committed; the old registry is simply abandoned).
  */
-import { existsSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -261,6 +261,29 @@ describe('recovery', () => {
     expect(readdirSync(dir).some((f) => f.startsWith('threadhost.db.corrupt-'))).toBe(true)
     // The seq ceiling is unknown: the thread continues above any seq it can have used.
     expect((await registry.feed('kept'))!.seq).toBeGreaterThan(Date.now())
+  })
+  it('an empty database file (0 bytes) is set aside like a damaged one: the threads are rebuilt from the persisted sessions and continue above any seq a tab saw', async () => {
+    const runtimes = new PersistingFactory()
+    const first = await host(undefined, runtimes)
+    await prompt(first.registry, 'kept', 'hello')
+    const fake = runtimes.get('kept')
+    fake.emit({ type: 'assistant-start', messageId: 'a1' })
+    for (let i = 0; i < SEQ_BATCH + 10; i++) fake.emit({ type: 'assistant-delta', messageId: 'a1', text: 'x' })
+    const seen = (await first.registry.feed('kept'))!.seq
+    await first.registry.shutdown()
+    // A crash or a truncation left the file empty: SQLite would open it as a valid empty database.
+    for (const suffix of ['-wal', '-shm']) rmSync(join(dir, `threadhost.db${suffix}`), { force: true })
+    writeFileSync(join(dir, 'threadhost.db'), '')
+
+    runtimes.persisted = [{ threadId: 'kept', cwd: dir, model: 'lab/fast', createdAt: 10, updatedAt: 20, lastRun: 1 }]
+    const warnings: string[] = []
+    const second = await host(undefined, runtimes, (level, message) => level === 'warn' && warnings.push(message))
+    expect(warnings).toEqual([expect.stringMatching(/thread index rebuilt: the database was unusable/)])
+    expect(second.registry.list()).toMatchObject([{ threadId: 'kept', run: 1 }])
+    expect(readdirSync(dir).some((f) => f.startsWith('threadhost.db.corrupt-'))).toBe(true)
+    const feed = (await second.registry.feed('kept'))!
+    expect(feed.seq).toBeGreaterThan(seen)
+    expect(feed.resume(seen)).toMatchObject({ kind: 'snapshot' })
   })
 })
 

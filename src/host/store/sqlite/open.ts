@@ -1,6 +1,6 @@
 /**
  * Opening `threadhost.db`, which never fails because of the file's contents: a file that is not a
- * database, fails its integrity check or has a schema from the future is moved aside
+ * database, fails its integrity check, holds no schema (empty) or one from the future is moved aside
  * (`threadhost.db.corrupt-<time>`) and a fresh one is started; the caller rebuilds the threads from
  * pi's session directories. A data dir that cannot be written is opened on a private copy. A data
  * dir from before the database (`threads.json`) is imported once and the JSON file renamed.
@@ -31,7 +31,7 @@ export function openFile(dataDir: string): OpenedFile {
   if (unwritable) return openCopy(dataDir, unwritable)
   const existed = existsSync(file)
   try {
-    return { db: openChecked(file), origin: existed ? 'kept' : 'fresh' }
+    return { db: openChecked(file, existed), origin: existed ? 'kept' : 'fresh' }
   } catch (error) {
     // A file SQLite may not write is not a corrupt one: it is read, never moved aside.
     const fault = writeFault(error)
@@ -40,7 +40,7 @@ export function openFile(dataDir: string): OpenedFile {
     for (const suffix of ['', '-wal', '-shm']) {
       if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix)
     }
-    return { db: openChecked(file), origin: 'rebuilt', reason: messageOf(error) }
+    return { db: openChecked(file, false), origin: 'rebuilt', reason: messageOf(error) }
   }
 }
 
@@ -55,11 +55,12 @@ function openCopy(dataDir: string, fault: WriteFault): OpenedFile {
   const copy = join(copyDir, DB_FILE)
   const readOnly = { fault, copyDir }
   try {
+    const existed = existsSync(file)
     for (const suffix of ['', '-wal']) if (existsSync(file + suffix)) copyFileSync(file + suffix, copy + suffix)
-    return { db: openChecked(copy), origin: existsSync(file) ? 'kept' : 'fresh', readOnly }
+    return { db: openChecked(copy, existed), origin: existed ? 'kept' : 'fresh', readOnly }
   } catch (error) {
     for (const suffix of ['', '-wal', '-shm']) rmSync(copy + suffix, { force: true })
-    return { db: openChecked(copy), origin: 'rebuilt', reason: messageOf(error), readOnly }
+    return { db: openChecked(copy, false), origin: 'rebuilt', reason: messageOf(error), readOnly }
   }
 }
 

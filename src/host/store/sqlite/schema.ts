@@ -45,8 +45,12 @@ CREATE TABLE IF NOT EXISTS idempotency (
 CREATE INDEX IF NOT EXISTS idempotency_at ON idempotency (at);
 `
 
-/** Opens the file and proves it is a usable database of this schema; throws otherwise (the file is then left as it was). */
-export function openChecked(file: string): DatabaseSync {
+/**
+ * Opens the file and proves it is a usable database of this schema; throws otherwise (the file is
+ * then left as it was). A file that `existed` must hold the schema already: one without it (empty,
+ * 0 bytes: a crash or a truncation) would open as a valid empty database and hide every thread.
+ */
+export function openChecked(file: string, existed: boolean): DatabaseSync {
   const db = new DatabaseSync(file)
   try {
     db.exec('PRAGMA busy_timeout = 5000')
@@ -56,6 +60,9 @@ export function openChecked(file: string): DatabaseSync {
     const check = db.prepare('PRAGMA quick_check').all() as Row[]
     const verdict = check.map((r) => String(Object.values(r)[0])).join('; ')
     if (verdict !== 'ok') throw new Error(`integrity check: ${verdict}`)
+    if (existed && !db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get()) {
+      throw new Error('no threadhost schema in the file (an empty file: truncated, or cut off by a crash)')
+    }
     db.exec(SCHEMA)
     migrate(db)
     return db
