@@ -89,4 +89,9 @@ describe('store faults and idempotent answers', () => {
     expect(writeFault(Object.assign(new Error('attempt to write a readonly database'), { code: 'ERR_SQLITE_ERROR', errcode: 8 }))).toMatchObject({ kind: 'read-only', code: 'SQLITE_READONLY' })
     expect(writeFault(new Error('constraint failed'))).toBeUndefined()
   })
+
+  it('an I/O error (EIO, SQLITE_IOERR: a disk switched read-only under the process) is a write fault, refused as read-only', () => {
+    expect(writeFault(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }))).toMatchObject({ kind: 'read-only', code: 'EIO' })
+    expect(writeFault(Object.assign(new Error('disk I/O error'), { code: 'ERR_SQLITE_ERROR', errcode: 778 }))).toMatchObject({ kind: 'read-only', code: 'SQLITE_IOERR' })
+  })
 })

@@ -184,24 +184,31 @@ export interface Pruned {
   idempotency: number
 }
 
-/** What a failed write says, as the server words it: `full` → 507, `read-only` → 503. */
+/** What a failed write says, as the server words it: `full` → 507, `read-only` (or failing with I/O errors) → 503. */
 export type WriteFault = { kind: 'full' | 'read-only'; code: string; message: string }
 
 const FULL_CODES = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL'])
-const READ_ONLY_CODES = new Set(['EROFS', 'EACCES', 'EPERM', 'SQLITE_READONLY'])
+/**
+ * An I/O error is a disk that cannot be written too: an ext4 disk switched read-only under the
+ * process (`errors=remount-ro`) fails every write with EROFS, which SQLite reports as SQLITE_IOERR
+ * (`disk I/O error`), while access() and statfs() still say writable.
+ */
+const READ_ONLY_CODES = new Set(['EROFS', 'EACCES', 'EPERM', 'EIO', 'SQLITE_READONLY', 'SQLITE_IOERR'])
+/** SQLite's primary result codes (node:sqlite's `errcode` is the extended one: its low byte). */
+const SQLITE_CODES: Record<number, string> = { 8: 'SQLITE_READONLY', 10: 'SQLITE_IOERR', 13: 'SQLITE_FULL' }
 
 /**
- * Classifies an error thrown by a store write: a full disk or a read-only data dir, or `undefined`
- * for anything else. node:sqlite reports SQLite's primary code in `errcode` (13 full, 8 read-only).
+ * Classifies an error thrown by a store write: a full disk or a data dir that cannot be written
+ * (read-only, or failing with I/O errors), or `undefined` for anything else.
  */
 export function writeFault(error: unknown): WriteFault | undefined {
   if (!error || typeof error !== 'object') return undefined
   const e = error as { code?: unknown; errcode?: unknown; errstr?: unknown; message?: unknown }
   const message = typeof e.message === 'string' ? e.message : String(error)
-  const primary = typeof e.errcode === 'number' ? e.errcode & 0xff : undefined
-  const code = primary === 13 ? 'SQLITE_FULL' : primary === 8 ? 'SQLITE_READONLY' : typeof e.code === 'string' ? e.code : ''
+  const sqlite = typeof e.errcode === 'number' ? SQLITE_CODES[e.errcode & 0xff] : undefined
+  const code = sqlite ?? (typeof e.code === 'string' ? e.code : '')
   if (FULL_CODES.has(code) || /disk is full|no space left/i.test(message)) return { kind: 'full', code: code || 'ENOSPC', message }
-  if (READ_ONLY_CODES.has(code) || /read-only|readonly/i.test(message)) return { kind: 'read-only', code: code || 'EROFS', message }
+  if (READ_ONLY_CODES.has(code) || /read-only|readonly|disk I\/O error/i.test(message)) return { kind: 'read-only', code: code || 'EROFS', message }
   return undefined
 }
 
