@@ -2,13 +2,14 @@
  * The store's part in idempotency and degraded mode: keyed answers are kept (and expire) in both
  * stores, and the SQLite store says a write cannot be made durable before one is tried.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { MemoryThreadStore } from './memory-store.js'
 import { writeFault, type ThreadStore } from '../../src/host/store/port.js'
 import { DB_FILE, SqliteThreadStore } from '../../src/host/store/sqlite.js'
+import { diskFaults, type DiskFault } from './disk-faults.js'
 
 const dirs: string[] = []
 afterEach(() => {
@@ -93,5 +94,43 @@ describe('store faults and idempotent answers', () => {
   it('an I/O error (EIO, SQLITE_IOERR: a disk switched read-only under the process) is a write fault, refused as read-only', () => {
     expect(writeFault(Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }))).toMatchObject({ kind: 'read-only', code: 'EIO' })
     expect(writeFault(Object.assign(new Error('disk I/O error'), { code: 'ERR_SQLITE_ERROR', errcode: 778 }))).toMatchObject({ kind: 'read-only', code: 'SQLITE_IOERR' })
+  })
+
+  it('sqlite: on a disk that fails every write at start (access still says writable) the store opens read-only on a copy and never moves the database aside, healthy or damaged', () => {
+    const opensReadOnly = (dir: string, fault: DiskFault) => {
+      const files = Object.fromEntries(readdirSync(dir).map((f) => [f, readFileSync(join(dir, f))]))
+      const disk = diskFaults(dir)
+      try {
+        disk.fail(fault)
+        const opened = SqliteThreadStore.open(dir)
+        let thrown: unknown
+        try {
+          opened.store.checkWritable()
+        } catch (error) {
+          thrown = error
+        }
+        expect(writeFault(thrown)).toMatchObject({ kind: 'read-only' })
+        opened.store.close()
+        // The data dir is exactly as it was: nothing moved aside, nothing written.
+        expect(Object.fromEntries(readdirSync(dir).map((f) => [f, readFileSync(join(dir, f))]))).toEqual(files)
+        return opened
+      } finally {
+        disk.restore()
+      }
+    }
+    const row = { threadId: 't', title: 'T', model: 'demo', createdAt: 1, updatedAt: 2, run: 3, seq: 40 }
+    for (const fault of ['io', 'cantopen'] as const) {
+      const healthy = tmp()
+      const first = SqliteThreadStore.open(healthy).store
+      first.putThread(row)
+      first.close()
+      const opened = opensReadOnly(healthy, fault)
+      expect(opened.origin, fault).toBe('kept')
+      expect(SqliteThreadStore.open(healthy).store.threads(), fault).toMatchObject([{ threadId: 't', run: 3 }])
+    }
+    // A damaged file on such a disk cannot be set aside: it is rebuilt in the copy, and the start goes on.
+    const damaged = tmp()
+    writeFileSync(join(damaged, DB_FILE), 'garbage, not a database\n'.repeat(100))
+    expect(opensReadOnly(damaged, 'io').origin).toBe('rebuilt')
   })
 })

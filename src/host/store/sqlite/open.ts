@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { DatabaseSync } from 'node:sqlite'
 import { writeFault, type StoreOrigin, type ThreadRow, type WriteFault } from '../port.js'
-import { DB_FILE, openChecked } from './schema.js'
+import { DB_FILE, isDamage, openChecked } from './schema.js'
 
 const LEGACY_INDEX = 'threads.json'
 
@@ -33,15 +33,28 @@ export function openFile(dataDir: string): OpenedFile {
   try {
     return { db: openChecked(file, existed), origin: existed ? 'kept' : 'fresh' }
   } catch (error) {
-    // A file SQLite may not write is not a corrupt one: it is read, never moved aside.
-    const fault = writeFault(error)
-    if (fault) return openCopy(dataDir, fault)
+    // Only a file whose content is proven unusable is moved aside. Any other failure (an I/O error,
+    // a disk switched read-only under us while access() still says writable, a WAL index that
+    // cannot be opened) says nothing against the file: it is read on a copy, the start degraded.
+    if (!isDamage(error)) return openCopy(dataDir, writeFault(error) ?? { kind: 'read-only', code: codeOf(error), message: messageOf(error) })
     const aside = `${file}.corrupt-${Date.now()}`
-    for (const suffix of ['', '-wal', '-shm']) {
-      if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix)
+    try {
+      for (const suffix of ['', '-wal', '-shm']) {
+        if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix)
+      }
+    } catch (moving) {
+      // A damaged file on a disk that cannot be written stays where it is; the copy is rebuilt.
+      const fault = writeFault(moving)
+      if (fault) return openCopy(dataDir, fault)
+      throw moving
     }
     return { db: openChecked(file, false), origin: 'rebuilt', reason: messageOf(error) }
   }
+}
+
+function codeOf(error: unknown): string {
+  const code = (error as { code?: unknown } | undefined)?.code
+  return typeof code === 'string' && code !== 'ERR_SQLITE_ERROR' ? code : 'EIO'
 }
 
 /**

@@ -45,6 +45,19 @@ CREATE TABLE IF NOT EXISTS idempotency (
 CREATE INDEX IF NOT EXISTS idempotency_at ON idempotency (at);
 `
 
+/** What the file holds is not a usable database of this schema: it is set aside and rebuilt. */
+export class FileDamaged extends Error {}
+
+/** SQLite's primary codes for a file whose content is not a database: SQLITE_CORRUPT, SQLITE_NOTADB. */
+const DAMAGE_CODES = new Set([11, 26])
+
+/** The open failed because of the file's content, not because the disk or the process failed it. */
+export function isDamage(error: unknown): boolean {
+  if (error instanceof FileDamaged) return true
+  const errcode = (error as { errcode?: unknown } | undefined)?.errcode
+  return typeof errcode === 'number' && DAMAGE_CODES.has(errcode & 0xff)
+}
+
 /**
  * Opens the file and proves it is a usable database of this schema; throws otherwise (the file is
  * then left as it was). A file that `existed` must hold the schema already: one without it (empty,
@@ -59,9 +72,9 @@ export function openChecked(file: string, existed: boolean): DatabaseSync {
     db.exec('PRAGMA synchronous = FULL')
     const check = db.prepare('PRAGMA quick_check').all() as Row[]
     const verdict = check.map((r) => String(Object.values(r)[0])).join('; ')
-    if (verdict !== 'ok') throw new Error(`integrity check: ${verdict}`)
+    if (verdict !== 'ok') throw new FileDamaged(`integrity check: ${verdict}`)
     if (existed && !db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get()) {
-      throw new Error('no threadhost schema in the file (an empty file: truncated, or cut off by a crash)')
+      throw new FileDamaged('no threadhost schema in the file (an empty file: truncated, or cut off by a crash)')
     }
     db.exec(SCHEMA)
     migrate(db)
@@ -82,5 +95,5 @@ function migrate(db: DatabaseSync): void {
   if (version === undefined) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(String(SCHEMA_VERSION))
   else if (Number(version.value) === 1) {
     db.exec(`BEGIN; ALTER TABLE threads ADD COLUMN facts TEXT; UPDATE meta SET value = '${SCHEMA_VERSION}' WHERE key = 'schema'; COMMIT`)
-  } else if (Number(version.value) !== SCHEMA_VERSION) throw new Error(`schema version ${String(version.value)}, expected ${SCHEMA_VERSION}`)
+  } else if (Number(version.value) !== SCHEMA_VERSION) throw new FileDamaged(`schema version ${String(version.value)}, expected ${SCHEMA_VERSION}`)
 }
