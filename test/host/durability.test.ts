@@ -16,6 +16,7 @@ import { SEQ_BATCH } from '../../src/host/store/journal.js'
 import type { ThreadStore } from '../../src/host/store/port.js'
 import type { PersistedThread } from '../../src/runtime/port.js'
 import { FakeRuntimeFactory, hostOptions } from './fake-runtime.js'
+import { diskFaults } from './disk-faults.js'
 
 let dir: string
 const open: ThreadRegistry[] = []
@@ -42,6 +43,10 @@ async function follow(registry: ThreadRegistry, id: string): Promise<Observation
   const seen: Observation[] = []
   ;(await registry.feed(id))!.observe((o) => seen.push(o))
   return seen
+}
+
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((r) => setTimeout(r, 2))
 }
 
 /** A factory that also lists persisted threads, as the pi runtime does from its session directories. */
@@ -284,6 +289,66 @@ describe('recovery', () => {
     const feed = (await second.registry.feed('kept'))!
     expect(feed.seq).toBeGreaterThan(seen)
     expect(feed.resume(seen)).toMatchObject({ kind: 'snapshot' })
+  })
+})
+
+describe('journal writes the disk refuses', () => {
+  it('a run stopped while the disk is full ends once: its end waits for the disk and is written before the thread writes anything else, so the next life shows it stopped once', async () => {
+    const disk = diskFaults(dir)
+    try {
+      const runtimes = new FakeRuntimeFactory()
+      const first = await host(undefined, runtimes)
+      const started = await prompt(first.registry, 't1', 'long')
+      const seen = await follow(first.registry, 't1')
+      disk.fail('full')
+      expect(await first.registry.abort('t1')).toMatchObject({ kind: 'stopped' })
+      await until(() => seen.some((o) => o.type === 'settled'))
+      disk.fail(undefined)
+      await prompt(first.registry, 't1', 'next')
+
+      // A crash: pi's session file shows run 1 stopped, and run 2 under way.
+      runtimes.transcripts.set('t1', [
+        { kind: 'user', messageId: (started as { messageId: string }).messageId, text: 'long', run: 1 },
+        { kind: 'stopped', run: 1 },
+      ])
+      const second = await host(undefined, runtimes)
+      expect(second.registry.store.journal('t1').runs).toMatchObject([
+        { run: 1, aborted: true, endedBy: 'settled' },
+        { run: 2, aborted: true, endedBy: 'restart' },
+      ])
+      const transcript = (await second.registry.feed('t1'))!.snapshot().transcript
+      expect(transcript.filter((e) => e.kind === 'stopped')).toEqual([
+        { kind: 'stopped', run: 1 },
+        { kind: 'stopped', run: 2 },
+      ])
+    } finally {
+      disk.restore()
+    }
+  })
+
+  it('a question answered while the disk fails writes keeps its answer in the journal once the disk takes writes again, never settled aborted by recovery', async () => {
+    const disk = diskFaults(dir)
+    try {
+      const runtimes = new FakeRuntimeFactory()
+      const first = await host(undefined, runtimes)
+      await prompt(first.registry, 't1', 'ask me')
+      const seen = await follow(first.registry, 't1')
+      void runtimes.get('t1').ui.ask({ spec: { method: 'confirm', title: 'Sure?', message: '?' }, origin: { kind: 'extension' } })
+      await until(() => seen.some((o) => o.type === 'extension-ui-request'))
+      const asked = seen.find((o) => o.type === 'extension-ui-request') as Extract<Observation, { type: 'extension-ui-request' }>
+      disk.fail('io')
+      expect(await first.registry.answer('t1', { id: asked.id, confirmed: true })).toEqual({ kind: 'answered' })
+      await until(() => seen.some((o) => o.type === 'dialog-settled'))
+      disk.fail(undefined)
+      runtimes.get('t1').settle()
+      await until(() => seen.some((o) => o.type === 'settled'))
+
+      const second = await host(undefined, runtimes)
+      expect(second.registry.store.journal('t1').dialogs).toMatchObject([{ dialogId: asked.id, outcome: 'answered' }])
+      expect(second.registry.store.journal('t1').runs).toMatchObject([{ run: 1, aborted: false, endedBy: 'settled' }])
+    } finally {
+      disk.restore()
+    }
   })
 })
 

@@ -8,9 +8,13 @@
  *   as a delivered report: pi's transcript never has it);
  *   extension-ui-request / dialog-settled → the dialog opened / settled;
  *   any frame above the reserved ceiling → the ceiling moves a batch ahead (one write per batch).
+ *
+ * A write the disk refuses (full, read-only, I/O errors) is never dropped: it is kept, in order, and
+ * tried again before the thread's next write, every RETRY_MS, and by `flush` (at shutdown). Until it
+ * lands the store knows the fault, so requests that write are refused and health says degraded.
  */
 import type { Observation, TranscriptEntry } from '../../schemas/index.js'
-import type { PromptFate, RecoveryReport, ReportBody, ThreadStore } from './port.js'
+import { writeFault, type PromptFate, type RecoveryReport, type ReportBody, type ThreadStore } from './port.js'
 
 /**
  * How far ahead of the feed the seq ceiling is reserved: one write per this many frames. A thread
@@ -21,6 +25,8 @@ import type { PromptFate, RecoveryReport, ReportBody, ThreadStore } from './port
 export const SEQ_BATCH = 1024
 export const MAX_SEQ_BATCH = 1 << 20
 const FAST_MS = 1000
+/** How often journal writes the disk refused are tried again while they wait. */
+export const RETRY_MS = 1000
 
 /**
  * Where a thread continues when its ceiling is unknown (a rebuilt or migrated index): above every
@@ -44,6 +50,12 @@ export class ThreadJournal {
   #reservedAt = 0
   /** User messages reported before their run's status. */
   readonly #startingWith: string[] = []
+  /** Writes the disk refused, oldest first: each is tried again before any later one. */
+  readonly #pending: { what: string; write: () => void }[] = []
+  #retry?: ReturnType<typeof setTimeout>
+  /** The disk refused the oldest waiting write (said once, and once when they have landed). */
+  #refused = false
+  #stopped = false
 
   constructor(
     readonly threadId: string,
@@ -57,46 +69,95 @@ export class ThreadJournal {
 
   /** Called for every observation, before any follower gets its frame. */
   observe(o: Observation): void {
-    try {
-      if (o.seq > this.ceiling) {
-        const now = Date.now()
-        this.#batch = now - this.#reservedAt < FAST_MS ? Math.min(this.#batch * 2, MAX_SEQ_BATCH) : SEQ_BATCH
-        this.#reservedAt = now
-        this.ceiling = o.seq + this.#batch
-        this.store.reserveSeq(this.threadId, this.ceiling)
-      }
-      switch (o.type) {
-        case 'status':
-          if (o.busy && o.run > this.runStarted) {
-            this.runStarted = o.run
-            this.store.startRun(this.threadId, o.run, Date.now())
-          }
-          this.#inFlight = o.busy
-          if (o.busy) for (const messageId of this.#startingWith.splice(0)) this.fate(messageId, { kind: 'ran', run: o.run })
-          return
-        case 'user-message':
-          // A user message belongs to the run in flight. A runtime may report it while the run is
-          // still being started (before its status): it then belongs to the run about to start.
-          if (!this.#inFlight) return void this.#startingWith.push(o.messageId)
-          return this.fate(o.messageId, { kind: 'ran', run: Math.max(o.run, this.runStarted) })
-        case 'prompt-rejected':
-          this.fate(o.messageId, { kind: 'rejected', reason: o.reason })
-          return this.#keepRejected(o)
-        case 'prompt-handled':
-          return this.fate(o.messageId, { kind: 'handled' })
-        case 'settled':
-          this.#inFlight = false
-          return this.store.endRun(this.threadId, o.run, o.aborted, Date.now(), 'settled')
-        case 'extension-ui-request':
-          return this.store.openDialog({ threadId: this.threadId, dialogId: o.id, run: this.runStarted, openedAt: Date.now() })
-        case 'dialog-settled':
-          return this.store.settleDialog(this.threadId, o.id, o.outcome)
-        default:
-          return
-      }
-    } catch (error) {
-      this.log?.('error', `[${this.threadId}] journal write failed on ${o.type}: ${error instanceof Error ? error.message : String(error)}`)
+    const { threadId, store } = this
+    const at = Date.now()
+    if (o.seq > this.ceiling) {
+      this.#batch = at - this.#reservedAt < FAST_MS ? Math.min(this.#batch * 2, MAX_SEQ_BATCH) : SEQ_BATCH
+      this.#reservedAt = at
+      const ceiling = (this.ceiling = o.seq + this.#batch)
+      this.#write('the seq ceiling', () => store.reserveSeq(threadId, ceiling))
     }
+    switch (o.type) {
+      case 'status':
+        if (o.busy && o.run > this.runStarted) {
+          const run = (this.runStarted = o.run)
+          this.#write(`run ${run} started`, () => store.startRun(threadId, run, at))
+        }
+        this.#inFlight = o.busy
+        if (o.busy) for (const messageId of this.#startingWith.splice(0)) this.fate(messageId, { kind: 'ran', run: o.run })
+        return
+      case 'user-message':
+        // A user message belongs to the run in flight. A runtime may report it while the run is
+        // still being started (before its status): it then belongs to the run about to start.
+        if (!this.#inFlight) return void this.#startingWith.push(o.messageId)
+        return this.fate(o.messageId, { kind: 'ran', run: Math.max(o.run, this.runStarted) })
+      case 'prompt-rejected':
+        this.fate(o.messageId, { kind: 'rejected', reason: o.reason })
+        return this.#keepRejected(o)
+      case 'prompt-handled':
+        return this.fate(o.messageId, { kind: 'handled' })
+      case 'settled':
+        this.#inFlight = false
+        return this.#write(`run ${o.run} ended`, () => store.endRun(threadId, o.run, o.aborted, at, 'settled'))
+      case 'extension-ui-request': {
+        const row = { threadId, dialogId: o.id, run: this.runStarted, openedAt: at }
+        return this.#write(`dialog ${o.id} opened`, () => store.openDialog(row))
+      }
+      case 'dialog-settled':
+        return this.#write(`dialog ${o.id} ${o.outcome}`, () => store.settleDialog(threadId, o.id, o.outcome))
+      default:
+        return
+    }
+  }
+
+  /** The write, after every earlier one the disk refused; kept for a retry if the disk refuses it too. */
+  #write(what: string, write: () => void): void {
+    if (this.#stopped) return
+    this.#pending.push({ what, write })
+    this.flush()
+  }
+
+  /**
+   * Tries the writes the disk refused, oldest first, stopping at the first it refuses again (the
+   * rest wait behind it, every RETRY_MS). A failure that is no disk fault is logged and dropped: it
+   * would fail the same way every time. Returns whether nothing is left waiting.
+   */
+  flush(): boolean {
+    clearTimeout(this.#retry)
+    this.#retry = undefined
+    while (this.#pending.length > 0) {
+      const { what, write } = this.#pending[0]
+      try {
+        write()
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error)
+        if (writeFault(error)) {
+          if (!this.#refused) this.log?.('error', `[${this.threadId}] journal write failed (${what}): ${message}; kept, and retried until the disk takes it`)
+          this.#refused = true
+          this.#retry = setTimeout(() => this.flush(), RETRY_MS)
+          this.#retry.unref()
+          return false
+        }
+        this.log?.('error', `[${this.threadId}] journal write failed (${what}): ${message}`)
+      }
+      this.#pending.shift()
+    }
+    if (this.#refused) this.log?.('info', `[${this.threadId}] journal writes the disk refused are written now`)
+    this.#refused = false
+    return true
+  }
+
+  /** The writes still waiting for the disk, oldest first (what a shutdown that cannot flush loses). */
+  get waiting(): string[] {
+    return this.#pending.map((p) => p.what)
+  }
+
+  /** The thread is gone: nothing more is written for it, and nothing waiting is. */
+  stop(): void {
+    this.#stopped = true
+    this.#pending.length = 0
+    clearTimeout(this.#retry)
+    this.#retry = undefined
   }
 
   /**
@@ -108,12 +169,13 @@ export class ThreadJournal {
   #keepRejected(o: Extract<Observation, { type: 'prompt-rejected' }>): void {
     if (o.reason === 'restart') return
     const body: ReportBody = { type: 'prompt-rejected', messageId: o.messageId, reason: o.reason, ...(o.text !== undefined ? { text: o.text } : {}) }
-    this.store.addReport(this.threadId, this.runStarted, body, { delivered: true })
+    const afterRun = this.runStarted
+    this.#write(`prompt ${o.messageId} rejected`, () => this.store.addReport(this.threadId, afterRun, body, { delivered: true }))
   }
 
   /** A prompt's fate. Every prompt is journaled before the machine sees it; an id with no row (an extension's own message) is no prompt of ours. */
   fate(messageId: string, fate: PromptFate): void {
-    this.store.settlePrompt(this.threadId, messageId, fate)
+    this.#write(`prompt ${messageId} ${fate.kind}`, () => void this.store.settlePrompt(this.threadId, messageId, fate))
   }
 }
 
