@@ -227,6 +227,20 @@ describe('recovery', () => {
     expect(await prompt(second.registry, 'new', 'next')).toMatchObject({ kind: 'admitted', run: 2 })
   })
 
+  it('a run the transcript shows stopped but the journal never saw end (its end was lost) is ended by recovery without reporting the stop again', async () => {
+    const store = new MemoryThreadStore()
+    const first = await host(store)
+    const started = await prompt(first.registry, 't1', 'long')
+    expect(store.openRuns('t1')).toHaveLength(1)
+
+    const runtimes = new FakeRuntimeFactory()
+    const user = { kind: 'user', messageId: (started as { messageId: string }).messageId, text: 'long', run: 1 } as const
+    runtimes.transcripts.set('t1', [user, { kind: 'stopped', run: 1 }])
+    const second = await host(store.crash(), runtimes)
+    expect(second.registry.store.journal('t1').runs).toMatchObject([{ run: 1, aborted: true, endedBy: 'restart' }])
+    expect((await second.registry.feed('t1'))!.snapshot().transcript).toEqual([user, { kind: 'stopped', run: 1 }])
+  })
+
   it('a clean shutdown leaves nothing to recover: queued prompts are journaled rejected shutdown and the run ended', async () => {
     const store = new MemoryThreadStore()
     const first = await host(store)

@@ -192,7 +192,8 @@ export interface Recovered {
  * - a prompt accepted but absent from the transcript (queued, or the first prompt of a thread whose
  *   session file never got it) is rejected `restart`, and a `prompt-rejected` is owed to its feed;
  * - a prompt the transcript shows ran;
- * - a run still open ended aborted (`restart`), and a `settled {aborted: true}` is owed to its feed;
+ * - a run still open ended aborted (`restart`), and a `settled {aborted: true}` is owed to its feed
+ *   unless the transcript shows it stopped already (its end was written there, and lost here);
  * - a dialog still open settled `aborted`.
  * Returns undefined when nothing of the thread was open.
  */
@@ -202,8 +203,10 @@ export function reconcile(store: ThreadStore, threadId: string, threadRun: numbe
   const dialogs = store.openDialogs(threadId)
   if (prompts.length === 0 && runs.length === 0 && dialogs.length === 0) return undefined
   const ran = new Map<string, number>()
+  const stopped = new Set<number>()
   let transcriptRun = 0
   for (const e of transcript) {
+    if (e.kind === 'stopped') stopped.add(e.run)
     if (e.kind !== 'user') continue
     ran.set(e.messageId, e.run)
     transcriptRun = Math.max(transcriptRun, e.run)
@@ -227,7 +230,7 @@ export function reconcile(store: ThreadStore, threadId: string, threadRun: numbe
   }
   for (const r of runs) {
     store.endRun(threadId, r.run, true, now, 'restart')
-    owed.push({ type: 'settled', run: r.run, aborted: true })
+    if (!stopped.has(r.run)) owed.push({ type: 'settled', run: r.run, aborted: true })
     recovered.interruptedRuns.push(r.run)
   }
   for (const d of dialogs) {
