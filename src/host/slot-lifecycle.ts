@@ -40,7 +40,13 @@ export function provideSlotMachine(deps: SlotLifecycleDeps) {
         await (input.thread as LiveThread | undefined)?.dispose('deleted', 'cancelled')
         const feed = slot.feed ?? (await slot.feedLoading?.catch(() => undefined))
         feed?.close()
-        deps.store.deleteThread(slot.threadId)
+        // Again, for a row written while the thread was disposed (a prompt admitted meanwhile); the
+        // delete took the rows before it began, so a write the disk refuses here is only logged.
+        try {
+          deps.store.deleteThread(slot.threadId)
+        } catch (error) {
+          deps.log?.('error', `[${slot.threadId}] store write failed while deleting: ${String(error)}`)
+        }
         await deps.runtimes.remove(slot.threadId)
       }),
     },

@@ -236,14 +236,16 @@ export class ThreadRegistry {
       if (live?.busy) return { kind: 'busy' }
       await live?.configure({ model: change.model, thinkingLevel: change.thinkingLevel })
       const { title, model, thinkingLevel } = change
-      slot.record = {
+      const record = {
         ...slot.record,
         ...(title !== undefined ? { title } : {}),
         ...(model !== undefined ? { model } : {}),
         ...(thinkingLevel !== undefined ? { thinkingLevel } : {}),
         updatedAt: Date.now(),
       }
-      this.#persist(slot)
+      // Written before it is taken: a write the disk refuses (503/507) leaves the thread as it was.
+      this.#persist(slot, record)
+      slot.record = record
       return { kind: 'updated', summary: summaryOf(slot, this.#options.workspaces.default) }
     })
   }
@@ -256,6 +258,10 @@ export class ThreadRegistry {
     return this.#tracked(async () => {
       const slot = this.#present(threadId)
       if (!slot) return false
+      // The rows go first: a write the disk refuses (503/507) leaves the thread as it was, its run
+      // going on. From here its journal writes nothing, so the dispose leaves no rows behind.
+      this.#store.deleteThread(threadId)
+      slot.journal.stop()
       try {
         await slot.delete()
       } finally {
@@ -300,8 +306,9 @@ export class ThreadRegistry {
           create: (request) => this.create(request),
           summary: (id) => this.get(id),
           touch: () => {
-            slot.record = { ...slot.record, updatedAt: Date.now() }
-            this.#persist(slot)
+            const record = { ...slot.record, updatedAt: Date.now() }
+            this.#persist(slot, record)
+            slot.record = record
           },
           settings: slot.record,
         },
@@ -403,15 +410,15 @@ export class ThreadRegistry {
     return this.#add(row)
   }
 
-  /** The slot's row as written: the run its live thread owns, the seq ceiling its journal reserved. */
-  #row(slot: ThreadSlot): ThreadRow {
-    return { ...slot.record, run: slot.run, seq: slot.journal.ceiling }
+  /** The slot's row as written (`record`: the one about to be taken): the run its live thread owns, the seq ceiling its journal reserved. */
+  #row(slot: ThreadSlot, record = slot.record): ThreadRow {
+    return { ...record, run: slot.run, seq: slot.journal.ceiling }
   }
 
   /** Writes the slot's row — unless it is being deleted or was replaced: a late write would bring a deleted thread back. */
-  #persist(slot: ThreadSlot): void {
+  #persist(slot: ThreadSlot, record = slot.record): void {
     if (!slot.present || this.#slots.get(slot.threadId) !== slot) return
-    this.#store.putThread(this.#row(slot))
+    this.#store.putThread(this.#row(slot, record))
   }
 
   #unavailable(slot: ThreadSlot, damage: SessionDamaged): void {

@@ -67,4 +67,26 @@ describe('a disk switched read-only under a running server', () => {
     expect((await api(url, 'GET', '/api/health')).body).toEqual({ status: 'ok' })
     expect((await api(url, 'POST', '/api/threads', { id: 'new' })).status).toBe(201)
   })
+
+  it('a rename or a delete that meets a disk I/O error is refused 503 and changes nothing, neither now nor after a restart', async () => {
+    const { url, disk, dataDir, close } = await remountedServer()
+    expect((await api(url, 'POST', '/api/threads', { id: 'kept', title: 'Kept' })).status).toBe(201)
+    const before = (await api(url, 'GET', '/api/threads')).body
+
+    disk.fail('io')
+    expect(await api(url, 'PATCH', '/api/threads/kept', { title: 'Renamed' })).toMatchObject({ status: 503, body: { reason: 'read-only' } })
+    expect((await api(url, 'GET', '/api/threads')).body).toEqual(before)
+    // The disk came back for a moment (health probed it), and went again before the delete.
+    disk.fail(undefined)
+    expect((await api(url, 'GET', '/api/health')).body).toEqual({ status: 'ok' })
+    disk.fail('io')
+    expect(await api(url, 'DELETE', '/api/threads/kept')).toMatchObject({ status: 503, body: { reason: 'read-only' } })
+    expect((await api(url, 'GET', '/api/threads')).body).toEqual(before)
+    expect((await api(url, 'GET', '/api/threads/kept')).body).toMatchObject({ title: 'Kept' })
+
+    disk.fail(undefined)
+    await close()
+    const again = await start(dataDir)
+    expect((await api(again.url, 'GET', '/api/threads')).body).toMatchObject({ threads: [{ threadId: 'kept', title: 'Kept' }] })
+  })
 })
