@@ -377,6 +377,11 @@ export class ThreadRegistry {
     // What was answered (or is about to be) is written before the store closes: a delete's removal,
     // a rename, a fork's new row. New requests are refused by now; these finish against stopped threads.
     while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight])
+    // Journal writes the disk refused get a last try; what still cannot be written, recovery settles.
+    for (const slot of this.#slots.values()) {
+      if (!slot.journal.flush()) this.#options.log?.('error', `[${slot.threadId}] shut down with journal writes the disk refused (${slot.journal.waiting.join('; ')}); the next start recovers them`)
+      slot.journal.stop()
+    }
     this.#store.close()
   }
 

@@ -340,6 +340,26 @@ describe('journal writes the disk refuses', () => {
     }
   })
 
+  it('a clean shutdown writes the journal writes still waiting for the disk before the store closes', async () => {
+    const disk = diskFaults(dir)
+    try {
+      const runtimes = new FakeRuntimeFactory()
+      const first = await host(undefined, runtimes)
+      await prompt(first.registry, 't1', 'long')
+      const seen = await follow(first.registry, 't1')
+      disk.fail('full')
+      await first.registry.abort('t1')
+      await until(() => seen.some((o) => o.type === 'settled'))
+      disk.fail(undefined)
+      await first.registry.shutdown()
+
+      const second = await host(undefined, runtimes)
+      expect(second.registry.store.journal('t1').runs).toMatchObject([{ run: 1, aborted: true, endedBy: 'settled' }])
+    } finally {
+      disk.restore()
+    }
+  })
+
   it('a question answered while the disk fails writes keeps its answer in the journal once the disk takes writes again, never settled aborted by recovery', async () => {
     const disk = diskFaults(dir)
     try {
