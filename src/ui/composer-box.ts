@@ -4,11 +4,11 @@
  * queue is listed above the box. Stop (Escape, handled by the pane) hands back the prompts that
  * were waiting; they are appended to the draft after anything already typed.
  */
-import { LitElement, css, html, nothing, type PropertyValues } from 'lit'
+import { LitElement, html, nothing, type PropertyValues } from 'lit'
 import { customElement, property, query, state } from 'lit/decorators.js'
+import { composerBoxStyles } from './composer-box.styles.js'
 import type { CommandInfo, DeliverAs, QueueState } from '../schemas/index.js'
 import { describeError, isNetworkError } from './api.js'
-import { controls, tokens } from './styles.js'
 
 export type ComposerSend = (text: string, deliverAs: DeliverAs | undefined) => Promise<void>
 export type ComposerStop = () => Promise<string[]>
@@ -66,172 +66,7 @@ export class ComposerBox extends LitElement {
   @state() private notice = ''
   @query('textarea') private textarea!: HTMLTextAreaElement
 
-  static override styles = [
-    tokens,
-    controls,
-    css`
-      :host {
-        display: block;
-      }
-      .queue {
-        margin: 0 0 0.5rem;
-        padding: 0.5rem 0.75rem;
-        list-style: none;
-        border: 1px dashed var(--th-border);
-        border-radius: 10px;
-        background: var(--th-bg-soft);
-        display: grid;
-        gap: 0.3rem;
-        font-size: 0.85rem;
-      }
-      .queue li {
-        display: flex;
-        gap: 0.5rem;
-        align-items: baseline;
-        min-width: 0;
-      }
-      .queue .kind {
-        font-size: 0.7rem;
-        font-weight: 600;
-        text-transform: uppercase;
-        letter-spacing: 0.04em;
-        color: var(--th-accent);
-        flex: none;
-      }
-      .queue .text {
-        overflow: hidden;
-        text-overflow: ellipsis;
-        white-space: nowrap;
-      }
-      .commands {
-        margin: 0 0 0.4rem;
-        padding: 0.3rem;
-        list-style: none;
-        border: 1px solid var(--th-border);
-        border-radius: 10px;
-        background: var(--th-bg);
-        box-shadow: var(--th-shadow);
-        max-height: 16rem;
-        overflow-y: auto;
-        font-size: 0.875rem;
-      }
-      .commands li {
-        display: flex;
-        gap: 0.75rem;
-        align-items: baseline;
-        padding: 0.3rem 0.55rem;
-        border-radius: 6px;
-        cursor: pointer;
-      }
-      .commands li[aria-selected='true'] {
-        background: var(--th-accent-soft);
-      }
-      .commands .name {
-        font-family: var(--th-mono);
-        font-weight: 600;
-        flex: none;
-      }
-      .commands .desc {
-        color: var(--th-fg-soft);
-        overflow: hidden;
-        text-overflow: ellipsis;
-        white-space: nowrap;
-        min-width: 0;
-      }
-      .box {
-        border: 1px solid var(--th-border);
-        border-radius: 16px;
-        background: var(--th-bg);
-        box-shadow: var(--th-shadow);
-        padding: 0.5rem 0.5rem 0.5rem 0.9rem;
-        display: flex;
-        gap: 0.5rem;
-        align-items: flex-end;
-      }
-      .box:focus-within {
-        border-color: var(--th-accent);
-      }
-      textarea {
-        flex: 1;
-        border: 0;
-        outline: none !important;
-        resize: none;
-        padding: 0.4rem 0;
-        max-height: 14rem;
-        min-height: 1.5rem;
-        line-height: 1.5;
-        background: transparent;
-      }
-      .buttons {
-        display: flex;
-        gap: 0.4rem;
-      }
-      .buttons button {
-        border-radius: 10px;
-        padding: 0.45rem 0.95rem;
-      }
-      .row {
-        display: flex;
-        align-items: center;
-        gap: 0.75rem;
-        margin-top: 0.4rem;
-        min-height: 1.6rem;
-        font-size: 0.78rem;
-        color: var(--th-fg-soft);
-      }
-      .seg {
-        display: inline-flex;
-        border: 1px solid var(--th-border);
-        border-radius: 8px;
-        overflow: hidden;
-      }
-      .seg label {
-        position: relative;
-        padding: 0.15rem 0.6rem;
-        cursor: pointer;
-      }
-      .seg label:has(input:checked) {
-        background: var(--th-accent-soft);
-        color: var(--th-accent);
-        font-weight: 600;
-      }
-      .seg input {
-        position: absolute;
-        inset: 0;
-        margin: 0;
-        width: 100%;
-        height: 100%;
-        opacity: 0;
-        cursor: pointer;
-      }
-      .seg label:has(input:focus-visible) {
-        outline: 2px solid var(--th-accent);
-      }
-      .error {
-        color: var(--th-danger);
-      }
-      .row {
-        flex-wrap: wrap;
-      }
-      .row > .notice,
-      .row > .error {
-        white-space: normal;
-        min-width: 0;
-        overflow-wrap: anywhere;
-      }
-      .hint {
-        margin-left: auto;
-      }
-      .row > span {
-        white-space: nowrap;
-      }
-      @media (max-width: 600px) {
-        .hint {
-          display: none;
-        }
-      }
-    `,
-  ]
+  static override styles = composerBoxStyles
 
   /** Put texts back into the draft, after anything already typed. */
   appendToDraft(restored: readonly string[]): void {

@@ -57,6 +57,10 @@ export interface Toast {
   at: number
 }
 
+/** How long a note (why a card left) and a toast stay before they leave on their own. */
+export const NOTE_MS = 8000
+export const TOAST_MS = 6000
+
 /** At most this many toasts at once; the oldest leaves first. */
 export const MAX_TOASTS = 4
 

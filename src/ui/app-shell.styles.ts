@@ -1,0 +1,112 @@
+/** How <app-shell> looks. */
+import { css } from 'lit'
+import { tokens, controls } from './styles.js'
+
+export const appShellStyles = [
+  tokens,
+  controls,
+  css`
+    :host {
+      display: grid;
+      grid-template-columns: 18rem 1fr;
+      height: 100vh;
+      height: 100dvh;
+      background: var(--th-bg);
+    }
+    :host([inspecting]) {
+      grid-template-columns: 1fr;
+    }
+    thread-list {
+      border-right: 1px solid var(--th-border);
+      min-height: 0;
+    }
+    main {
+      min-width: 0;
+      min-height: 0;
+    }
+    .welcome {
+      height: 100%;
+      display: grid;
+      place-content: center;
+      text-align: center;
+      gap: 0.75rem;
+      color: var(--th-fg-soft);
+      padding: 2rem;
+    }
+    .welcome h1 {
+      margin: 0;
+      font-size: 1.5rem;
+      color: var(--th-fg);
+    }
+    .welcome p {
+      margin: 0 0 0.5rem;
+    }
+    .questions {
+      max-width: 40rem;
+      margin: 0 auto;
+      padding: 2rem 1.25rem;
+    }
+    .questions h1 {
+      font-size: 1.3rem;
+      margin: 0 0 1rem;
+    }
+    .questions ul {
+      list-style: none;
+      margin: 0 0 1.5rem;
+      padding: 0;
+      display: grid;
+      gap: 0.5rem;
+    }
+    .questions li a {
+      display: flex;
+      justify-content: space-between;
+      gap: 1rem;
+      padding: 0.7rem 0.9rem;
+      border: 1px solid var(--th-border);
+      border-radius: 10px;
+      color: inherit;
+      text-decoration: none;
+    }
+    .questions li a:hover {
+      background: var(--th-bg-soft);
+    }
+    .questions .q-title {
+      font-weight: 600;
+      overflow: hidden;
+      text-overflow: ellipsis;
+      white-space: nowrap;
+    }
+    .questions .q-count {
+      color: var(--th-warn);
+      white-space: nowrap;
+    }
+    .questions .notify {
+      display: flex;
+      flex-wrap: wrap;
+      gap: 0.5rem;
+      align-items: center;
+      color: var(--th-fg-soft);
+      font-size: 0.85rem;
+    }
+    .welcome .notice {
+      padding: 0.5rem 0.75rem;
+      border-radius: 8px;
+      background: var(--th-bg-soft);
+      color: var(--th-fg);
+    }
+    @media (max-width: 720px) {
+      :host {
+        grid-template-columns: 1fr;
+      }
+      :host([has-thread]) thread-list {
+        display: none;
+      }
+      :host(:not([has-thread]):not([inspecting])) main {
+        display: none;
+      }
+      thread-list {
+        border-right: 0;
+      }
+    }
+  `
+]

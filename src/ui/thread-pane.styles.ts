@@ -1,0 +1,306 @@
+/** How <thread-pane> looks. */
+import { css } from 'lit'
+import { tokens, controls } from './styles.js'
+import { NOTE_MS } from './thread-store.js'
+
+export const threadPaneStyles = [
+  tokens,
+  controls,
+  css`
+    :host {
+      display: flex;
+      flex-direction: column;
+      min-height: 0;
+      height: 100%;
+      background: var(--th-bg);
+      position: relative;
+    }
+    header {
+      display: flex;
+      align-items: center;
+      gap: 0.6rem;
+      padding: 0.7rem 1.25rem;
+      border-bottom: 1px solid var(--th-border);
+      min-height: 3.25rem;
+      box-sizing: border-box;
+    }
+    header h2 {
+      flex: 1 1 auto;
+      min-width: 4rem;
+      margin: 0;
+      font-size: 1rem;
+      font-weight: 600;
+      overflow: hidden;
+      text-overflow: ellipsis;
+      white-space: nowrap;
+      min-width: 0;
+    }
+    header .grow {
+      flex: 1;
+    }
+    header a.inspect {
+      color: var(--th-fg-soft);
+      font-size: 0.875rem;
+      padding: 0.4rem 0.5rem;
+      border-radius: 8px;
+    }
+    /* The inspector is a wide-screen tool; on a phone the title needs the room. */
+    @media (max-width: 720px) {
+      header a.inspect {
+        display: none;
+      }
+    }
+    header form {
+      display: flex;
+      gap: 0.4rem;
+      flex: 1;
+    }
+    header form input {
+      flex: 1;
+      min-width: 0;
+      padding: 0.3rem 0.55rem;
+    }
+    .back {
+      display: none;
+      text-decoration: none;
+      color: var(--th-accent);
+      font-size: 1.2rem;
+    }
+    .confirm-delete {
+      display: flex;
+      align-items: center;
+      gap: 0.6rem;
+      padding: 0.6rem 1.25rem;
+      background: var(--th-danger-soft);
+      color: var(--th-danger);
+      font-size: 0.9rem;
+    }
+    .confirm-delete span {
+      flex: 1;
+    }
+    .settings {
+      display: flex;
+      flex-wrap: wrap;
+      align-items: center;
+      gap: 0.35rem 1rem;
+      padding: 0.35rem 1.25rem;
+      border-bottom: 1px solid var(--th-border);
+      font-size: 0.8rem;
+      color: var(--th-fg-soft);
+    }
+    .settings .field {
+      display: inline-flex;
+      align-items: center;
+      gap: 0.35rem;
+      min-width: 0;
+    }
+    .settings .value {
+      color: var(--th-fg);
+    }
+    .settings select {
+      font: inherit;
+      color: var(--th-fg);
+      background: var(--th-bg);
+      border: 1px solid var(--th-border);
+      border-radius: 8px;
+      padding: 0.15rem 0.35rem;
+      max-width: 16rem;
+    }
+    .settings select:focus-visible {
+      outline: 2px solid var(--th-accent);
+      outline-offset: 1px;
+    }
+    .settings select:disabled {
+      opacity: 0.6;
+    }
+    .settings .folder {
+      flex: 0 1 auto;
+    }
+    .settings .folder .value {
+      font-family: var(--th-mono);
+      overflow: hidden;
+      text-overflow: ellipsis;
+      white-space: nowrap;
+    }
+    .settings .config-error {
+      color: var(--th-danger);
+    }
+    .header-error {
+      padding: 0.4rem 1.25rem;
+      color: var(--th-danger);
+      font-size: 0.85rem;
+    }
+    .scroll-area {
+      flex: 1;
+      min-height: 0;
+      position: relative;
+      display: flex;
+      flex-direction: column;
+    }
+    .scroll {
+      flex: 1;
+      overflow-y: auto;
+      min-height: 0;
+    }
+    .jump {
+      position: absolute;
+      bottom: 0.75rem;
+      left: 50%;
+      transform: translateX(-50%);
+      border-radius: 999px;
+      box-shadow: var(--th-shadow);
+      z-index: 1;
+    }
+    .titles {
+      flex: 1 1 auto;
+      min-width: 0;
+      display: grid;
+    }
+    .titles .subtitle {
+      margin: 0;
+      font-size: 0.78rem;
+      color: var(--th-fg-soft);
+      overflow: hidden;
+      text-overflow: ellipsis;
+      white-space: nowrap;
+    }
+    .scroll:focus-visible {
+      outline: 2px solid var(--th-accent);
+      outline-offset: -2px;
+    }
+    .column {
+      max-width: 48rem;
+      margin: 0 auto;
+      padding: 0 1.25rem;
+    }
+    .dialogs {
+      display: grid;
+      grid-template-columns: minmax(0, 1fr);
+      gap: 0.75rem;
+      padding: 0.5rem 0 1rem;
+    }
+    .note {
+      font-size: 0.85rem;
+      color: var(--th-fg-soft);
+      border: 1px solid var(--th-border);
+      border-radius: 10px;
+      padding: 0.5rem 0.75rem;
+      display: flex;
+      gap: 0.5rem;
+      align-items: center;
+      animation: fade ${NOTE_MS}ms ease-in forwards;
+    }
+    .note strong {
+      color: var(--th-fg);
+      font-weight: 600;
+    }
+    .note span {
+      flex: 1;
+    }
+    .note button {
+      padding: 0 0.4rem;
+    }
+    @keyframes fade {
+      0%,
+      80% {
+        opacity: 1;
+      }
+      100% {
+        opacity: 0.3;
+      }
+    }
+    .foot {
+      padding: 0.5rem 0 1rem;
+    }
+    .widgets {
+      display: grid;
+      gap: 0.4rem;
+      margin-bottom: 0.5rem;
+    }
+    .widget {
+      margin: 0;
+      padding: 0.4rem 0.75rem;
+      border: 1px solid var(--th-border);
+      border-radius: 10px;
+      background: var(--th-bg-soft);
+      font-family: var(--th-mono);
+      font-size: 0.8rem;
+      line-height: 1.4;
+      white-space: pre-wrap;
+      overflow-wrap: anywhere;
+      max-height: 10rem;
+      overflow-y: auto;
+    }
+    .chips {
+      display: flex;
+      flex-wrap: wrap;
+      gap: 0.35rem;
+      margin: 0 0 0.5rem;
+      padding: 0;
+      list-style: none;
+    }
+    .chips li {
+      font-size: 0.75rem;
+      padding: 0.1rem 0.55rem;
+      border: 1px solid var(--th-border);
+      border-radius: 999px;
+      color: var(--th-fg-soft);
+      background: var(--th-bg-soft);
+      max-width: 100%;
+      overflow: hidden;
+      text-overflow: ellipsis;
+      white-space: nowrap;
+    }
+    .toasts {
+      position: absolute;
+      /* Below the header and its settings row, so a toast never covers the model picker. */
+      top: 6rem;
+      right: 1rem;
+      z-index: 2;
+      display: grid;
+      gap: 0.4rem;
+      width: min(22rem, calc(100% - 2rem));
+      pointer-events: none;
+    }
+    .toast {
+      pointer-events: auto;
+      display: flex;
+      gap: 0.5rem;
+      align-items: flex-start;
+      padding: 0.55rem 0.75rem;
+      border: 1px solid var(--th-border);
+      border-left: 4px solid var(--th-accent);
+      border-radius: 10px;
+      background: var(--th-bg);
+      box-shadow: var(--th-shadow);
+      font-size: 0.875rem;
+      overflow-wrap: anywhere;
+    }
+    .toast.warning {
+      border-left-color: var(--th-warn);
+    }
+    .toast.error {
+      border-left-color: var(--th-danger);
+    }
+    .toast span {
+      flex: 1;
+    }
+    .toast button {
+      padding: 0 0.4rem;
+    }
+    @media (max-width: 720px) {
+      .back {
+        display: inline;
+      }
+      header {
+        padding: 0.6rem 0.8rem;
+      }
+      .settings {
+        padding: 0.35rem 0.8rem;
+      }
+      .column {
+        padding: 0 0.8rem;
+      }
+    }
+  `
+]
