@@ -34,6 +34,27 @@ export function describeError(err: unknown): string {
 }
 
 /**
+ * What a refusal means to the client, asked in one place (the components never read status numbers
+ * themselves), so the mapping from the server's answer can change here alone.
+ */
+const answered = (err: unknown, status: number): err is ApiError => err instanceof ApiError && err.status === status
+
+/** Not there (404): no such thread, or a question that is no longer open. */
+export const isNotFound = (err: unknown): boolean => answered(err, 404)
+
+/** Refused for the thread's state (409): a run is in flight (a change of model), or none is (a stop). */
+export const isConflict = (err: unknown): boolean => answered(err, 409)
+
+/** A stop (or steer) that named a run which has ended while a newer one started. */
+export const isStaleRun = (err: unknown): boolean => answered(err, 409) && err.body.reason === 'stale-run'
+
+/** The server's words when it refused what was sent (422: e.g. an answer that does not fit its question); else undefined. */
+export function refusalOf(err: unknown): string | undefined {
+  if (!answered(err, 422)) return undefined
+  return err.body.refusal ?? err.body.error ?? 'That answer was refused.'
+}
+
+/**
  * Where the API lives ('' = the page's own origin) and the bearer token, if the server wants one
  * (`--token`): open the page once as `/?token=<secret>`; it is kept in localStorage.
  */

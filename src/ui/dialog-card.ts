@@ -11,7 +11,7 @@ import { LitElement, html, nothing, type PropertyValues } from 'lit'
 import { customElement, property, state } from 'lit/decorators.js'
 import { dialogCardStyles } from './dialog-card.styles.js'
 import type { DialogAnswerBody, DialogReply, OpenDialog, QuestionAnswer, QuestionnaireQuestion } from '../schemas/index.js'
-import { ApiError, describeError, isNetworkError } from './api.js'
+import { describeError, isNetworkError, isNotFound, refusalOf } from './api.js'
 import { dialogTitle } from './thread-store.js'
 
 export type DialogSubmit = (body: DialogAnswerBody) => Promise<void>
@@ -370,13 +370,10 @@ export class DialogCard extends LitElement {
       this.sending = false
       this.confirmingCancel = false
       const d = this.dialog.dialog
-      if (err instanceof ApiError) {
-        if (err.status === 422) {
-          const refusal = err.body.refusal ?? err.body.error ?? 'That answer was refused.'
-          this.refusal = d.method === 'questionnaire' ? humanRefusal(refusal, d.questions) : refusal
-        } else if (err.status === 404) this.refusal = 'This question is no longer open: your answer was not taken.'
-        else this.refusal = err.message
-      } else {
+      const refusal = refusalOf(err)
+      if (refusal !== undefined) this.refusal = d.method === 'questionnaire' ? humanRefusal(refusal, d.questions) : refusal
+      else if (isNotFound(err)) this.refusal = 'This question is no longer open: your answer was not taken.'
+      else {
         this.#refusalIsNetwork = isNetworkError(err)
         this.refusal = describeError(err)
       }

@@ -12,7 +12,7 @@ import { customElement, property, query, state } from 'lit/decorators.js'
 import { threadPaneStyles } from './thread-pane.styles.js'
 import { repeat } from 'lit/directives/repeat.js'
 import type { CommandInfo, DeliverAs, DialogAnswerBody, ModelList, ThinkingLevel, ThreadSummary, UpdateThreadBody } from '../schemas/index.js'
-import { ApiError, api as defaultApi, type Api } from './api.js'
+import { api as defaultApi, isConflict, isNotFound, isStaleRun, type Api } from './api.js'
 import type { ComposerBox } from './composer-box.js'
 import type { DialogCard } from './dialog-card.js'
 import { FollowClient, type ConnectionState, type EventSourceFactory, followConfig } from './follow-client.js'
@@ -231,7 +231,7 @@ export class ThreadPane extends LitElement {
     try {
       await this.api.getThread(id)
     } catch (err) {
-      if (id === this.threadId && err instanceof ApiError && err.status === 404) this.absent = true
+      if (id === this.threadId && isNotFound(err)) this.absent = true
       else this.#existsAsked = false // ask again at the next failure
     }
   }
@@ -569,7 +569,7 @@ export class ThreadPane extends LitElement {
     } catch (err) {
       if (id !== this.threadId) return
       this.configError =
-        err instanceof ApiError && err.status === 409
+        isConflict(err)
           ? `Busy: change the ${what} when the run ends.`
           : `${what === 'model' ? 'Model' : 'Thinking level'} not changed: ${(err as Error).message}`
     } finally {
@@ -674,14 +674,14 @@ export class ThreadPane extends LitElement {
       return receipt.restored
     } catch (err) {
       store?.trigger.stopFailed()
-      if (err instanceof ApiError && err.status === 409 && err.body.reason === 'stale-run') {
+      if (isStaleRun(err)) {
         // The run this tab showed has ended and a newer one started (in another tab): not ours to stop unseen.
         store?.trigger.noted({
           note: { id: `stale:${Date.now()}`, title: 'Not stopped', reason: 'a newer run has started since; press Stop again to stop it', at: Date.now() },
         })
         return []
       }
-      if (err instanceof ApiError && err.status === 409) return [] // nothing in flight any more
+      if (isConflict(err)) return [] // nothing in flight any more
       throw err
     }
   }
@@ -695,7 +695,7 @@ export class ThreadPane extends LitElement {
       await this.api.answerDialog(this.threadId, body)
     } catch (err) {
       // 404: no longer open — when it was answered, another tab's answer won the race.
-      store?.trigger.answerFailed({ id: body.id, refused: err instanceof ApiError && err.status === 404 })
+      store?.trigger.answerFailed({ id: body.id, refused: isNotFound(err) })
       throw err
     }
   }
