@@ -13,6 +13,7 @@ import { dialogCardStyles } from './dialog-card.styles.js'
 import type { DialogAnswerBody, DialogReply, OpenDialog, QuestionAnswer, QuestionnaireQuestion } from '../schemas/index.js'
 import { describeError, isNetworkError, isNotFound, refusalOf } from './api.js'
 import { dialogTitle } from './thread-store.js'
+import { ClockController } from './controllers/clock-controller.js'
 
 export type DialogSubmit = (body: DialogAnswerBody) => Promise<void>
 
@@ -57,26 +58,14 @@ export class DialogCard extends LitElement {
   @state() private sending = false
   @state() private refusal = ''
   @state() private answers: Record<string, QState> = {}
-  @state() private tick = 0
   /** Escape on an ask_user_question card: asking whether to cancel the whole batch. */
   @state() private confirmingCancel = false
   #refusalIsNetwork = false
-  #timer: ReturnType<typeof setInterval> | undefined
+  /** The countdown moves with the page's clock, while the question has one. */
+  #clock = new ClockController(this, { when: () => this.dialog?.expiresAt !== undefined })
   #uid = `dc${++uid}`
 
   static override styles = dialogCardStyles
-
-  override connectedCallback(): void {
-    super.connectedCallback()
-    this.#timer = setInterval(() => {
-      if (this.dialog?.expiresAt !== undefined) this.tick++
-    }, 1000)
-  }
-
-  override disconnectedCallback(): void {
-    super.disconnectedCallback()
-    clearInterval(this.#timer)
-  }
 
   /** Focus the card's first answer control (the pane moves the focus here when a question arrives). */
   override focus(): void {
@@ -131,7 +120,6 @@ export class DialogCard extends LitElement {
   #countdown() {
     const at = this.dialog.expiresAt
     if (at === undefined) return nothing
-    void this.tick
     const left = at - this.now()
     return html`<span class="meta countdown" role="timer" aria-label="Time left"
       >${left > 0 ? `closes in ${formatRemaining(left)}` : 'closing…'}</span
