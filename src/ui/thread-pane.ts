@@ -16,7 +16,7 @@ import { api as defaultApi, isConflict, isNotFound, isStaleRun, type Api } from 
 import type { ComposerBox } from './composer-box.js'
 import type { DialogCard } from './dialog-card.js'
 import { FollowClient, type ConnectionState, type EventSourceFactory, followConfig } from './follow-client.js'
-import { answerLabel, createThreadStore, NOTE_MS, TOAST_MS, type ThreadStore, type ThreadStoreContext } from './thread-store.js'
+import { answerLabel, createThreadStore, type ThreadStore, type ThreadStoreContext } from './thread-store.js'
 import { folderName } from './thread-list.js'
 import './composer-box.js'
 import './connection-badge.js'
@@ -97,8 +97,8 @@ export class ThreadPane extends LitElement {
   follow: FollowClient | undefined
   #unsubscribe: (() => void)[] = []
   #stick = true
-  #noteTimers = new Map<string, ReturnType<typeof setTimeout>>()
-  #toastTimers = new Map<string, ReturnType<typeof setTimeout>>()
+  /** Let go of with the store: the timers its effects started (notes and toasts leaving) stop. */
+  #storeLife: AbortController | undefined
   /** Put the focus in the composer once it is rendered (the thread just opened). */
   #focusOnOpen = false
   /** The open questions at the last render, to see which arrived and which left. */
@@ -138,7 +138,8 @@ export class ThreadPane extends LitElement {
 
   #attach() {
     this.#attachedId = this.threadId
-    const store = createThreadStore(this.threadId)
+    this.#storeLife = new AbortController()
+    const store = createThreadStore(this.threadId, { signal: this.#storeLife.signal })
     const id = this.threadId
     const follow = new FollowClient(store, (after) => this.api.followUrl(id, after), this.eventSource ?? followConfig.eventSource)
     this.store = store
@@ -219,9 +220,8 @@ export class ThreadPane extends LitElement {
     this.follow?.stop()
     this.follow = undefined
     this.store = undefined
-    for (const t of [...this.#noteTimers.values(), ...this.#toastTimers.values()]) clearTimeout(t)
-    this.#noteTimers.clear()
-    this.#toastTimers.clear()
+    this.#storeLife?.abort()
+    this.#storeLife = undefined
   }
 
   /** The follow never connected: is there a thread at all? (A 404 means its first message will create it.) */
@@ -285,17 +285,6 @@ export class ThreadPane extends LitElement {
       this.#editorSeq = offer.seq
       this.composer.offerText(offer.text)
     }
-    for (const t of this.ctx?.toasts ?? []) {
-      if (this.#toastTimers.has(t.id)) continue
-      const store = this.store
-      this.#toastTimers.set(
-        t.id,
-        setTimeout(() => {
-          this.#toastTimers.delete(t.id)
-          store?.trigger.toastDismissed({ id: t.id })
-        }, TOAST_MS),
-      )
-    }
     if (this.#stick && this.scroller) {
       this.scroller.scrollTop = this.scroller.scrollHeight
       // The transcript renders after this pane: follow the end once its new entries are laid out.
@@ -303,18 +292,6 @@ export class ThreadPane extends LitElement {
       void transcript?.updateComplete.then(() => {
         if (this.#stick && this.scroller) this.scroller.scrollTop = this.scroller.scrollHeight
       })
-    }
-    // Notes fade out on their own.
-    for (const n of this.ctx?.notes ?? []) {
-      if (this.#noteTimers.has(n.id)) continue
-      const store = this.store
-      this.#noteTimers.set(
-        n.id,
-        setTimeout(() => {
-          this.#noteTimers.delete(n.id)
-          store?.trigger.noteDismissed({ id: n.id })
-        }, NOTE_MS),
-      )
     }
   }
 

@@ -16,13 +16,17 @@
  *    refused (`prompt-rejected`, e.g. at shutdown). The pane puts them back into the draft.
  *  - `rejectedTexts`: the texts of this tab's refused prompts, so their entries can show them.
  *  - `toasts`: extensions' `notify` frames, shown for a moment (not transcript entries, not in snapshots).
+ *
+ * The store stays a fold: a transition only describes what should follow it. A note or a toast
+ * leaving on its own after a while is such an effect (a timer that sends `noteDismissed` /
+ * `toastDismissed` back), run by the store after the transition and cancelled with `signal`.
  *  - `editorText` / `title`: the latest `editor-text` and `title` frames, with their seq, for the
  *    pane to hand to its composer (only into an empty draft) and its header.
  *
  * Frames with seq ≤ the view's seq are ignored, and a snapshot replaces the view, so a reconnect
  * neither loses nor doubles anything.
  */
-import { createStore } from '@xstate/store'
+import { createStore, type EnqueueObject, type EventFromStore, type EventObject } from '@xstate/store'
 import { initialView, project, type ThreadView } from '../shared/projection.js'
 import type { DeliverAs, DialogOutcome, DialogSpec, NotifyLevel, Observation, OpenDialog, Snapshot } from '../schemas/index.js'
 
@@ -141,7 +145,31 @@ export function answerLabel(dialog: OpenDialog | undefined, body: Record<string,
 
 const WITHDRAWN_TITLE = 'Your queued messages'
 
-export function createThreadStore(threadId: string) {
+export interface ThreadStoreOptions {
+  /** Aborted when the store is let go of: the timers its effects started are cleared. */
+  signal?: AbortSignal
+}
+
+export function createThreadStore(threadId: string, { signal }: ThreadStoreOptions = {}) {
+  /** `fn` after `ms`, unless the store was let go of first. */
+  const later = (ms: number, fn: () => void) => {
+    if (signal?.aborted) return
+    const cancel = () => clearTimeout(timer)
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', cancel)
+      fn()
+    }, ms)
+    signal?.addEventListener('abort', cancel, { once: true })
+  }
+  /** Notes and toasts leave on their own: the ones a transition added get their timers. */
+  const expire = (enq: Pick<EnqueueObject<ThreadStoreContext, EventObject>, 'effect'>, before: ThreadStoreContext, after: ThreadStoreContext) => {
+    const had = new Set([...before.notes, ...before.toasts].map((x) => x.id))
+    const dismiss = (ms: number, event: ThreadStoreEvent<'noteDismissed' | 'toastDismissed'>) =>
+      enq.effect(({ send }) => later(ms, () => send(event)))
+    for (const n of after.notes) if (!had.has(n.id)) dismiss(NOTE_MS, { type: 'noteDismissed', id: n.id })
+    for (const t of after.toasts) if (!had.has(t.id)) dismiss(TOAST_MS, { type: 'toastDismissed', id: t.id })
+    return after
+  }
   return createStore({
     context: {
       view: initialView(threadId),
@@ -158,21 +186,21 @@ export function createThreadStore(threadId: string) {
       arrivedAt: {},
     } as ThreadStoreContext,
     on: {
-      snapshot: (ctx, e: { snapshot: Snapshot }) => {
+      snapshot: (ctx, e: { snapshot: Snapshot }, enq) => {
         const view = e.snapshot
         const open = new Set(view.openDialogs.map((d) => d.id))
         // Cards that vanished while we were away leave with a note, not silently.
         const gone = ctx.synced ? ctx.view.openDialogs.filter((d) => !open.has(d.id)) : []
         const claimed = claimedIds(view)
-        return {
+        return expire(enq, ctx, {
           ...ctx,
           view,
           synced: true,
           pending: ctx.pending.filter((p) => !claimed.has(p.messageId)),
           notes: [...ctx.notes, ...gone.map((d) => note(d, undefined, ctx))],
-        }
+        })
       },
-      frame: (ctx, e: { observation: Observation }) => {
+      frame: (ctx, e: { observation: Observation }, enq) => {
         const o = e.observation
         if (o.seq <= ctx.view.seq) return ctx
         const view = project(ctx.view, o)
@@ -239,7 +267,7 @@ export function createThreadStore(threadId: string) {
             break
           }
         }
-        return { ...ctx, view, pending, notes, toasts, editorText, title, returned, rejectedTexts, arrivedAt }
+        return expire(enq, ctx, { ...ctx, view, pending, notes, toasts, editorText, title, returned, rejectedTexts, arrivedAt })
       },
       promptSent: (ctx, e: { prompt: PendingPrompt }) => {
         if (claimedIds(ctx.view).has(e.prompt.messageId)) return ctx
@@ -267,7 +295,7 @@ export function createThreadStore(threadId: string) {
       /** The pane put these texts back into the draft. */
       returnedTaken: (ctx, e: { id: string }) => ({ ...ctx, returned: ctx.returned.filter((r) => r.id !== e.id) }),
       /** A note of the pane's own (e.g. which restored texts were queued in another tab). */
-      noted: (ctx, e: { note: DialogNote }) => ({ ...ctx, notes: [...ctx.notes.filter((n) => n.id !== e.note.id), e.note] }),
+      noted: (ctx, e: { note: DialogNote }, enq) => expire(enq, ctx, { ...ctx, notes: [...ctx.notes.filter((n) => n.id !== e.note.id), e.note] }),
       answering: (ctx, e: { id: string; label?: string }) => ({
         ...ctx,
         answering: ctx.answering.includes(e.id) ? ctx.answering : [...ctx.answering, e.id],
@@ -290,3 +318,4 @@ export function createThreadStore(threadId: string) {
 }
 
 export type ThreadStore = ReturnType<typeof createThreadStore>
+type ThreadStoreEvent<T extends string> = Extract<EventFromStore<ThreadStore>, { type: T }>

@@ -1,8 +1,8 @@
 /** The browser's thread store: the server's fold, deduped by seq, plus what only this tab knows. */
-import { describe, expect, test } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import { projectAll, initialView } from '../../src/shared/projection.js'
 import type { Observation } from '../../src/schemas/index.js'
-import { createThreadStore } from '../../src/ui/thread-store.js'
+import { createThreadStore, NOTE_MS, TOAST_MS } from '../../src/ui/thread-store.js'
 import { confirmDialog, feed, snapshotOf } from './helpers.js'
 
 const run1 = (n = feed()): Observation[] => [
@@ -88,5 +88,30 @@ describe('thread store', () => {
     store.trigger.frame({ observation: n({ type: 'user-message', messageId: 'm1', text: 'hi', run: 1 }) })
     store.trigger.promptSent({ prompt: { messageId: 'm1', text: 'hi', run: 1, queued: false } })
     expect(store.getSnapshot().context.pending).toEqual([])
+  })
+
+  test('notes and toasts leave on their own (the store’s effects), and no timer outlives a store let go of', () => {
+    vi.useFakeTimers()
+    try {
+      const n = feed()
+      const life = new AbortController()
+      const store = createThreadStore('t1', { signal: life.signal })
+      store.trigger.snapshot({ snapshot: snapshotOf('t1', { openDialogs: [confirmDialog()] }) })
+      store.trigger.frame({ observation: n({ type: 'notify', message: 'x', level: 'info' }) })
+      store.trigger.frame({ observation: n({ type: 'dialog-settled', id: 'd1', outcome: 'timeout' }) })
+      expect(store.getSnapshot().context.toasts).toHaveLength(1)
+      expect(store.getSnapshot().context.notes).toHaveLength(1)
+      vi.advanceTimersByTime(TOAST_MS)
+      expect(store.getSnapshot().context.toasts).toEqual([])
+      expect(store.getSnapshot().context.notes).toHaveLength(1)
+      vi.advanceTimersByTime(NOTE_MS - TOAST_MS)
+      expect(store.getSnapshot().context.notes).toEqual([])
+
+      store.trigger.frame({ observation: n({ type: 'notify', message: 'y', level: 'info' }) })
+      life.abort()
+      expect(vi.getTimerCount()).toBe(0)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })
