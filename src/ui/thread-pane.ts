@@ -104,9 +104,6 @@ export class ThreadPane extends LitElement {
   /** The open questions at the last render, to see which arrived and which left. */
   #seenDialogs = new Set<string>()
   #existsAsked = false
-  /** The seq of the last `editor-text` / `title` frame this pane acted on. */
-  #editorSeq = 0
-  #titleSeq = 0
 
   static override styles = threadPaneStyles
 
@@ -125,13 +122,6 @@ export class ThreadPane extends LitElement {
       this.#detach()
       if (this.threadId) this.#attach()
     }
-    // An extension retitled the thread (the server persisted it): show it now, and let the list know.
-    const title = this.ctx?.title
-    if (title && title.seq > this.#titleSeq) {
-      this.#titleSeq = title.seq
-      if (this.summary) this.summary = { ...this.summary, title: title.title }
-      this.#changed('changed')
-    }
   }
 
   #attachedId = ''
@@ -146,8 +136,6 @@ export class ThreadPane extends LitElement {
     this.follow = follow
     this.ctx = store.getSnapshot().context
     this.#stick = true
-    this.#editorSeq = 0
-    this.#titleSeq = 0
     this.renaming = false
     this.confirmingDelete = false
     this.headerError = ''
@@ -170,7 +158,18 @@ export class ThreadPane extends LitElement {
       this.#rememberScroll()
       this.ctx = s.context
     })
+    // Said once by the store: handed on to the composer and the header.
+    const emitted = [
+      store.on('returned', (e) => this.#withComposer(store, (c) => c.appendToDraft(e.texts))),
+      store.on('editorText', (e) => this.#withComposer(store, (c) => c.offerText(e.text))),
+      store.on('title', (e) => {
+        // An extension retitled the thread (the server persisted it): show it now, and let the list know.
+        if (this.summary) this.summary = { ...this.summary, title: e.title }
+        this.#changed('changed')
+      }),
+    ]
     this.#unsubscribe = [
+      ...emitted.map((sub) => () => sub.unsubscribe()),
       () => sub.unsubscribe(),
       follow.onState((c) => {
         this.connection = c
@@ -277,14 +276,7 @@ export class ThreadPane extends LitElement {
   protected override updated(): void {
     this.#announceStatus()
     this.#showSettings()
-    this.#takeReturned()
     this.#moveFocus()
-    // An extension's editor text goes into the composer only when its draft is empty.
-    const offer = this.ctx?.editorText
-    if (offer && offer.seq > this.#editorSeq && this.composer) {
-      this.#editorSeq = offer.seq
-      this.composer.offerText(offer.text)
-    }
     if (this.#stick && this.scroller) {
       this.scroller.scrollTop = this.scroller.scrollHeight
       // The transcript renders after this pane: follow the end once its new entries are laid out.
@@ -295,14 +287,15 @@ export class ThreadPane extends LitElement {
     }
   }
 
-  /** Texts of ours that will never run (withdrawn by another tab's stop, or refused) go back into the draft. */
-  #takeReturned() {
-    const composer = this.composer
-    if (!composer || !this.store) return
-    for (const r of this.ctx?.returned ?? []) {
-      composer.appendToDraft(r.texts)
-      this.store.trigger.returnedTaken({ id: r.id })
-    }
+  /**
+   * Texts of ours that will never run (withdrawn by another tab's stop, or refused) go back into the
+   * draft; an extension's editor text goes in only when the draft is empty. Once the composer is
+   * rendered, and only while this store is still the one shown.
+   */
+  #withComposer(store: ThreadStore, fn: (composer: ComposerBox) => void) {
+    void this.updateComplete.then(() => {
+      if (this.store === store && this.composer) fn(this.composer)
+    })
   }
 
   #moveFocus() {

@@ -11,22 +11,27 @@
  *    another tab's answer won the race.
  *  - `notes`: why a card just left (answered here and how, answered in another tab, timed out,
  *    stopped, cancelled), and other things said once (queued texts withdrawn by another tab's stop).
- *  - `returned`: this tab's own texts that will never run and were not handed back to it by a stop
- *    of its own — withdrawn by a stop in another tab (its run settled with them still unclaimed), or
- *    refused (`prompt-rejected`, e.g. at shutdown). The pane puts them back into the draft.
  *  - `rejectedTexts`: the texts of this tab's refused prompts, so their entries can show them.
  *  - `toasts`: extensions' `notify` frames, shown for a moment (not transcript entries, not in snapshots).
  *
- * The store stays a fold: a transition only describes what should follow it. A note or a toast
- * leaving on its own after a while is such an effect (a timer that sends `noteDismissed` /
- * `toastDismissed` back), run by the store after the transition and cancelled with `signal`.
- *  - `editorText` / `title`: the latest `editor-text` and `title` frames, with their seq, for the
- *    pane to hand to its composer (only into an empty draft) and its header.
+ * What is said once rather than kept is emitted, for the pane to act on:
+ *
+ *  - `returned`: this tab's own texts that will never run and were not handed back to it by a stop
+ *    of its own — withdrawn by a stop in another tab (its run settled with them still unclaimed),
+ *    refused (`prompt-rejected`, e.g. at shutdown), or kept for a stop that was then refused. The
+ *    pane puts them back into the draft.
+ *  - `editorText` / `title`: an `editor-text` or `title` frame, for the pane to hand to its composer
+ *    (only into an empty draft) and its header.
+ *
+ * The store stays a fold: a transition only describes what should follow it. Emitting is one such
+ * description; a note or a toast leaving on its own after a while is another (an effect: a timer
+ * that sends `noteDismissed` / `toastDismissed` back), run by the store after the transition and
+ * cancelled with `signal`.
  *
  * Frames with seq ≤ the view's seq are ignored, and a snapshot replaces the view, so a reconnect
  * neither loses nor doubles anything.
  */
-import { createStore, type EnqueueObject, type EventFromStore, type EventObject } from '@xstate/store'
+import { createStore, type EnqueueObject, type EventFromStore, type EventObject, type StandardSchemaV1 } from '@xstate/store'
 import { initialView, project, type ThreadView } from '../shared/projection.js'
 import type { DeliverAs, DialogOutcome, DialogSpec, NotifyLevel, Observation, OpenDialog, Snapshot } from '../schemas/index.js'
 
@@ -46,12 +51,6 @@ export interface DialogNote {
   at: number
   /** How the dialog settled (absent for notes that are not about a dialog). */
   outcome?: DialogOutcome
-}
-
-/** Texts to put back into this tab's draft. */
-export interface Returned {
-  id: string
-  texts: string[]
 }
 
 export interface Toast {
@@ -78,12 +77,9 @@ export interface ThreadStoreContext {
   refused: string[]
   /** This tab asked for a stop and has not had the receipt yet: its queued prompts come back through it. */
   stopping: boolean
-  returned: Returned[]
   rejectedTexts: Record<string, string>
   notes: DialogNote[]
   toasts: Toast[]
-  editorText?: { text: string; seq: number }
-  title?: { title: string; seq: number }
   /**
    * When this tab saw each message (by messageId) and tool call (by toolCallId) arrive, epoch ms.
    * The snapshot carries no times: what came in it has none, rather than a wrong one.
@@ -143,6 +139,11 @@ export function answerLabel(dialog: OpenDialog | undefined, body: Record<string,
   return undefined
 }
 
+/** An emitted event's payload, declared for the types only (nothing validates it: it comes from this file). */
+function declared<T extends object>(): StandardSchemaV1<T> {
+  return { '~standard': { version: 1, vendor: 'threadhost', validate: (value) => ({ value: value as T }) } }
+}
+
 const WITHDRAWN_TITLE = 'Your queued messages'
 
 export interface ThreadStoreOptions {
@@ -171,6 +172,9 @@ export function createThreadStore(threadId: string, { signal }: ThreadStoreOptio
     return after
   }
   return createStore({
+    schemas: {
+      emitted: { returned: declared<{ texts: string[] }>(), editorText: declared<{ text: string }>(), title: declared<{ title: string }>() },
+    },
     context: {
       view: initialView(threadId),
       synced: false,
@@ -179,7 +183,6 @@ export function createThreadStore(threadId: string, { signal }: ThreadStoreOptio
       answerLabels: {},
       refused: [],
       stopping: false,
-      returned: [],
       rejectedTexts: {},
       notes: [],
       toasts: [],
@@ -204,7 +207,7 @@ export function createThreadStore(threadId: string, { signal }: ThreadStoreOptio
         const o = e.observation
         if (o.seq <= ctx.view.seq) return ctx
         const view = project(ctx.view, o)
-        let { pending, notes, toasts, editorText, title, returned, rejectedTexts, arrivedAt } = ctx
+        let { pending, notes, toasts, rejectedTexts, arrivedAt } = ctx
         switch (o.type) {
           case 'assistant-start':
           case 'prompt-handled':
@@ -217,10 +220,10 @@ export function createThreadStore(threadId: string, { signal }: ThreadStoreOptio
             if (!o.persist) toasts = [...toasts, { id: `toast:${o.seq}`, message: o.message, level: o.level, at: Date.now() }].slice(-MAX_TOASTS)
             break
           case 'editor-text':
-            editorText = { text: o.text, seq: o.seq }
+            enq.emit.editorText({ text: o.text })
             break
           case 'title':
-            title = { title: o.title, seq: o.seq }
+            enq.emit.title({ title: o.title })
             break
           case 'user-message':
             pending = pending.filter((p) => p.messageId !== o.messageId)
@@ -232,7 +235,7 @@ export function createThreadStore(threadId: string, { signal }: ThreadStoreOptio
             pending = pending.filter((p) => p.messageId !== o.messageId)
             if (mine) {
               rejectedTexts = { ...rejectedTexts, [o.messageId]: mine.text }
-              returned = [...returned, { id: `rejected:${o.seq}`, texts: [mine.text] }]
+              enq.emit.returned({ texts: [mine.text] })
             }
             break
           }
@@ -249,7 +252,7 @@ export function createThreadStore(threadId: string, { signal }: ThreadStoreOptio
             }
             // Another tab's stop took them (the server handed them to that tab): they are ours, put them back.
             const texts = unclaimed.map((p) => p.text)
-            returned = [...returned, { id: `withdrawn:${o.seq}`, texts }]
+            enq.emit.returned({ texts })
             notes = [
               ...notes,
               {
@@ -267,7 +270,7 @@ export function createThreadStore(threadId: string, { signal }: ThreadStoreOptio
             break
           }
         }
-        return expire(enq, ctx, { ...ctx, view, pending, notes, toasts, editorText, title, returned, rejectedTexts, arrivedAt })
+        return expire(enq, ctx, { ...ctx, view, pending, notes, toasts, rejectedTexts, arrivedAt })
       },
       promptSent: (ctx, e: { prompt: PendingPrompt }) => {
         if (claimedIds(ctx.view).has(e.prompt.messageId)) return ctx
@@ -281,19 +284,13 @@ export function createThreadStore(threadId: string, { signal }: ThreadStoreOptio
         return { ...ctx, stopping: false, pending: ctx.pending.filter((p) => claimed.has(p.messageId)) }
       },
       /** The stop was refused (nothing in flight any more): prompts a settle kept for it are ours again. */
-      stopFailed: (ctx) => {
+      stopFailed: (ctx, _: unknown, enq) => {
         if (ctx.view.status.busy) return { ...ctx, stopping: false }
         const left = ctx.pending.filter((p) => p.queued && p.run <= ctx.view.status.run)
         if (left.length === 0) return { ...ctx, stopping: false }
-        return {
-          ...ctx,
-          stopping: false,
-          pending: ctx.pending.filter((p) => !left.includes(p)),
-          returned: [...ctx.returned, { id: `unstopped:${ctx.view.seq}`, texts: left.map((p) => p.text) }],
-        }
+        enq.emit.returned({ texts: left.map((p) => p.text) })
+        return { ...ctx, stopping: false, pending: ctx.pending.filter((p) => !left.includes(p)) }
       },
-      /** The pane put these texts back into the draft. */
-      returnedTaken: (ctx, e: { id: string }) => ({ ...ctx, returned: ctx.returned.filter((r) => r.id !== e.id) }),
       /** A note of the pane's own (e.g. which restored texts were queued in another tab). */
       noted: (ctx, e: { note: DialogNote }, enq) => expire(enq, ctx, { ...ctx, notes: [...ctx.notes.filter((n) => n.id !== e.note.id), e.note] }),
       answering: (ctx, e: { id: string; label?: string }) => ({
