@@ -7,7 +7,7 @@
  * arrives, back to the composer (or the next card) once it settles. Escape in the composer or the
  * transcript stops the run, as in pi's terminal UI.
  */
-import { LitElement, html, nothing, type PropertyValues } from 'lit'
+import { LitElement, html, nothing } from 'lit'
 import { customElement, property, query, state } from 'lit/decorators.js'
 import { threadPaneStyles } from './thread-pane.styles.js'
 import { repeat } from 'lit/directives/repeat.js'
@@ -15,8 +15,9 @@ import type { CommandInfo, DeliverAs, DialogAnswerBody, ModelList, ThinkingLevel
 import { api as defaultApi, isConflict, isNotFound, isStaleRun, type Api } from './api.js'
 import type { ComposerBox } from './composer-box.js'
 import type { DialogCard } from './dialog-card.js'
-import { FollowClient, type ConnectionState, type EventSourceFactory, followConfig } from './follow-client.js'
-import { answerLabel, createThreadStore, type ThreadStore, type ThreadStoreContext } from './thread-store.js'
+import type { EventSourceFactory } from './follow-client.js'
+import { FollowController } from './controllers/follow-controller.js'
+import { answerLabel, type ThreadStore, type ThreadStoreContext } from './thread-store.js'
 import { folderName } from './thread-list.js'
 import './composer-box.js'
 import './connection-badge.js'
@@ -72,16 +73,12 @@ export class ThreadPane extends LitElement {
   /** `GET /api/models`, from the page. Without it the header shows the model's name, no picker. */
   @property({ attribute: false }) models: ModelList | undefined
 
-  @state() private ctx: ThreadStoreContext | undefined
-  @state() private connection: ConnectionState = 'connecting'
   @state() private renaming = false
   @state() private confirmingDelete = false
   @state() private headerError = ''
   /** A model or thinking level PATCH in flight: its select keeps the user's pick until the answer. */
   @state() private configuring = false
   @state() private configError = ''
-  /** The follow found nothing and the server says the thread does not exist: its first message creates it. */
-  @state() private absent = false
   /** The person scrolled up from the end of the transcript: a "Jump to latest" button shows. */
   @state() private scrolledUp = false
   /** A fork (Edit or Regenerate) is on its way: one at a time. */
@@ -93,59 +90,42 @@ export class ThreadPane extends LitElement {
   @query('select[name="model"]') private modelSelect!: HTMLSelectElement | null
   @query('select[name="thinking"]') private thinkingSelect!: HTMLSelectElement | null
 
-  store: ThreadStore | undefined
-  follow: FollowClient | undefined
-  #unsubscribe: (() => void)[] = []
+  /** The thread this pane shows, followed while the pane is on the page. */
+  readonly following = new FollowController(this, {
+    threadId: () => this.threadId,
+    api: () => this.api,
+    eventSource: () => this.eventSource,
+    attached: (store, id) => this.#opened(store, id),
+    beforeChange: () => this.#rememberScroll(),
+  })
   #stick = true
-  /** Let go of with the store: the timers its effects started (notes and toasts leaving) stop. */
-  #storeLife: AbortController | undefined
   /** Put the focus in the composer once it is rendered (the thread just opened). */
   #focusOnOpen = false
   /** The open questions at the last render, to see which arrived and which left. */
   #seenDialogs = new Set<string>()
-  #existsAsked = false
 
   static override styles = threadPaneStyles
 
-  override connectedCallback(): void {
-    super.connectedCallback()
-    if (this.threadId && !this.store) this.#attach()
+  private get ctx(): ThreadStoreContext | undefined {
+    return this.following.ctx
   }
 
-  override disconnectedCallback(): void {
-    super.disconnectedCallback()
-    this.#detach()
+  private get store(): ThreadStore | undefined {
+    return this.following.store
   }
 
-  protected override willUpdate(changed: PropertyValues<this>): void {
-    if (changed.has('threadId') && this.isConnected && this.#attachedId !== this.threadId) {
-      this.#detach()
-      if (this.threadId) this.#attach()
-    }
-  }
-
-  #attachedId = ''
-
-  #attach() {
-    this.#attachedId = this.threadId
-    this.#storeLife = new AbortController()
-    const store = createThreadStore(this.threadId, { signal: this.#storeLife.signal })
-    const id = this.threadId
-    const follow = new FollowClient(store, (after) => this.api.followUrl(id, after), this.eventSource ?? followConfig.eventSource)
-    this.store = store
-    this.follow = follow
-    this.ctx = store.getSnapshot().context
+  /** A thread was opened here: nothing of the one before carries over. Returns what to undo when it closes. */
+  #opened(store: ThreadStore, id: string): () => void {
     this.#stick = true
     this.renaming = false
     this.confirmingDelete = false
     this.headerError = ''
     this.configError = ''
     this.configuring = false
-    this.absent = false
-    this.#existsAsked = false
     this.#focusOnOpen = true
     this.#seenDialogs = new Set()
     this.scrolledUp = false
+    this.forking = false
     let commands: Promise<CommandInfo[]> | undefined
     this.#loadCommands = () => {
       commands ??= this.api.listCommands(id).catch((err: unknown) => {
@@ -154,10 +134,9 @@ export class ThreadPane extends LitElement {
       })
       return commands
     }
-    const sub = store.subscribe((s) => {
-      this.#rememberScroll()
-      this.ctx = s.context
-    })
+    const handoff = forkHandoffs.get(id)
+    forkHandoffs.delete(id)
+    if (handoff) void this.#takeHandoff(id, handoff)
     // Said once by the store: handed on to the composer and the header.
     const emitted = [
       store.on('returned', (e) => this.#withComposer(store, (c) => c.appendToDraft(e.texts))),
@@ -168,20 +147,7 @@ export class ThreadPane extends LitElement {
         this.#changed('changed')
       }),
     ]
-    this.#unsubscribe = [
-      ...emitted.map((sub) => () => sub.unsubscribe()),
-      () => sub.unsubscribe(),
-      follow.onState((c) => {
-        this.connection = c
-        if (follow.actor.getSnapshot().value === 'backingOff' && !store.getSnapshot().context.synced) void this.#askExists(id)
-      }),
-    ]
-    follow.start()
-    this.connection = follow.state
-    this.forking = false
-    const handoff = forkHandoffs.get(id)
-    forkHandoffs.delete(id)
-    if (handoff) void this.#takeHandoff(id, handoff)
+    return () => emitted.forEach((sub) => sub.unsubscribe())
   }
 
   /** The composer of a thread just forked gets its prompt: to edit (Edit), or sent at once (Regenerate). */
@@ -209,29 +175,6 @@ export class ThreadPane extends LitElement {
       if (from === this.threadId) this.headerError = `Could not ${mode === 'edit' ? 'edit' : 'regenerate'} in a new thread: ${(err as Error).message}`
     } finally {
       if (from === this.threadId) this.forking = false
-    }
-  }
-
-  #detach() {
-    this.#attachedId = ''
-    for (const off of this.#unsubscribe) off()
-    this.#unsubscribe = []
-    this.follow?.stop()
-    this.follow = undefined
-    this.store = undefined
-    this.#storeLife?.abort()
-    this.#storeLife = undefined
-  }
-
-  /** The follow never connected: is there a thread at all? (A 404 means its first message will create it.) */
-  async #askExists(id: string) {
-    if (this.#existsAsked) return
-    this.#existsAsked = true
-    try {
-      await this.api.getThread(id)
-    } catch (err) {
-      if (id === this.threadId && isNotFound(err)) this.absent = true
-      else this.#existsAsked = false // ask again at the next failure
     }
   }
 
@@ -371,7 +314,7 @@ export class ThreadPane extends LitElement {
               <h2 title=${this.threadTitle}>${this.threadTitle}</h2>
               ${this.#forkedFrom()}
             </div>`}
-        <connection-badge .state=${this.absent && !ctx.synced ? 'new' : this.connection}></connection-badge>
+        <connection-badge .state=${this.following.absent && !ctx.synced ? 'new' : this.following.connection}></connection-badge>
         ${this.renaming
           ? nothing
           : html`<a class="inspect" href="#/inspect?thread=${encodeURIComponent(this.threadId)}" title="See this thread's machines live">Inspect</a>
@@ -410,15 +353,15 @@ export class ThreadPane extends LitElement {
         <div class="column">
           <transcript-view .entries=${view.transcript} .pending=${ctx.pending} ?busy=${view.status.busy}
             ?waiting=${view.openDialogs.length > 0} .working=${view.working}
-            ?offline=${ctx.synced && this.connection !== 'live'} .rejectedTexts=${ctx.rejectedTexts}
+            ?offline=${ctx.synced && !this.following.live} .rejectedTexts=${ctx.rejectedTexts}
             .arrivedAt=${ctx.arrivedAt} model=${this.summary?.model ?? ''} @compose=${this.#onCompose}
-            ?forkable=${ctx.synced && this.connection === 'live' && !this.forking} @fork=${this.#onFork}
+            ?forkable=${ctx.synced && this.following.live && !this.forking} @fork=${this.#onFork}
           ></transcript-view>
           <div class="dialogs">
             ${repeat(
               view.openDialogs,
               (d) => d.id,
-              (d) => html`<dialog-card .dialog=${d} .submit=${this.#answer} ?connected=${this.connection === 'live'}></dialog-card>`,
+              (d) => html`<dialog-card .dialog=${d} .submit=${this.#answer} ?connected=${this.following.live}></dialog-card>`,
             )}
             ${repeat(
               ctx.notes,
@@ -448,7 +391,7 @@ export class ThreadPane extends LitElement {
           .stop=${this.#stop}
           .draftChanged=${this.#reportDraft}
           .loadCommands=${this.#loadCommands}
-          ?connected=${this.connection === 'live'}
+          ?connected=${this.following.live}
         ></composer-box>`}
       </div>
     `
@@ -609,7 +552,7 @@ export class ThreadPane extends LitElement {
     this.store?.trigger.promptSent({ prompt })
     this.#stick = true
     // The first prompt creates an unknown thread: the follow that found nothing may resume now.
-    this.follow?.retryNow()
+    this.following.retryNow()
     this.#changed('changed')
   }
 
