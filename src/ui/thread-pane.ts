@@ -22,6 +22,7 @@ import { folderName } from './thread-list.js'
 import './composer-box.js'
 import './connection-badge.js'
 import './dialog-card.js'
+import './toast-stack.js'
 import './transcript-view.js'
 import type { ForkRequestDetail } from './transcript-view.js'
 import { promptTitle, UNTITLED } from '../shared/thread-title.js'
@@ -177,6 +178,8 @@ export class ThreadPane extends LitElement {
       if (from === this.threadId) this.forking = false
     }
   }
+
+  #dismissToast = (id: string) => this.store?.trigger.toastDismissed({ id })
 
   #rememberScroll() {
     const el = this.scroller
@@ -336,18 +339,7 @@ export class ThreadPane extends LitElement {
             to it: repair the file and restart threadhost, or delete the thread.
           </div>`
         : nothing}
-      ${ctx.toasts.length
-        ? html`<div class="toasts" role="region" aria-label="Notifications">
-            ${repeat(
-              ctx.toasts,
-              (t) => t.id,
-              (t) => html`<div class="toast ${t.level}" role=${t.level === 'error' ? 'alert' : 'status'}>
-                <span>${t.message}</span>
-                <button class="ghost" aria-label="Dismiss" @click=${() => this.store?.trigger.toastDismissed({ id: t.id })}>×</button>
-              </div>`,
-            )}
-          </div>`
-        : nothing}
+      <toast-stack .toasts=${ctx.toasts} .dismiss=${this.#dismissToast}></toast-stack>
       <div class="scroll-area">
       <div class="scroll" tabindex="0" @scroll=${this.#onScroll} @keydown=${this.#onEscape}>
         <div class="column">
