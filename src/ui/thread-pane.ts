@@ -11,29 +11,21 @@ import { LitElement, html, nothing } from 'lit'
 import { customElement, property, query, state } from 'lit/decorators.js'
 import { threadPaneStyles } from './thread-pane.styles.js'
 import { repeat } from 'lit/directives/repeat.js'
-import type { CommandInfo, DeliverAs, DialogAnswerBody, ModelList, ThinkingLevel, ThreadSummary, UpdateThreadBody } from '../schemas/index.js'
+import type { CommandInfo, DeliverAs, DialogAnswerBody, ModelList, ThreadSummary, UpdateThreadBody } from '../schemas/index.js'
 import { api as defaultApi, isConflict, isNotFound, isStaleRun, type Api } from './api.js'
 import type { ComposerBox } from './composer-box.js'
 import type { DialogCard } from './dialog-card.js'
 import type { EventSourceFactory } from './follow-client.js'
 import { FollowController } from './controllers/follow-controller.js'
 import { answerLabel, type ThreadStore, type ThreadStoreContext } from './thread-store.js'
-import { folderName } from './thread-list.js'
 import './composer-box.js'
 import './connection-badge.js'
 import './dialog-card.js'
 import './toast-stack.js'
+import './thread-settings.js'
 import './transcript-view.js'
 import type { ForkRequestDetail } from './transcript-view.js'
 import { promptTitle, UNTITLED } from '../shared/thread-title.js'
-
-/**
- * pi's thinking levels in order. The schema's THINKING_LEVELS would bring TypeBox into the page for
- * six words; the checks below fail to compile if this list and the schema's union ever differ.
- */
-const THINKING = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const satisfies readonly ThinkingLevel[]
-const thinkingListIsComplete: [Exclude<ThinkingLevel, (typeof THINKING)[number]>] extends [never] ? true : never = true
-void thinkingListIsComplete
 
 /** The element that has the focus, looked for through open shadow roots. */
 function deepActiveElement(): Element | null {
@@ -77,9 +69,6 @@ export class ThreadPane extends LitElement {
   @state() private renaming = false
   @state() private confirmingDelete = false
   @state() private headerError = ''
-  /** A model or thinking level PATCH in flight: its select keeps the user's pick until the answer. */
-  @state() private configuring = false
-  @state() private configError = ''
   /** The person scrolled up from the end of the transcript: a "Jump to latest" button shows. */
   @state() private scrolledUp = false
   /** A fork (Edit or Regenerate) is on its way: one at a time. */
@@ -88,8 +77,6 @@ export class ThreadPane extends LitElement {
   #loadCommands: () => Promise<CommandInfo[]> = async () => []
   @query('composer-box') private composer!: ComposerBox
   @query('.scroll') private scroller!: HTMLElement
-  @query('select[name="model"]') private modelSelect!: HTMLSelectElement | null
-  @query('select[name="thinking"]') private thinkingSelect!: HTMLSelectElement | null
 
   /** The thread this pane shows, followed while the pane is on the page. */
   readonly following = new FollowController(this, {
@@ -121,8 +108,6 @@ export class ThreadPane extends LitElement {
     this.renaming = false
     this.confirmingDelete = false
     this.headerError = ''
-    this.configError = ''
-    this.configuring = false
     this.#focusOnOpen = true
     this.#seenDialogs = new Set()
     this.scrolledUp = false
@@ -221,7 +206,6 @@ export class ThreadPane extends LitElement {
 
   protected override updated(): void {
     this.#announceStatus()
-    this.#showSettings()
     this.#moveFocus()
     if (this.#stick && this.scroller) {
       this.scroller.scrollTop = this.scroller.scrollHeight
@@ -324,7 +308,8 @@ export class ThreadPane extends LitElement {
               <button class="ghost" @click=${() => (this.renaming = true)}>Rename</button>
               <button class="ghost danger" @click=${() => (this.confirmingDelete = true)}>Delete</button>`}
       </header>
-      ${this.#settings(view.status.busy || (!ctx.synced && !!this.summary?.busy))}
+      <thread-settings .summary=${this.summary} .models=${this.models} .configure=${this.#configure}
+        ?busy=${view.status.busy || (!ctx.synced && !!this.summary?.busy)}></thread-settings>
       ${this.confirmingDelete
         ? html`<div class="confirm-delete" role="alertdialog" aria-label="Delete thread">
             <span>Delete “${this.threadTitle}” and its whole transcript? This cannot be undone.</span>
@@ -405,81 +390,13 @@ export class ThreadPane extends LitElement {
       : nothing}`
   }
 
-  /**
-   * The thread's model, thinking level (reasoning models only) and workspace, under the title. The
-   * selects change them for the runs to come, so they are disabled while a run is in flight.
-   */
-  #settings(busy: boolean) {
-    const s = this.summary
-    if (!s) return nothing
-    const models = this.models?.models ?? []
-    const current = models.find((m) => m.name === s.model)
-    const disabled = busy || this.configuring
-    const hint = busy ? 'Can be changed when the run ends' : ''
-    // PATCH can set a thinking level but not clear one: "default" (unset) is offered while it is so.
-    return html`<div class="settings">
-      ${models.length
-        ? html`<span class="field">
-            <label for="model">Model</label>
-            <select id="model" name="model" title=${hint} ?disabled=${disabled} @change=${this.#pickModel}>
-              ${current ? nothing : html`<option value=${s.model} selected>${s.model}</option>`}
-              ${models.map((m) => html`<option value=${m.name} ?selected=${m === current}>${m.label}</option>`)}
-            </select>
-          </span>`
-        : html`<span class="field"><span>Model</span><span class="value">${s.model}</span></span>`}
-      ${current?.reasoning
-        ? html`<span class="field">
-            <label for="thinking">Thinking</label>
-            <select id="thinking" name="thinking" title=${hint} ?disabled=${disabled} @change=${this.#pickThinking}>
-              <option value="" ?selected=${!s.thinkingLevel} ?disabled=${!!s.thinkingLevel}>default</option>
-              ${THINKING.map((l) => html`<option value=${l} ?selected=${l === s.thinkingLevel}>${l}</option>`)}
-            </select>
-          </span>`
-        : nothing}
-      <span class="field folder" title=${s.cwd}><span>Folder</span><span class="value">${folderName(s.cwd)}</span></span>
-      ${this.configError ? html`<span class="config-error" role="alert">${this.configError}</span>` : nothing}
-    </div>`
-  }
-
-  /** The selects show the thread as it is, except the one whose change is still being sent. */
-  #showSettings() {
-    if (this.configuring || !this.summary) return
-    const model = this.modelSelect
-    if (model && model.value !== this.summary.model) model.value = this.summary.model
-    const thinking = this.thinkingSelect
-    const level = this.summary.thinkingLevel ?? ''
-    if (thinking && thinking.value !== level) thinking.value = level
-  }
-
-  #pickModel = (e: Event) => {
-    const model = (e.target as HTMLSelectElement).value
-    if (model && model !== this.summary?.model) void this.#configure({ model }, 'model')
-  }
-
-  #pickThinking = (e: Event) => {
-    const level = (e.target as HTMLSelectElement).value as ThinkingLevel | ''
-    if (level && level !== this.summary?.thinkingLevel) void this.#configure({ thinkingLevel: level }, 'thinking level')
-  }
-
-  /** PATCH the thread; refused (busy, unusable model) or failed, the selects go back to what it has. */
-  async #configure(change: UpdateThreadBody, what: 'model' | 'thinking level') {
+  /** A model or thinking level for the runs to come (thread-settings says what went wrong, if anything). */
+  #configure = async (change: UpdateThreadBody) => {
     const id = this.threadId
-    this.configuring = true
-    this.configError = ''
-    try {
-      const summary = await this.api.updateThread(id, change)
-      if (id !== this.threadId) return
-      this.summary = summary
-      this.#changed('changed', summary)
-    } catch (err) {
-      if (id !== this.threadId) return
-      this.configError =
-        isConflict(err)
-          ? `Busy: change the ${what} when the run ends.`
-          : `${what === 'model' ? 'Model' : 'Thinking level'} not changed: ${(err as Error).message}`
-    } finally {
-      if (id === this.threadId) this.configuring = false
-    }
+    const summary = await this.api.updateThread(id, change)
+    if (id !== this.threadId) return
+    this.summary = summary
+    this.#changed('changed', summary)
   }
 
   #renameForm() {

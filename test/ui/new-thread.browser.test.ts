@@ -158,13 +158,14 @@ describe('a thread’s model, thinking level and workspace', () => {
     const { api } = server()
     await newThread(api)
     const pane = document.querySelector('app-shell')!.shadowRoot!.querySelector('thread-pane')!
-    await until(() => !!pane.shadowRoot!.querySelector('.folder'))
-    const folder = pane.shadowRoot!.querySelector('.folder') as HTMLElement
+    const settings = () => pane.shadowRoot!.querySelector('thread-settings')?.shadowRoot
+    await until(() => !!settings()?.querySelector('.folder'))
+    const folder = settings()!.querySelector('.folder') as HTMLElement
     expect(folder.textContent).toContain('shop')
     expect(folder.title).toBe('/home/ada/code/shop')
     await modelSelect().selectOptions('Deep Lab')
     await expect.element(thinkingSelect()).toBeVisible()
-    const selects = [...pane.shadowRoot!.querySelectorAll('select')]
+    const selects = [...settings()!.querySelectorAll('select')]
     expect(selects).toHaveLength(2)
     for (const select of selects) expect(select.labels?.[0]?.textContent?.trim()).toMatch(/^(Model|Thinking)$/)
   })
@@ -174,9 +175,9 @@ describe('a thread’s model, thinking level and workspace', () => {
     seed([summary('plain', { title: 'Plain', model: 'lab/fast' })])
     location.hash = '#/threads/plain'
     mount(api)
-    const pane = () => document.querySelector('app-shell')!.shadowRoot!.querySelector('thread-pane')!
-    await until(() => !!pane()?.shadowRoot?.querySelector('.settings'))
-    expect(pane().shadowRoot!.querySelector('.settings')!.textContent).toContain('lab/fast')
+    const settings = () => document.querySelector('app-shell')!.shadowRoot!.querySelector('thread-pane')?.shadowRoot?.querySelector('thread-settings')?.shadowRoot
+    await until(() => !!settings()?.querySelector('.settings'))
+    expect(settings()!.querySelector('.settings')!.textContent).toContain('lab/fast')
     expect(modelSelect().elements()).toHaveLength(0)
   })
 })
