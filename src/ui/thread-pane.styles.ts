@@ -15,74 +15,6 @@ export const threadPaneStyles = [
       background: var(--th-bg);
       position: relative;
     }
-    header {
-      display: flex;
-      align-items: center;
-      gap: 0.6rem;
-      padding: 0.7rem 1.25rem;
-      border-bottom: 1px solid var(--th-border);
-      min-height: 3.25rem;
-      box-sizing: border-box;
-    }
-    header h2 {
-      flex: 1 1 auto;
-      min-width: 4rem;
-      margin: 0;
-      font-size: 1rem;
-      font-weight: 600;
-      overflow: hidden;
-      text-overflow: ellipsis;
-      white-space: nowrap;
-      min-width: 0;
-    }
-    header .grow {
-      flex: 1;
-    }
-    header a.inspect {
-      color: var(--th-fg-soft);
-      font-size: 0.875rem;
-      padding: 0.4rem 0.5rem;
-      border-radius: 8px;
-    }
-    /* The inspector is a wide-screen tool; on a phone the title needs the room. */
-    @media (max-width: 720px) {
-      header a.inspect {
-        display: none;
-      }
-    }
-    header form {
-      display: flex;
-      gap: 0.4rem;
-      flex: 1;
-    }
-    header form input {
-      flex: 1;
-      min-width: 0;
-      padding: 0.3rem 0.55rem;
-    }
-    .back {
-      display: none;
-      text-decoration: none;
-      color: var(--th-accent);
-      font-size: 1.2rem;
-    }
-    .confirm-delete {
-      display: flex;
-      align-items: center;
-      gap: 0.6rem;
-      padding: 0.6rem 1.25rem;
-      background: var(--th-danger-soft);
-      color: var(--th-danger);
-      font-size: 0.9rem;
-    }
-    .confirm-delete span {
-      flex: 1;
-    }
-    .header-error {
-      padding: 0.4rem 1.25rem;
-      color: var(--th-danger);
-      font-size: 0.85rem;
-    }
     .scroll-area {
       flex: 1;
       min-height: 0;
@@ -103,19 +35,6 @@ export const threadPaneStyles = [
       border-radius: 999px;
       box-shadow: var(--th-shadow);
       z-index: 1;
-    }
-    .titles {
-      flex: 1 1 auto;
-      min-width: 0;
-      display: grid;
-    }
-    .titles .subtitle {
-      margin: 0;
-      font-size: 0.78rem;
-      color: var(--th-fg-soft);
-      overflow: hidden;
-      text-overflow: ellipsis;
-      white-space: nowrap;
     }
     .scroll:focus-visible {
       outline: 2px solid var(--th-accent);
@@ -205,12 +124,6 @@ export const threadPaneStyles = [
       white-space: nowrap;
     }
     @media (max-width: 720px) {
-      .back {
-        display: inline;
-      }
-      header {
-        padding: 0.6rem 0.8rem;
-      }
       .column {
         padding: 0 0.8rem;
       }

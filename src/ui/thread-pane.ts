@@ -19,9 +19,9 @@ import type { EventSourceFactory } from './follow-client.js'
 import { FollowController } from './controllers/follow-controller.js'
 import { answerLabel, type ThreadStore, type ThreadStoreContext } from './thread-store.js'
 import './composer-box.js'
-import './connection-badge.js'
 import './dialog-card.js'
 import './toast-stack.js'
+import './thread-header.js'
 import './thread-settings.js'
 import './transcript-view.js'
 import type { ForkRequestDetail } from './transcript-view.js'
@@ -66,8 +66,6 @@ export class ThreadPane extends LitElement {
   /** `GET /api/models`, from the page. Without it the header shows the model's name, no picker. */
   @property({ attribute: false }) models: ModelList | undefined
 
-  @state() private renaming = false
-  @state() private confirmingDelete = false
   @state() private headerError = ''
   /** The person scrolled up from the end of the transcript: a "Jump to latest" button shows. */
   @state() private scrolledUp = false
@@ -105,8 +103,6 @@ export class ThreadPane extends LitElement {
   /** A thread was opened here: nothing of the one before carries over. Returns what to undo when it closes. */
   #opened(store: ThreadStore, id: string): () => void {
     this.#stick = true
-    this.renaming = false
-    this.confirmingDelete = false
     this.headerError = ''
     this.#focusOnOpen = true
     this.#seenDialogs = new Set()
@@ -276,54 +272,17 @@ export class ThreadPane extends LitElement {
     return first?.kind === 'user' && first.text.trim() ? promptTitle(first.text) : title || UNTITLED
   }
 
-  /** "Forked from <parent>", a link to it while it exists. */
-  #forkedFrom() {
-    const parentId = this.summary?.parentId
-    if (!parentId) return nothing
-    return html`<p class="subtitle forked">
-      Forked from
-      ${this.parent
-        ? html`<a href="#/threads/${encodeURIComponent(parentId)}">${this.parent.title}</a>`
-        : html`<span>a thread that is gone</span>`}
-    </p>`
-  }
-
   override render() {
     const ctx = this.ctx
     if (!this.threadId || !ctx) return nothing
     const view = ctx.view
     return html`
-      <header>
-        <a class="back" href="#/" aria-label="All threads">‹</a>
-        ${this.renaming
-          ? this.#renameForm()
-          : html`<div class="titles">
-              <h2 title=${this.threadTitle}>${this.threadTitle}</h2>
-              ${this.#forkedFrom()}
-            </div>`}
-        <connection-badge .state=${this.following.absent && !ctx.synced ? 'new' : this.following.connection}></connection-badge>
-        ${this.renaming
-          ? nothing
-          : html`<a class="inspect" href="#/inspect?thread=${encodeURIComponent(this.threadId)}" title="See this thread's machines live">Inspect</a>
-              <button class="ghost" @click=${() => (this.renaming = true)}>Rename</button>
-              <button class="ghost danger" @click=${() => (this.confirmingDelete = true)}>Delete</button>`}
-      </header>
-      <thread-settings .summary=${this.summary} .models=${this.models} .configure=${this.#configure}
-        ?busy=${view.status.busy || (!ctx.synced && !!this.summary?.busy)}></thread-settings>
-      ${this.confirmingDelete
-        ? html`<div class="confirm-delete" role="alertdialog" aria-label="Delete thread">
-            <span>Delete “${this.threadTitle}” and its whole transcript? This cannot be undone.</span>
-            <button class="danger solid" @click=${this.#delete}>Delete thread</button>
-            <button @click=${() => (this.confirmingDelete = false)}>Keep</button>
-          </div>`
-        : nothing}
-      ${this.headerError ? html`<div class="header-error" role="alert">${this.headerError}</div>` : nothing}
-      ${this.summary?.unavailable
-        ? html`<div class="header-error" role="alert" data-unavailable>
-            This thread's session file is damaged (${this.summary.unavailable}). Nothing will be sent or written
-            to it: repair the file and restart threadhost, or delete the thread.
-          </div>`
-        : nothing}
+      <thread-header thread-id=${this.threadId} heading=${this.threadTitle} .summary=${this.summary} .parent=${this.parent}
+        connection=${this.following.absent && !ctx.synced ? 'new' : this.following.connection} error=${this.headerError}
+        .rename=${this.#rename} .deleteThread=${this.#delete}>
+        <thread-settings .summary=${this.summary} .models=${this.models} .configure=${this.#configure}
+          ?busy=${view.status.busy || (!ctx.synced && !!this.summary?.busy)}></thread-settings>
+      </thread-header>
       <toast-stack .toasts=${ctx.toasts} .dismiss=${this.#dismissToast}></toast-stack>
       <div class="scroll-area">
       <div class="scroll" tabindex="0" @scroll=${this.#onScroll} @keydown=${this.#onEscape}>
@@ -399,50 +358,29 @@ export class ThreadPane extends LitElement {
     this.#changed('changed', summary)
   }
 
-  #renameForm() {
-    return html`<form @submit=${this.#rename}>
-      <input
-        type="text"
-        name="title"
-        aria-label="Thread title"
-        .value=${this.threadTitle}
-        maxlength="200"
-        @keydown=${(e: KeyboardEvent) => {
-          if (e.key === 'Escape') this.renaming = false
-        }}
-      />
-      <button class="primary" type="submit">Save</button>
-      <button type="button" @click=${() => (this.renaming = false)}>Cancel</button>
-    </form>`
-  }
-
   #changed(kind: 'changed' | 'deleted', summary?: ThreadSummary) {
     const detail = { threadId: this.threadId, ...(summary ? { summary } : {}) }
     this.dispatchEvent(new CustomEvent(`thread-${kind}`, { bubbles: true, composed: true, detail }))
   }
 
-  #rename = async (e: Event) => {
-    e.preventDefault()
-    const input = (e.target as HTMLFormElement).elements.namedItem('title') as HTMLInputElement
-    const title = input.value.trim()
-    if (!title) return
+  #rename = async (title: string) => {
     try {
       this.summary = await this.api.renameThread(this.threadId, title)
-      this.renaming = false
       this.headerError = ''
       this.#changed('changed', this.summary)
     } catch (err) {
       this.headerError = `Could not rename: ${(err as Error).message}`
+      throw err
     }
   }
 
   #delete = async () => {
     try {
       await this.api.deleteThread(this.threadId)
-      this.confirmingDelete = false
       this.#changed('deleted')
     } catch (err) {
       this.headerError = `Could not delete: ${(err as Error).message}`
+      throw err
     }
   }
 
