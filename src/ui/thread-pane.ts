@@ -17,6 +17,7 @@ import type { ComposerBox } from './composer-box.js'
 import type { DialogCard } from './dialog-card.js'
 import type { EventSourceFactory } from './follow-client.js'
 import { FollowController } from './controllers/follow-controller.js'
+import { StickToEndController } from './controllers/stick-to-end-controller.js'
 import { answerLabel, type ThreadStore, type ThreadStoreContext } from './thread-store.js'
 import './composer-box.js'
 import './dialog-card.js'
@@ -67,8 +68,6 @@ export class ThreadPane extends LitElement {
   @property({ attribute: false }) models: ModelList | undefined
 
   @state() private headerError = ''
-  /** The person scrolled up from the end of the transcript: a "Jump to latest" button shows. */
-  @state() private scrolledUp = false
   /** A fork (Edit or Regenerate) is on its way: one at a time. */
   @state() private forking = false
   /** This thread's `/` commands, asked by the composer when a draft starts with `/` (once per thread). */
@@ -82,9 +81,13 @@ export class ThreadPane extends LitElement {
     api: () => this.api,
     eventSource: () => this.eventSource,
     attached: (store, id) => this.#opened(store, id),
-    beforeChange: () => this.#rememberScroll(),
+    beforeChange: () => this.#atEnd.remember(),
   })
-  #stick = true
+  /** The transcript follows its end unless the person scrolled up. */
+  readonly #atEnd = new StickToEndController(this, {
+    scroller: () => this.scroller,
+    content: () => this.renderRoot.querySelector('transcript-view'),
+  })
   /** Put the focus in the composer once it is rendered (the thread just opened). */
   #focusOnOpen = false
   /** The open questions at the last render, to see which arrived and which left. */
@@ -102,11 +105,10 @@ export class ThreadPane extends LitElement {
 
   /** A thread was opened here: nothing of the one before carries over. Returns what to undo when it closes. */
   #opened(store: ThreadStore, id: string): () => void {
-    this.#stick = true
+    this.#atEnd.reset()
     this.headerError = ''
     this.#focusOnOpen = true
     this.#seenDialogs = new Set()
-    this.scrolledUp = false
     this.forking = false
     let commands: Promise<CommandInfo[]> | undefined
     this.#loadCommands = () => {
@@ -162,22 +164,8 @@ export class ThreadPane extends LitElement {
 
   #dismissToast = (id: string) => this.store?.trigger.toastDismissed({ id })
 
-  #rememberScroll() {
-    const el = this.scroller
-    if (el) this.#stick = el.scrollHeight - el.scrollTop - el.clientHeight < 80
-  }
-
-  #onScroll = () => {
-    this.#rememberScroll()
-    this.scrolledUp = !this.#stick
-  }
-
   #jumpToLatest = () => {
-    const el = this.scroller
-    if (!el) return
-    this.#stick = true
-    this.scrolledUp = false
-    el.scrollTop = el.scrollHeight
+    this.#atEnd.jumpToEnd()
     this.composer?.focus()
   }
 
@@ -203,14 +191,6 @@ export class ThreadPane extends LitElement {
   protected override updated(): void {
     this.#announceStatus()
     this.#moveFocus()
-    if (this.#stick && this.scroller) {
-      this.scroller.scrollTop = this.scroller.scrollHeight
-      // The transcript renders after this pane: follow the end once its new entries are laid out.
-      const transcript = this.renderRoot.querySelector('transcript-view')
-      void transcript?.updateComplete.then(() => {
-        if (this.#stick && this.scroller) this.scroller.scrollTop = this.scroller.scrollHeight
-      })
-    }
   }
 
   /**
@@ -285,7 +265,7 @@ export class ThreadPane extends LitElement {
       </thread-header>
       <toast-stack .toasts=${ctx.toasts} .dismiss=${this.#dismissToast}></toast-stack>
       <div class="scroll-area">
-      <div class="scroll" tabindex="0" @scroll=${this.#onScroll} @keydown=${this.#onEscape}>
+      <div class="scroll" tabindex="0" @scroll=${this.#atEnd.onScroll} @keydown=${this.#onEscape}>
         <div class="column">
           <transcript-view .entries=${view.transcript} .pending=${ctx.pending} ?busy=${view.status.busy}
             ?waiting=${view.openDialogs.length > 0} .working=${view.working}
@@ -312,7 +292,7 @@ export class ThreadPane extends LitElement {
           </div>
         </div>
       </div>
-      ${this.scrolledUp
+      ${this.#atEnd.scrolledUp
         ? html`<button class="jump" @click=${this.#jumpToLatest}>
             ${view.status.busy ? 'Jump to latest ↓' : 'Scroll to bottom ↓'}
           </button>`
@@ -397,7 +377,7 @@ export class ThreadPane extends LitElement {
     }
     const prompt = { messageId: receipt.messageId, text, run: receipt.run, queued: receipt.queued, ...(deliverAs ? { deliverAs } : {}) }
     this.store?.trigger.promptSent({ prompt })
-    this.#stick = true
+    this.#atEnd.stick()
     // The first prompt creates an unknown thread: the follow that found nothing may resume now.
     this.following.retryNow()
     this.#changed('changed')
