@@ -18,6 +18,7 @@ import type { DialogCard } from './dialog-card.js'
 import type { EventSourceFactory } from './follow-client.js'
 import { FollowController } from './controllers/follow-controller.js'
 import { StickToEndController } from './controllers/stick-to-end-controller.js'
+import { FocusController } from './controllers/focus-controller.js'
 import { answerLabel, type ThreadStore, type ThreadStoreContext } from './thread-store.js'
 import './composer-box.js'
 import './dialog-card.js'
@@ -27,13 +28,6 @@ import './thread-settings.js'
 import './transcript-view.js'
 import type { ForkRequestDetail } from './transcript-view.js'
 import { promptTitle, UNTITLED } from '../shared/thread-title.js'
-
-/** The element that has the focus, looked for through open shadow roots. */
-function deepActiveElement(): Element | null {
-  let el: Element | null = document.activeElement
-  while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement
-  return el
-}
 
 /** Restored texts that this tab did not queue: what is left of `restored` after taking out `own`, once each. */
 export function foreignTexts(restored: readonly string[], own: readonly string[]): string[] {
@@ -88,10 +82,11 @@ export class ThreadPane extends LitElement {
     scroller: () => this.scroller,
     content: () => this.renderRoot.querySelector('transcript-view'),
   })
-  /** Put the focus in the composer once it is rendered (the thread just opened). */
-  #focusOnOpen = false
-  /** The open questions at the last render, to see which arrived and which left. */
-  #seenDialogs = new Set<string>()
+  readonly #focus = new FocusController(this, {
+    composer: () => this.composer,
+    cards: () => [...this.renderRoot.querySelectorAll<DialogCard>('dialog-card')],
+    openDialogs: () => this.ctx?.view.openDialogs.map((d) => d.id),
+  })
 
   static override styles = threadPaneStyles
 
@@ -107,8 +102,7 @@ export class ThreadPane extends LitElement {
   #opened(store: ThreadStore, id: string): () => void {
     this.#atEnd.reset()
     this.headerError = ''
-    this.#focusOnOpen = true
-    this.#seenDialogs = new Set()
+    this.#focus.opened()
     this.forking = false
     let commands: Promise<CommandInfo[]> | undefined
     this.#loadCommands = () => {
@@ -190,7 +184,6 @@ export class ThreadPane extends LitElement {
 
   protected override updated(): void {
     this.#announceStatus()
-    this.#moveFocus()
   }
 
   /**
@@ -202,37 +195,6 @@ export class ThreadPane extends LitElement {
     void this.updateComplete.then(() => {
       if (this.store === store && this.composer) fn(this.composer)
     })
-  }
-
-  #moveFocus() {
-    const ctx = this.ctx
-    const composer = this.composer
-    if (!ctx || !composer) return
-    const ids = ctx.view.openDialogs.map((d) => d.id)
-    const arrived = ids.filter((id) => !this.#seenDialogs.has(id))
-    const left = [...this.#seenDialogs].some((id) => !ids.includes(id))
-    this.#seenDialogs = new Set(ids)
-    const cards = [...this.renderRoot.querySelectorAll<DialogCard>('dialog-card')]
-    const cardOf = (id: string) => cards.find((c) => c.dialog?.id === id)
-    const active = deepActiveElement()
-    const inCard = cards.some((c) => c.shadowRoot?.contains(active ?? null))
-    const lost = !active || active === document.body || active === document.documentElement
-    // Someone typing a message keeps the focus: a keystroke must never land in a card by surprise.
-    const typing = composer.shadowRoot?.contains(active ?? null) === true && composer.draft.trim() !== ''
-    if (arrived.length > 0 && !inCard && !typing) {
-      // A question arrived: answering it is what the run waits for.
-      this.#focusOnOpen = false
-      const card = cardOf(arrived[0])
-      if (card) void card.updateComplete.then(() => card.focus())
-      return
-    }
-    if (this.#focusOnOpen || (left && lost)) {
-      this.#focusOnOpen = false
-      // The next open question if there is one, else the composer.
-      const next = cards[0]
-      const target: { focus(): void; updateComplete: Promise<unknown> } = next ?? composer
-      void target.updateComplete.then(() => target.focus())
-    }
   }
 
   #onEscape = (e: KeyboardEvent) => {
