@@ -1,6 +1,7 @@
 /** How <dialog-card> looks. */
 import { css } from 'lit'
 import { tokens, controls } from './styles.js'
+import { questionnaireFormStyles } from './questionnaire-form.styles.js'
 
 export const dialogCardStyles = [
   tokens,
@@ -90,48 +91,6 @@ export const dialogCardStyles = [
       font-family: var(--th-mono);
       font-size: 0.875rem;
     }
-    fieldset {
-      border: 0;
-      margin: 0;
-      padding: 0;
-      display: grid;
-      gap: 0.4rem;
-    }
-    legend,
-    .q-label {
-      font-weight: 600;
-      font-size: 0.9rem;
-      padding: 0;
-      margin-bottom: 0.35rem;
-    }
-    .chip {
-      font-size: 0.7rem;
-      font-weight: 600;
-      text-transform: uppercase;
-      letter-spacing: 0.04em;
-      color: var(--th-accent);
-      background: var(--th-accent-soft);
-      padding: 0.1rem 0.45rem;
-      border-radius: 4px;
-      margin-right: 0.4rem;
-    }
-    label.choice {
-      display: flex;
-      gap: 0.55rem;
-      align-items: flex-start;
-      padding: 0.45rem 0.6rem;
-      border: 1px solid var(--th-border);
-      border-radius: 8px;
-      cursor: pointer;
-    }
-    label.choice:has(input:checked) {
-      border-color: var(--th-accent);
-      background: var(--th-accent-soft);
-    }
-    label.choice small {
-      display: block;
-      color: var(--th-fg-soft);
-    }
     .ask-cancel {
       display: flex;
       flex-wrap: wrap;
@@ -153,5 +112,6 @@ export const dialogCardStyles = [
       padding: 0.45rem 0.7rem;
       font-size: 0.875rem;
     }
-  `
+  `,
+  questionnaireFormStyles,
 ]

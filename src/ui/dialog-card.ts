@@ -14,16 +14,9 @@ import type { DialogAnswerBody, DialogReply, OpenDialog, QuestionAnswer, Questio
 import { describeError, isNetworkError, isNotFound, refusalOf } from './api.js'
 import { dialogTitle } from './thread-store.js'
 import { ClockController } from './controllers/clock-controller.js'
+import './questionnaire-form.js'
 
 export type DialogSubmit = (body: DialogAnswerBody) => Promise<void>
-
-interface QState {
-  value?: string
-  values: string[]
-  other: string
-  otherChosen: boolean
-  text: string
-}
 
 let uid = 0
 
@@ -57,7 +50,6 @@ export class DialogCard extends LitElement {
 
   @state() private sending = false
   @state() private refusal = ''
-  @state() private answers: Record<string, QState> = {}
   /** Escape on an ask_user_question card: asking whether to cancel the whole batch. */
   @state() private confirmingCancel = false
   #refusalIsNetwork = false
@@ -87,13 +79,6 @@ export class DialogCard extends LitElement {
     if (changed.has('connected') && this.connected && this.#refusalIsNetwork) {
       this.refusal = ''
       this.#refusalIsNetwork = false
-    }
-    if (changed.has('dialog') && this.dialog?.dialog.method === 'questionnaire') {
-      const next: Record<string, QState> = {}
-      for (const q of this.dialog.dialog.questions) {
-        next[q.id] = this.answers[q.id] ?? { values: [], other: '', otherChosen: false, text: '' }
-      }
-      this.answers = next
     }
   }
 
@@ -209,7 +194,7 @@ export class DialogCard extends LitElement {
       case 'questionnaire': {
         const single = !d.title && d.questions.length === 1
         return html`<form @submit=${this.#submitQuestionnaire}>
-          <div style="display:grid;gap:1rem">${d.questions.map((q) => this.#question(q, single))}</div>
+          <questionnaire-form .questions=${d.questions} ?prompt-is-title=${single} ?disabled=${this.sending}></questionnaire-form>
           ${this.#submitRow(d.questions.every((q) => q.skippable))}
         </form>`
       }
@@ -228,90 +213,9 @@ export class DialogCard extends LitElement {
     </div>`
   }
 
-  #question(q: QuestionnaireQuestion, promptIsTitle: boolean) {
-    const st = this.answers[q.id] ?? { values: [], other: '', otherChosen: false, text: '' }
-    const id = `${this.#uid}-q-${q.id}`
-    const chip = q.label ? html`<span class="chip">${q.label}</span>` : nothing
-    const set = (patch: Partial<QState>) => {
-      this.answers = { ...this.answers, [q.id]: { ...st, ...patch } }
-    }
-    if (q.mode === 'text') {
-      return html`<div>
-        <label class="q-label ${promptIsTitle ? 'sr-only' : ''}" for=${id}>${chip}${q.prompt}</label>
-        <input
-          id=${id}
-          type="text"
-          .value=${st.text}
-          ?disabled=${this.sending}
-          @input=${(e: Event) => set({ text: (e.target as HTMLInputElement).value })}
-        />
-      </div>`
-    }
-    const multi = q.mode === 'multi'
-    const name = `${id}-choice`
-    return html`<fieldset role=${multi ? 'group' : 'radiogroup'}>
-      <legend class=${promptIsTitle ? 'sr-only' : ''}>${chip}${q.prompt}</legend>
-      ${q.options.map(
-        (o) => html`<label class="choice">
-          <input
-            type=${multi ? 'checkbox' : 'radio'}
-            name=${name}
-            .value=${o.value}
-            .checked=${multi ? st.values.includes(o.value) : st.value === o.value && !st.otherChosen}
-            ?disabled=${this.sending}
-            @change=${(e: Event) => {
-              const on = (e.target as HTMLInputElement).checked
-              if (multi) set({ values: on ? [...st.values, o.value] : st.values.filter((v) => v !== o.value) })
-              else if (on) set({ value: o.value, otherChosen: false })
-            }}
-          />
-          <span>${o.label}${o.description ? html`<small>${o.description}</small>` : nothing}</span>
-        </label>`,
-      )}
-      ${q.allowOther
-        ? html`<label class="choice">
-              <input
-                type=${multi ? 'checkbox' : 'radio'}
-                name=${name}
-                .checked=${st.otherChosen}
-                ?disabled=${this.sending}
-                @change=${(e: Event) => {
-                  const on = (e.target as HTMLInputElement).checked
-                  set(multi ? { otherChosen: on } : { otherChosen: on, value: undefined })
-                }}
-              />
-              <span>Other</span>
-            </label>
-            ${st.otherChosen
-              ? html`<input
-                  type="text"
-                  aria-label=${`Your answer: ${q.prompt}`}
-                  .value=${st.other}
-                  ?disabled=${this.sending}
-                  @input=${(e: Event) => set({ other: (e.target as HTMLInputElement).value })}
-                />`
-              : nothing}`
-        : nothing}
-    </fieldset>`
-  }
-
-  /** The answers as the contract wants them: one per question, shaped by its mode. */
+  /** The answers as the contract wants them: one per question (none when this is not a questionnaire). */
   collectAnswers(): QuestionAnswer[] {
-    const d = this.dialog.dialog
-    if (d.method !== 'questionnaire') return []
-    return d.questions.map((q) => {
-      const st = this.answers[q.id] ?? { values: [], other: '', otherChosen: false, text: '' }
-      const a: QuestionAnswer = { id: q.id }
-      if (q.mode === 'text') a.value = st.text
-      else if (q.mode === 'single') {
-        if (st.otherChosen) a.other = st.other
-        else if (st.value !== undefined) a.value = st.value
-      } else {
-        a.values = st.values
-        if (st.otherChosen) a.other = st.other
-      }
-      return a
-    })
+    return this.renderRoot.querySelector('questionnaire-form')?.collectAnswers() ?? []
   }
 
   #onKey = (e: KeyboardEvent) => {

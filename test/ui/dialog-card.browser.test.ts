@@ -104,6 +104,17 @@ describe('dialog cards', () => {
     })
   })
 
+  test('questionnaire: Enter in a text answer submits the card, as in an input card', async () => {
+    const { submit } = mount({
+      id: 'q2',
+      dialog: { method: 'questionnaire', title: 'Name it', questions: [{ id: 'name', prompt: 'Project name?', mode: 'text', options: [], allowOther: false }] },
+      origin,
+    })
+    await page.getByRole('dialog', { name: 'Name it' }).getByRole('textbox', { name: 'Project name?' }).fill('atlas')
+    await userEvent.keyboard('{Enter}')
+    expect(submit).toHaveBeenCalledExactlyOnceWith({ id: 'q2', answers: [{ id: 'name', value: 'atlas' }] })
+  })
+
   test('ask card (one skippable question): Skip answers [{ id, skipped: true }]; no Skip elsewhere', async () => {
     const { submit } = mount({
       id: 'k1',
