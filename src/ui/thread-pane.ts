@@ -27,6 +27,7 @@ import './thread-header.js'
 import './thread-settings.js'
 import './transcript-view.js'
 import type { ForkRequestDetail } from './transcript-view.js'
+import { deliver, handOff, takeHandoff, type ForkHandoff } from './fork-handoff.js'
 import { promptTitle, UNTITLED } from '../shared/thread-title.js'
 
 /** Restored texts that this tab did not queue: what is left of `restored` after taking out `own`, once each. */
@@ -39,14 +40,6 @@ export function foreignTexts(restored: readonly string[], own: readonly string[]
     return false
   })
 }
-
-/**
- * What a fork hands to the pane that opens the new thread: the prompt, to put in the composer (Edit)
- * or to send at once (Regenerate). Module state, because opening the thread may re-render the pane
- * for another id, or make a new one.
- */
-const forkHandoffs = new Map<string, { text: string; resend: boolean }>()
-
 
 const quote = (t: string) => `“${t.length > 60 ? `${t.slice(0, 59)}…` : t}”`
 
@@ -112,8 +105,7 @@ export class ThreadPane extends LitElement {
       })
       return commands
     }
-    const handoff = forkHandoffs.get(id)
-    forkHandoffs.delete(id)
+    const handoff = takeHandoff(id)
     if (handoff) void this.#takeHandoff(id, handoff)
     // Said once by the store: handed on to the composer and the header.
     const emitted = [
@@ -129,13 +121,9 @@ export class ThreadPane extends LitElement {
   }
 
   /** The composer of a thread just forked gets its prompt: to edit (Edit), or sent at once (Regenerate). */
-  async #takeHandoff(id: string, handoff: { text: string; resend: boolean }) {
+  async #takeHandoff(id: string, handoff: ForkHandoff) {
     await this.updateComplete
-    const composer = this.composer
-    if (id !== this.threadId || !composer) return
-    await composer.updateComplete
-    composer.fill(handoff.text)
-    if (handoff.resend) await composer.sendDraft()
+    if (id === this.threadId && this.composer) await deliver(this.composer, handoff)
   }
 
   /** Edit on a prompt, Regenerate on a reply: a new thread forked before the prompt, opened here. */
@@ -146,7 +134,7 @@ export class ThreadPane extends LitElement {
     const from = this.threadId
     try {
       const receipt = await this.api.forkThread(from, messageId)
-      forkHandoffs.set(receipt.thread.threadId, { text: receipt.prompt, resend: mode === 'regenerate' })
+      handOff(receipt.thread.threadId, { text: receipt.prompt, resend: mode === 'regenerate' })
       this.dispatchEvent(new CustomEvent('thread-changed', { bubbles: true, composed: true, detail: { threadId: receipt.thread.threadId, summary: receipt.thread } }))
       location.hash = `#/threads/${encodeURIComponent(receipt.thread.threadId)}`
     } catch (err) {
