@@ -1,11 +1,11 @@
 /** The page: thread list beside the thread pane, routed by `#/threads/<id>`. */
 import { LitElement, html, nothing } from 'lit'
 import { customElement, property, state } from 'lit/decorators.js'
-import { appShellStyles } from './app-shell.styles.js'
 import type { ModelList, ThreadSummary } from '../schemas/index.js'
 import { UNREACHABLE, api as defaultApi, describeError, isNetworkError, type Api } from './api.js'
 import './thread-list.js'
 import './thread-pane.js'
+import { appShellStyles } from './app-shell.styles.js'
 
 interface LiveStatus {
   threadId: string

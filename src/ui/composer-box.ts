@@ -6,9 +6,9 @@
  */
 import { LitElement, html, nothing, type PropertyValues } from 'lit'
 import { customElement, property, query, state } from 'lit/decorators.js'
-import { composerBoxStyles } from './composer-box.styles.js'
 import type { CommandInfo, DeliverAs, QueueState } from '../schemas/index.js'
 import { describeError, isNetworkError } from './api.js'
+import { composerBoxStyles } from './composer-box.styles.js'
 
 export type ComposerSend = (text: string, deliverAs: DeliverAs | undefined) => Promise<void>
 export type ComposerStop = () => Promise<string[]>

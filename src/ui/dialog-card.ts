@@ -9,12 +9,12 @@
  */
 import { LitElement, html, nothing, type PropertyValues } from 'lit'
 import { customElement, property, state } from 'lit/decorators.js'
-import { dialogCardStyles } from './dialog-card.styles.js'
 import type { DialogAnswerBody, DialogReply, OpenDialog, QuestionAnswer, QuestionnaireQuestion } from '../schemas/index.js'
 import { describeError, isNetworkError, isNotFound, refusalOf } from './api.js'
 import { dialogTitle } from './thread-store.js'
 import { ClockController } from './controllers/clock-controller.js'
 import './questionnaire-form.js'
+import { dialogCardStyles } from './dialog-card.styles.js'
 
 export type DialogSubmit = (body: DialogAnswerBody) => Promise<void>
 

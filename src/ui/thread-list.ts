@@ -4,10 +4,10 @@
  */
 import { LitElement, html, nothing, type PropertyValues } from 'lit'
 import { customElement, property, state } from 'lit/decorators.js'
-import { threadListStyles } from './thread-list.styles.js'
 import { repeat } from 'lit/directives/repeat.js'
 import type { ThreadSummary } from '../schemas/index.js'
 import { api as defaultApi, describeError, type Api } from './api.js'
+import { threadListStyles } from './thread-list.styles.js'
 
 /** Threads whose title (or id) contains every word of the query, case-insensitive. */
 export function filterThreads(threads: readonly ThreadSummary[], query: string): ThreadSummary[] {

@@ -1,15 +1,16 @@
 /**
- * One thread: header (title, connection, rename, delete; its model, thinking level and workspace),
- * the transcript, the open questions and the composer. Owns the thread's store and follow
- * connection while it shows that thread.
+ * One thread, composed: its header (thread-header, with thread-settings under the title row), the
+ * extensions' toasts (toast-stack), the transcript, the open questions with the notes of those that
+ * left, and the composer. What outlives a render is kept by controllers: the followed thread's store
+ * and SSE connection (FollowController), the transcript's scroll (StickToEndController) and where the
+ * focus goes as the work moves (FocusController). The pane itself sends what the person does —
+ * prompts, stops, answers, renames, forks — and hands the store's one-off news to the composer and the
+ * header.
  *
- * Focus follows the work: into the composer when a thread opens, onto a card when a question
- * arrives, back to the composer (or the next card) once it settles. Escape in the composer or the
- * transcript stops the run, as in pi's terminal UI.
+ * Escape in the composer or the transcript stops the run, as in pi's terminal UI.
  */
 import { LitElement, html, nothing } from 'lit'
 import { customElement, property, query, state } from 'lit/decorators.js'
-import { threadPaneStyles } from './thread-pane.styles.js'
 import { repeat } from 'lit/directives/repeat.js'
 import type { CommandInfo, DeliverAs, DialogAnswerBody, ModelList, ThreadSummary, UpdateThreadBody } from '../schemas/index.js'
 import { api as defaultApi, isConflict, isNotFound, isStaleRun, type Api } from './api.js'
@@ -28,6 +29,7 @@ import './thread-settings.js'
 import './transcript-view.js'
 import type { ForkRequestDetail } from './transcript-view.js'
 import { deliver, handOff, takeHandoff, type ForkHandoff } from './fork-handoff.js'
+import { threadPaneStyles } from './thread-pane.styles.js'
 import { promptTitle, UNTITLED } from '../shared/thread-title.js'
 
 /** Restored texts that this tab did not queue: what is left of `restored` after taking out `own`, once each. */

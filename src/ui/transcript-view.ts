@@ -1,7 +1,6 @@
 /** The conversation, as the projection folds it, plus this tab's optimistic bubbles. role=log. */
 import { LitElement, html, nothing, type TemplateResult } from 'lit'
 import { customElement, property, state } from 'lit/decorators.js'
-import { transcriptViewStyles } from './transcript-view.styles.js'
 import { repeat } from 'lit/directives/repeat.js'
 import { unsafeHTML } from 'lit/directives/unsafe-html.js'
 import type { TranscriptEntry, WorkingState } from '../schemas/index.js'
@@ -10,6 +9,7 @@ import { renderMarkdown } from './markdown.js'
 import type { PendingPrompt } from './thread-store.js'
 import { renderTool } from './tool-view.js'
 import { usageLine } from './reply-usage.js'
+import { transcriptViewStyles } from './transcript-view.styles.js'
 
 /** Edit forks before a prompt and puts it in the composer; Regenerate forks before a reply's prompt and sends it again. */
 export type ForkMode = 'edit' | 'regenerate'
