@@ -7,6 +7,7 @@ import { customElement, property, state } from 'lit/decorators.js'
 import { repeat } from 'lit/directives/repeat.js'
 import type { ThreadSummary } from '../schemas/index.js'
 import { api as defaultApi, describeError, type Api } from './api.js'
+import { ClockController } from './controllers/clock-controller.js'
 import { threadListStyles } from './thread-list.styles.js'
 
 /** Threads whose title (or id) contains every word of the query, case-insensitive. */
@@ -43,6 +44,9 @@ export class ThreadList extends LitElement {
   @state() private deleting = ''
   @state() private actionError = ''
   #focusAfter: string | undefined
+
+  /** "3 min ago" moves on the page's clock, not only when the list is fetched again. */
+  #clock = new ClockController(this, { periodMs: 30_000, when: () => this.threads.length > 0 })
 
   static override styles = threadListStyles
 

@@ -1,7 +1,7 @@
 /**
  * One ticking source for the page: every element that shows a time that moves (a question's
- * countdown) re-renders on the same interval, which runs only while some connected element listens,
- * instead of each keeping a timer of its own.
+ * countdown, a thread's "3 min ago") re-renders on the shared interval of its period, which runs
+ * only while some connected element listens, instead of each keeping a timer of its own.
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit'
 
