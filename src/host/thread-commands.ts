@@ -29,8 +29,8 @@ export interface CommandTarget {
   update(change: ThreadChange): Promise<UpdateOutcome>
   create(request: { model: string; thinkingLevel?: ThinkingLevel; cwd?: string; title?: string }): Promise<{ kind: 'created'; threadId: string } | { kind: 'taken' } | { kind: 'invalid'; reason: string }>
   summary(threadId: string): ThreadSummary | undefined
-  /** The thread was changed by a command that is not a settings change (`/compact`). */
-  touch(): void
+  /** The thread was changed by a command that is not a settings change (`/compact`); its summary after. */
+  touch(): ThreadSummary
 }
 
 export async function runHostCommand(target: CommandTarget, name: HostCommand, args: string): Promise<CommandOutcome> {
@@ -61,6 +61,5 @@ async function compact(target: CommandTarget, instructions: string): Promise<Com
   } catch (error) {
     return { kind: 'invalid', reason: `compaction failed: ${error instanceof Error ? error.message : String(error)}` }
   }
-  target.touch()
-  return { kind: 'command-done', command: 'compact', summary: target.summary(target.live.threadId)! }
+  return { kind: 'command-done', command: 'compact', summary: target.touch() }
 }

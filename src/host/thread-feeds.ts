@@ -86,7 +86,7 @@ export class ThreadFeeds {
    * (the store holds the ceiling above it). `atRest`: the slot machine says so as it enters cold or
    * unavailable (its state is still the one it leaves).
    */
-  release(slot: ThreadSlot, atRest = slot.state === 'cold' || slot.state === 'releasing' || slot.state === 'unavailable'): void {
+  release(slot: ThreadSlot, atRest = !slot.building && (slot.state === 'cold' || slot.state === 'releasing' || slot.state === 'unavailable')): void {
     const feed = slot.feed
     if (!feed || feed.followerCount > 0 || !atRest) return
     slot.record = { ...slot.record, seq: feed.seq, facts: factsOf(feed.view.transcript, slot.record.facts) }

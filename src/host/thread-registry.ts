@@ -309,6 +309,7 @@ export class ThreadRegistry {
             const record = { ...slot.record, updatedAt: Date.now() }
             this.#persist(slot, record)
             slot.record = record
+            return summaryOf(slot, this.#options.workspaces.default)
           },
           settings: slot.record,
         },

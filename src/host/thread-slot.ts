@@ -59,7 +59,13 @@ export class ThreadSlot {
   /** A thread that may be named by a request: a deleting one is already gone for callers. */
   get present(): boolean {
     const state = this.state
-    return state !== 'deleting' && state !== 'gone'
+    return state !== 'deleting' && state !== 'gone' && !this.doomed
+  }
+
+  /** A runtime is being built, or will be once the old one is released: the slot is not at rest. */
+  get building(): boolean {
+    const snapshot = this.#snapshot
+    return snapshot !== undefined && (snapshot.matches('building') || (snapshot.matches('releasing') && snapshot.context.rebuild))
   }
 
   /** The LiveThread while the slot is live: the one a request may reach. */
@@ -98,8 +104,8 @@ export class ThreadSlot {
 
   /** The live thread, waiting for one that is being built; never builds. */
   async currentLive(): Promise<LiveThread | undefined> {
-    if (this.state !== 'building') return this.live
-    const settled = await waitFor(this.#actor!, (s) => !s.matches('building'), { timeout: Infinity })
+    if (!this.building) return this.live
+    const settled = await waitFor(this.#actor!, (s) => !s.matches('building') && !s.matches('releasing'), { timeout: Infinity })
     return settled.matches('live') ? (settled.context.thread as LiveThread) : undefined
   }
 
@@ -134,8 +140,12 @@ export class ThreadSlot {
     const actor = createActor(this.machine as AnyActorLogic, { input: { threadId: this.threadId } }) as ThreadSlotActor
     this.#actor = actor
     // Back at rest (cold): the actor goes, once whoever waits on this transition has seen it.
-    actor.subscribe((s) => {
-      if (s.value === 'cold') queueMicrotask(() => this.#rest(actor))
+    actor.subscribe({
+      next: (s) => {
+        if (s.value === 'cold') queueMicrotask(() => this.#rest(actor))
+      },
+      // The provided work never throws past the machine's onError; were it to, say so rather than crash.
+      error: (error) => console.error(`thread ${this.threadId}: slot machine failed: ${String(error)}`),
     })
     actor.start()
     return actor

@@ -4,8 +4,9 @@
  *
  * - `cold`: no runtime; the transcript is on disk.
  * - `building`: the invoked `build` makes the runtime (a prompt or a command needs one). A delete
- *   meanwhile marks the build doomed: what it built goes straight to `deleting`, which disposes it,
- *   so the thread's files are removed only after the runtime that writes them has stopped.
+ *   meanwhile marks the build doomed (for callers the thread is gone from that moment): what it built
+ *   goes straight to `deleting`, which disposes it, so the thread's files are removed only after the
+ *   runtime that writes them has stopped.
  * - `live`: the LiveThread runs the thread machine over its runtime.
  * - `releasing`: that LiveThread retired (idle, shutdown); the invoked `release` lets the runtime go.
  *   A build asked for meanwhile starts once it is released: never two runtimes for one thread.
@@ -122,6 +123,11 @@ export const threadSlotMachine = setup({
         src: 'release',
         input: ({ context }) => ({ threadId: context.threadId, thread: context.thread! }),
         onDone: [
+          { guard: 'rebuild', target: 'building' },
+          { target: 'cold', actions: [assign({ thread: undefined }), releaseFeed] },
+        ],
+        // A release that failed still let the thread go: nothing will use that runtime again.
+        onError: [
           { guard: 'rebuild', target: 'building' },
           { target: 'cold', actions: [assign({ thread: undefined }), releaseFeed] },
         ],

@@ -25,6 +25,7 @@ const EVENTS: Event[] = [
   { type: 'xstate.error.actor.build', error: FAILED },
   { type: 'xstate.error.actor.build', error: DAMAGED },
   { type: 'xstate.done.actor.release' },
+  { type: 'xstate.error.actor.release', error: FAILED },
   { type: 'xstate.done.actor.remove' },
   { type: 'xstate.error.actor.remove', error: FAILED },
 ]
@@ -67,6 +68,15 @@ const BUILT = [
   { event: { type: 'RETIRED' }, state: { value: 'releasing' } },
 ]
 const CYCLES: Walk[] = [
+  { steps: [{ event: { type: 'start' }, state: { value: 'cold' } }, ...BUILT, { event: { type: 'xstate.error.actor.release', error: FAILED }, state: { value: 'cold' } }] },
+  {
+    steps: [
+      { event: { type: 'start' }, state: { value: 'cold' } },
+      ...BUILT,
+      { event: { type: 'BUILD' }, state: { value: 'releasing' } },
+      { event: { type: 'xstate.error.actor.release', error: FAILED }, state: { value: 'building' } },
+    ],
+  },
   { steps: [{ event: { type: 'start' }, state: { value: 'cold' } }, ...BUILT, { event: { type: 'xstate.done.actor.release' }, state: { value: 'cold' } }] },
   {
     steps: [
