@@ -21,8 +21,6 @@ export interface ThreadFeedsOptions {
   log?: Log
   /** The session file was found damaged while its transcript was read. */
   onDamaged: (slot: ThreadSlot, damage: SessionDamaged) => void
-  /** An extension's `ctx.ui.setTitle` reached the feed. */
-  onTitle: (slot: ThreadSlot, title: string) => void
   /** Writes the slot's row (skipped for a deleted thread). */
   persist: (slot: ThreadSlot) => void
 }
@@ -68,9 +66,6 @@ export class ThreadFeeds {
     })
     // First observer: the seq ceiling is reserved (and the journal written) before any follower gets a frame.
     feed.observe((o) => slot.journal.observe(o))
-    feed.observe((o) => {
-      if (o.type === 'title') this.options.onTitle(slot, o.title)
-    })
     slot.feed = feed
     for (const watcher of this.#watchers) watcher(threadId, feed)
     const owed = reports.filter((r) => !r.delivered)

@@ -88,8 +88,6 @@ export class ThreadRegistry {
       ringSize: options.ringSize,
       log: options.log,
       onDamaged: (slot, damage) => this.#unavailable(slot, damage),
-      // An extension's ctx.ui.setTitle is a rename.
-      onTitle: (slot, title) => void this.update(slot.threadId, { title }).catch((error) => options.log?.('error', `title write failed: ${String(error)}`)),
       persist: (slot) => this.#persist(slot),
     })
     this.#admission = new PromptAdmission(store, (slot) => this.#row(slot), options.log)

@@ -108,7 +108,7 @@ export const WorkingState = Type.Object({
 })
 export type WorkingState = Static<typeof WorkingState>
 export const WorkingObservation = obs('working', { message: Type.Optional(Type.String()), visible: Type.Boolean() })
-/** An extension's `ctx.ui.setTitle(title)`: the thread's title changed (persisted like a rename). */
+/** An extension's `ctx.ui.setTitle(title)`: what the pane shows as the title while the thread is live (never a rename). */
 export const TitleObservation = obs('title', { title: Type.String() })
 /** An extension's `setEditorText` / `pasteToEditor`: fills the composer of every tab whose draft is empty. */
 export const EditorTextObservation = obs('editor-text', { text: Type.String() })
@@ -188,5 +188,10 @@ export const Snapshot = Type.Object({
   widgets: Type.Record(Type.String(), Type.Array(Type.String())),
   /** The busy indicator (`working`); back to `{visible: true}` when the thread goes cold. */
   working: WorkingState,
+  /**
+   * The title an extension shows while the thread is live (`ctx.ui.setTitle`, e.g. a spinner): the
+   * pane shows it in place of the thread's own title, which it never renames; gone when the thread goes cold.
+   */
+  liveTitle: Type.Optional(Type.String()),
 })
 export type Snapshot = Static<typeof Snapshot>

@@ -50,6 +50,7 @@ function step(draft: Draft, o: Observation): void {
         view.statusItems = {}
         view.widgets = {}
         view.working = { visible: true }
+        delete view.liveTitle
       }
       view.status = { live: o.live, busy: o.busy, run: o.run }
       return
@@ -113,9 +114,10 @@ function step(draft: Draft, o: Observation): void {
     case 'working':
       view.working = o.message !== undefined ? { message: o.message, visible: o.visible } : { visible: o.visible }
       return
-    // The title lives in the thread's summary (the registry persists it); the editor text belongs to
-    // the composers that take it. Neither is part of the view.
     case 'title':
+      view.liveTitle = o.title
+      return
+    // The editor text belongs to the composers that take it, not to the view.
     case 'editor-text':
       return
     case 'settled':

@@ -113,11 +113,6 @@ export class ThreadPane extends LitElement {
     const emitted = [
       store.on('returned', (e) => this.#withComposer(store, (c) => c.appendToDraft(e.texts))),
       store.on('editorText', (e) => this.#withComposer(store, (c) => c.offerText(e.text))),
-      store.on('title', (e) => {
-        // An extension retitled the thread (the server persisted it): show it now, and let the list know.
-        if (this.summary) this.summary = { ...this.summary, title: e.title }
-        this.#changed('changed')
-      }),
     ]
     return () => emitted.forEach((sub) => sub.unsubscribe())
   }
@@ -197,6 +192,9 @@ export class ThreadPane extends LitElement {
   }
 
   get threadTitle(): string {
+    // An extension's live title (a spinner, a phase) shows while the thread is live; it renames nothing.
+    const live = this.ctx?.view.liveTitle
+    if (live) return live
     const title = this.summary?.title
     if (title && title !== UNTITLED) return title
     // The list's summary may predate the first prompt; the transcript here does not.

@@ -20,8 +20,7 @@
  *    of its own — withdrawn by a stop in another tab (its run settled with them still unclaimed),
  *    refused (`prompt-rejected`, e.g. at shutdown), or kept for a stop that was then refused. The
  *    pane puts them back into the draft.
- *  - `editorText` / `title`: an `editor-text` or `title` frame, for the pane to hand to its composer
- *    (only into an empty draft) and its header.
+ *  - `editorText`: an `editor-text` frame, for the pane to hand to its composer (only into an empty draft).
  *
  * The store stays a fold: a transition only describes what should follow it. Emitting is one such
  * description; a note or a toast leaving on its own after a while is another (an effect: a timer
@@ -173,7 +172,7 @@ export function createThreadStore(threadId: string, { signal }: ThreadStoreOptio
   }
   return createStore({
     schemas: {
-      emitted: { returned: declared<{ texts: string[] }>(), editorText: declared<{ text: string }>(), title: declared<{ title: string }>() },
+      emitted: { returned: declared<{ texts: string[] }>(), editorText: declared<{ text: string }>() },
     },
     context: {
       view: initialView(threadId),
@@ -221,9 +220,6 @@ export function createThreadStore(threadId: string, { signal }: ThreadStoreOptio
             break
           case 'editor-text':
             enq.emit.editorText({ text: o.text })
-            break
-          case 'title':
-            enq.emit.title({ title: o.title })
             break
           case 'user-message':
             pending = pending.filter((p) => p.messageId !== o.messageId)

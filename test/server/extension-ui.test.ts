@@ -89,8 +89,9 @@ describe('extension UI over SSE', () => {
     const folded = projectAll(first, tabs[0].frames.slice(1).map((f) => f.data as Observation))
     expect(JSON.parse(JSON.stringify(folded))).toEqual(snapshot)
 
-    // setTitle is persisted like a rename.
-    expect((await api(h.url, 'GET', '/api/threads/x1')).body).toMatchObject({ title: 'Indexed repo' })
+    // setTitle is the pane's live title, in every snapshot while live; it renames nothing.
+    expect(snapshot.liveTitle).toBe('Indexed repo')
+    expect((await api(h.url, 'GET', '/api/threads/x1')).body.title).not.toBe('Indexed repo')
   })
 
   it('clearing a status item or widget removes it from every follower and from the snapshot', async () => {

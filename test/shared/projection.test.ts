@@ -84,8 +84,12 @@ function reference(threadId: string, observations: Observation[]): Snapshot {
           v.statusItems = {}
           v.widgets = {}
           v.working = { visible: true }
+          delete v.liveTitle
         }
         v.status = { live: o.live, busy: o.busy, run: o.run }
+        break
+      case 'title':
+        v.liveTitle = o.title
         break
       case 'user-message':
         v.transcript.push({ kind: 'user', messageId: o.messageId, text: o.text, run: o.run })
@@ -314,12 +318,12 @@ describe('projection: what each observation does to the view', () => {
     ])
     expect(v.widgets).toEqual({ plan: ['step 1'] })
   })
-  it('working replaces the busy indicator state; title and editor-text leave the view as it was', () => {
+  it('working replaces the busy indicator state; a title is the live title, and editor-text leaves the view as it was', () => {
     const v = projectAll(initialView('t1'), [o({ type: 'working', message: 'Indexing…', visible: true }, 1)])
     expect(v.working).toEqual({ message: 'Indexing…', visible: true })
     expect(project(v, o({ type: 'working', visible: false }, 2)).working).toEqual({ visible: false })
     const after = projectAll(v, [o({ type: 'title', title: 'Renamed' }, 2), o({ type: 'editor-text', text: 'draft' }, 3)])
-    expect(after).toEqual({ ...v, seq: 3 })
+    expect(after).toEqual({ ...v, seq: 3, liveTitle: 'Renamed' })
   })
   it('going cold clears status items, widgets and the working state; staying live keeps them', () => {
     const v = projectAll(initialView('t1'), [
@@ -333,6 +337,9 @@ describe('projection: what each observation does to the view', () => {
     expect(v.widgets).toEqual({ todo: ['- a'] })
     const cold = project(v, o({ type: 'status', live: false, busy: false, run: 1 }, 6))
     expect(cold).toMatchObject({ statusItems: {}, widgets: {}, working: { visible: true } })
+    const titled = project(v, o({ type: 'title', title: 'π ⠋ indexing' }, 6))
+    expect(titled.liveTitle).toBe('π ⠋ indexing')
+    expect(project(titled, o({ type: 'status', live: false, busy: false, run: 1 }, 7)).liveTitle).toBeUndefined()
   })
   it('a tool end drops the partial result and records done or error', () => {
     const v = projectAll(initialView('t1'), [

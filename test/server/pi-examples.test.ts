@@ -1,0 +1,57 @@
+/**
+ * pi's own example extensions, loaded unmodified from node_modules into a temp agent dir's
+ * `extensions/`, driven over HTTP/SSE as a user's browser tab would: what the host owes each of them
+ * across its layers (issue 19).
+ */
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, describe, expect, it } from 'vitest'
+import { api, is, SseClient, startHarness, type Harness } from './harness.js'
+
+const EXAMPLES = fileURLToPath(new URL('../../node_modules/@earendil-works/pi-coding-agent/examples/extensions/', import.meta.url))
+
+let h: Harness | undefined
+let agentDir: string | undefined
+const clients: SseClient[] = []
+
+/** A threadhost whose agent dir holds exactly these example files, as a pi user would install them. */
+async function withExamples(files: string[], options: { demoDelayMs?: number } = {}): Promise<Harness> {
+  agentDir = await mkdtemp(join(tmpdir(), 'threadhost-examples-'))
+  await mkdir(join(agentDir, 'extensions'))
+  for (const file of files) await copyFile(join(EXAMPLES, file), join(agentDir, 'extensions', file))
+  h = await startHarness({ agentDir, demoDelayMs: options.demoDelayMs ?? 20 })
+  return h
+}
+
+async function follow(thread: string): Promise<SseClient> {
+  const client = await SseClient.open(`${h!.url}/api/threads/${thread}/follow`)
+  clients.push(client)
+  return client
+}
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.close()
+  await h?.close()
+  if (agentDir) await rm(agentDir, { recursive: true, force: true })
+  h = agentDir = undefined
+})
+
+describe('titlebar-spinner.ts: ctx.ui.setTitle', () => {
+  it("animates the pane's live title during a run and never renames or rewrites the thread", async () => {
+    const host = await withExamples(['titlebar-spinner.ts'], { demoDelayMs: 60 })
+    await api(host.url, 'POST', '/api/threads', { id: 'spin', title: 'Release planning' })
+    const tab = await follow('spin')
+    const writes = () => host.registry.store.threads().find((t) => t.threadId === 'spin')!.updatedAt
+    expect((await api(host.url, 'POST', '/api/threads/spin/prompt', { message: 'tell me a long story' })).status).toBe(202)
+    await tab.waitFor(is('status', { busy: false, run: 1 }))
+    const titles = tab.frames.filter(is('title')).map((f) => f.data.title as string)
+    expect(titles.some((t) => /^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] π/.test(t))).toBe(true)
+    const before = writes()
+    expect((await api(host.url, 'GET', '/api/threads/spin')).body).toMatchObject({ title: 'Release planning' })
+    const late = await follow('spin')
+    expect((await late.waitFor(is('snapshot'))).data.liveTitle).toBe(titles.at(-1))
+    expect(writes()).toBe(before)
+  })
+})
