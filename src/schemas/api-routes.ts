@@ -63,6 +63,11 @@ export interface RouteSpec {
    * checks the key itself, so a malformed one is refused by the same rule on every route.
    */
   readonly idempotent?: true
+  /**
+   * Writes: refused before anything runs while the data dir is full or read-only (the write guard,
+   * src/server/writes.ts), so it also answers `refusedWrites`. A stop is never refused for it.
+   */
+  readonly durable?: true
 }
 
 const route = <const R extends RouteSpec>(spec: R): R => spec
@@ -102,6 +107,7 @@ export const apiRoutes = {
     path: '/api/threads',
     body: CreateThreadBody,
     idempotent: true,
+    durable: true,
     response: {
       201: CreatedReceipt,
       409: errorBody('the id is taken, or its thread is still being deleted'),
@@ -123,6 +129,7 @@ export const apiRoutes = {
     path: T,
     params: ThreadParams,
     body: UpdateThreadBody,
+    durable: true,
     response: {
       200: ThreadSummary,
       404: notFound('no such thread'),
@@ -136,6 +143,7 @@ export const apiRoutes = {
     method: 'DELETE',
     path: T,
     params: ThreadParams,
+    durable: true,
     response: { 204: NoContent('deleted'), 404: notFound('no such thread'), ...guarded, ...refusedWrites },
   }),
   forkThread: route({
@@ -144,6 +152,7 @@ export const apiRoutes = {
     params: ThreadParams,
     body: ForkBody,
     idempotent: true,
+    durable: true,
     response: {
       201: ForkReceipt,
       404: notFound('no such thread, or no such message in its persisted transcript (a reply still streaming is not yet forkable)'),
@@ -174,11 +183,12 @@ export const apiRoutes = {
     params: ThreadParams,
     body: PromptBody,
     idempotent: true,
+    durable: true,
     response: {
       200: CommandReceipt,
       202: PromptReceipt,
       404: notFound('a command named a thread that does not exist'),
-      409: ReasonError('`busy` (admission `reject`); `stale-run`: the body\'s `run` is not the current run; `unavailable`: the thread\'s session file is damaged; or taken by a delete or a shutdown before it was admitted (`deleted`, `shutdown`)'),
+      409: ReasonError('`busy` (admission `reject`, or `/model`, `/thinking` or `/compact` during a run); `stale-run`: the body\'s `run` is not the current run; `unavailable`: the thread\'s session file is damaged; or taken by a delete or a shutdown before it was admitted (`deleted`, `shutdown`)'),
       422: unprocessable('an unknown command (`suggestions` holds close names), a command refused with its reason, or an `Idempotency-Key` used with another request', {
         suggestions: Type.Optional(Type.Array(Type.String())),
       }),
@@ -209,6 +219,7 @@ export const apiRoutes = {
     params: ThreadParams,
     body: DialogAnswerRequest,
     idempotent: true,
+    durable: true,
     response: {
       204: NoContent('taken (or withdrawn): every follower gets `dialog-settled`'),
       404: notFound('the thread is not live, or no open question has that id'),

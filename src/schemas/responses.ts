@@ -3,17 +3,19 @@
  * (api-routes.ts) puts them per route and status; the server registers them (so they reach the
  * OpenAPI document) and the typed client infers its result and error types from them.
  *
- * Every error is an ErrorBody (`{error, ...details}`); the shapes below only name the details a
- * route adds. The success bodies live in http.ts, beside the requests.
+ * Every error is an ErrorBody (`{error, code, ...details}`: `code` is stable, src/schemas/outcomes.ts);
+ * the shapes below only name the details a route adds. The success bodies live in http.ts, beside the
+ * requests.
  */
 import { Type, type TProperties, type TSchema } from 'typebox'
 import { MAX_PROMPT_CHARS, ThreadSummary } from './http.js'
+import { ErrorCode } from './outcomes.js'
 
 const detailed = <P extends TProperties>(description: string, details: P) =>
-  Type.Object({ error: Type.String(), ...details }, { additionalProperties: true, description })
+  Type.Object({ error: Type.String(), code: ErrorCode, ...details }, { additionalProperties: true, description })
 
-/** A plain `{error}` (details may follow). */
-export const errorBody = (description: string) => Type.Object({ error: Type.String() }, { additionalProperties: true, description })
+/** A plain `{error, code}` (details may follow). */
+export const errorBody = (description: string) => detailed(description, {})
 
 /** A 409 that says which rule refused it (`busy`, `idle`, `stale-run`, `deleted`, …). */
 export const ReasonError = (description: string) => detailed(description, { reason: Type.String() })
@@ -122,7 +124,4 @@ export const MachineDefinition = Type.Object({
 })
 
 /** `404` from `GET /api/debug/machines/:machineId`. */
-export const UnknownMachine = Type.Object(
-  { error: Type.String(), machines: Type.Array(Type.String()) },
-  { additionalProperties: true, description: 'no such machine; `machines` lists those there are' },
-)
+export const UnknownMachine = detailed('no such machine; `machines` lists those there are', { machines: Type.Array(Type.String()) })

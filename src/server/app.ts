@@ -18,12 +18,13 @@ import { apiGuard } from './guard.js'
 import { RequestLog } from './log.js'
 import { installMetrics } from './metrics.js'
 import { registerOpenApi } from './openapi.js'
-import { guarded } from './responses.js'
+import { replyWith } from './responses.js'
 import { dialogRoutes } from './routes/dialogs.js'
 import { followRoutes } from './routes/follow.js'
+import { registerRoutes } from './routes/register.js'
 import { runRoutes } from './routes/runs.js'
 import { threadRoutes } from './routes/threads.js'
-import { Health } from '../schemas/responses.js'
+import { answerOf, guardOutcomes } from '../schemas/outcomes.js'
 import { installWriteGuards, refuseWrite } from './writes.js'
 import { writeFault } from '../host/store/port.js'
 
@@ -62,8 +63,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setSerializerCompiler(() => (data) => JSON.stringify(data))
 
   app.setErrorHandler((error: { validation?: unknown; statusCode?: number; message: string; code?: string }, request, reply) => {
-    if (error.validation) return reply.code(400).send({ error: `bad request: ${error.message}` })
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.code(413).send({ error: 'the request body is too large' })
+    if (error.validation) return replyWith(reply, guardOutcomes, { kind: 'bad-request', message: `bad request: ${error.message}` }, undefined)
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return replyWith(reply, guardOutcomes, { kind: 'body-too-large' }, undefined)
     // The disk filled (or turned read-only) between the write guard's check and the request's own
     // write: the write threw before the change was made, so it is the guard's refusal, not a fault.
     const fault = writeFault(error)
@@ -72,9 +73,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return refuseWrite(reply, fault)
     }
     const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500
-    if (status >= 500) request.log.error(error)
-    return reply.code(status).send({ error: status >= 500 ? 'internal error' : error.message })
+    if (status >= 500) {
+      request.log.error(error)
+      return replyWith(reply, guardOutcomes, { kind: 'internal' }, undefined)
+    }
+    // fastify's own refusals of a request (400s, such as a body that is not JSON): said as fastify says it.
+    const { body } = answerOf(guardOutcomes, { kind: 'bad-request', message: error.message }, undefined)
+    return reply.code(status).send(body)
   })
+  app.setNotFoundHandler((request, reply) =>
+    replyWith(reply, guardOutcomes, { kind: 'route-not-found', method: request.method, url: request.url }, undefined),
+  )
 
   // Model output is untrusted and rendered in the page: whatever slips past the Markdown sanitiser
   // still cannot run a script, load a remote image or talk to another origin, and no site can frame us.
@@ -126,21 +135,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await registerOpenApi(app)
   const metrics = installMetrics(app, { registry, processMetrics: options.processMetrics })
 
-  app.get(
-    '/api/health',
+  const stream = { ...follow, onDropped: metrics.onFollowerDropped, onJoined: metrics.onFollowJoined }
+  registerRoutes(
+    app,
     {
-      schema: {
+      health: {
         tags: ['meta'],
         summary: '`ok`, or `degraded` with the reason: the data dir is full or read-only, so requests that write are refused',
-        response: { 200: Health, ...guarded },
+        handler: async () => writes.health(),
       },
+      ...threadRoutes(registry),
+      ...runRoutes(registry),
+      ...dialogRoutes(registry),
+      ...followRoutes(registry, stream),
     },
-    async () => writes.health(),
+    writes,
   )
-  await app.register(threadRoutes, { registry, writes })
-  await app.register(runRoutes, { registry, writes })
-  await app.register(dialogRoutes, { registry, writes })
-  await app.register(followRoutes, { registry, stream: { ...follow, onDropped: metrics.onFollowerDropped, onJoined: metrics.onFollowJoined } })
   for (const plugin of options.plugins ?? []) await app.register(plugin)
 
   await serveClient(app, options.clientDir)

@@ -10,8 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AnyActorRef, AnyStateMachine } from 'xstate'
 import { Inspection, type InspectionRecord } from '../host/inspection.js'
 import type { ActorNode } from '../schemas/inspection.js'
-import { EventsQuery, MachineParams } from '../schemas/api-routes.js'
-import { ActorForest, MachineDefinition, UnknownMachine } from '../schemas/responses.js'
+import { machineOutcomes } from '../schemas/outcomes.js'
 import { encodeFrame } from '../host/frame.js'
 import type { ThreadRegistry } from '../host/thread-registry.js'
 import { askQueueMachine } from '../machines/ask-queue.machine.js'
@@ -20,7 +19,8 @@ import { dialogMachine } from '../machines/dialog.machine.js'
 import { threadMachine } from '../machines/thread.machine.js'
 import { machineDefinition, machineIdOf, snapshotOf, systemIdOf } from '../shared/xstate-internals.js'
 import { defaultStreamOptions, openEventStream, resumePoint, type StreamOptions } from './event-stream.js'
-import { EventStream, guarded } from './responses.js'
+import { replyWith } from './responses.js'
+import { registerRoutes } from './routes/register.js'
 
 export const MACHINES: Record<string, AnyStateMachine> = {
   thread: threadMachine,
@@ -44,51 +44,34 @@ export function debugRoutes(options: DebugRoutesOptions) {
     const stream = { ...defaultStreamOptions, ...options.stream }
     app.addHook('onClose', async () => inspection.dispose())
 
-    app.get(
-      '/api/debug/actors',
-      { schema: { tags, summary: 'The live actors as a tree, each with its machine and state', response: { 200: ActorForest, ...guarded } } },
-      async () => ({
-        threads: registry.liveThreads().map((t) => actorTree(t.actor as AnyActorRef, t.threadId, undefined)),
-      }),
-    )
-
-    app.get<{ Params: { machineId: string } }>(
-      '/api/debug/machines/:machineId',
-      {
-        schema: {
-          tags,
-          summary: "A machine's definition, for drawing it",
-          params: MachineParams,
-          response: {
-            200: MachineDefinition,
-            404: UnknownMachine,
-            ...guarded,
-          },
+    registerRoutes(app, {
+      debugActors: {
+        tags,
+        summary: 'The live actors as a tree, each with its machine and state',
+        handler: async () => ({
+          threads: registry.liveThreads().map((t) => actorTree(t.actor as AnyActorRef, t.threadId, undefined)),
+        }),
+      },
+      debugMachine: {
+        tags,
+        summary: "A machine's definition, for drawing it",
+        handler: async (request, reply) => {
+          const { machineId } = request.params
+          const machine = Object.hasOwn(MACHINES, machineId) ? MACHINES[machineId] : undefined
+          if (!machine) return replyWith(reply, machineOutcomes, { kind: 'unknown', machines: Object.keys(MACHINES) }, { machineId })
+          // toJSON() leaves out eventless (`always`) transitions; transitionsOf lists them all, with the
+          // keys the snapshot records use for "the transition just taken".
+          return { machineId, definition: machineDefinition(machine), transitions: transitionsOf(machine) }
         },
       },
-      async (request, reply) => {
-        const machine = Object.hasOwn(MACHINES, request.params.machineId) ? MACHINES[request.params.machineId] : undefined
-        if (!machine) return reply.code(404).send({ error: `no machine ${request.params.machineId}`, machines: Object.keys(MACHINES) })
-        // toJSON() leaves out eventless (`always`) transitions; transitionsOf lists them all, with the
-        // keys the snapshot records use for "the transition just taken".
-        return { machineId: request.params.machineId, definition: machineDefinition(machine), transitions: transitionsOf(machine) }
-      },
-    )
-
-    app.get<{ Querystring: { after?: string; thread?: string } }>(
-      '/api/debug/events',
-      {
-        schema: {
-          tags,
-          summary: 'Inspection records as Server-Sent Events; resumable; `?thread=` filters',
-          querystring: EventsQuery,
-          response: { 200: EventStream('`record` frames, then one `ready` frame where the replay ends'), ...guarded },
+      debugEvents: {
+        tags,
+        summary: 'Inspection records as Server-Sent Events; resumable; `?thread=` filters',
+        handler: async (request, reply) => {
+          streamRecords(request, reply, inspection, stream)
         },
       },
-      async (request, reply) => {
-        streamRecords(request, reply, inspection, stream)
-      },
-    )
+    })
   }
 }
 

@@ -12,6 +12,8 @@
  */
 import { timingSafeEqual } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { guardOutcomes } from '../schemas/outcomes.js'
+import { replyWith } from './responses.js'
 
 const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d+)?$/i
 const STREAM_ROUTE = /\/(follow|events)$/
@@ -20,22 +22,22 @@ export function apiGuard(options: { token?: string; closing: () => boolean }) {
   if (options.token !== undefined && !/\S/.test(options.token)) throw new Error('the token must not be blank')
   return async (request: FastifyRequest, reply: FastifyReply) => {
     // Two Host headers: node keeps the first, a proxy may route by the other. Ambiguous, so refused.
-    if (hostHeaders(request.raw.rawHeaders) > 1) return reply.code(400).send({ error: 'a request carries one Host header' })
+    if (hostHeaders(request.raw.rawHeaders) > 1) return replyWith(reply, guardOutcomes, { kind: 'bad-request', message: 'a request carries one Host header' }, undefined)
     const route = request.routeOptions.url
     // /metrics tells how busy the agents are; it is guarded like the API it describes.
     if (!route?.startsWith('/api/') && route !== '/metrics') return
-    if (options.closing()) return reply.code(503).header('retry-after', '5').send({ error: 'threadhost is shutting down' })
+    if (options.closing()) return replyWith(reply.header('retry-after', '5'), guardOutcomes, { kind: 'closing' }, undefined)
     if (options.token) {
       const queryToken = request.method === 'GET' && STREAM_ROUTE.test(route) ? (request.query as { token?: string })?.token : undefined
       if (!matches(bearer(request.headers.authorization) ?? queryToken, options.token)) {
-        return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'a bearer token is required' })
+        return replyWith(reply.header('www-authenticate', 'Bearer'), guardOutcomes, { kind: 'token-required' }, undefined)
       }
       return
     }
     const host = request.headers.host ?? ''
     const origin = request.headers.origin
     if (!LOOPBACK_HOST.test(host) || (origin !== undefined && !sameHost(origin, host))) {
-      return reply.code(403).send({ error: 'requests must come from this host; start threadhost with --token to serve other origins' })
+      return replyWith(reply, guardOutcomes, { kind: 'foreign-origin' }, undefined)
     }
   }
 }

@@ -17,6 +17,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { ThreadRegistry } from '../host/thread-registry.js'
 import type { Observation } from '../schemas/index.js'
 import { apiRoutes } from '../schemas/api-routes.js'
+import { registerRoutes } from './routes/register.js'
 
 export const METRICS_PATH = apiRoutes.metrics.path
 const PROMPT_ROUTE = apiRoutes.prompt.path
@@ -237,17 +238,13 @@ export function installMetrics(
     requests.inc({ method: request.method, route: request.routeOptions.url ?? '(unmatched)', status: String(reply.statusCode) })
   })
 
-  app.get(
-    METRICS_PATH,
-    {
-      schema: {
-        tags: ['meta'],
-        summary: 'Prometheus metrics (text exposition format)',
-        response: apiRoutes.metrics.response,
-      },
+  registerRoutes(app, {
+    metrics: {
+      tags: ['meta'],
+      summary: 'Prometheus metrics (text exposition format)',
+      handler: async (_request, reply) => reply.type(register.contentType).send(await register.metrics()),
     },
-    async (_request, reply) => reply.type(register.contentType).send(await register.metrics()),
-  )
+  })
   const dropped = new Counter({
     name: 'threadhost_followers_dropped_total',
     help: 'Followers closed because they fell behind (sustained lag, or over the buffer limit); their tabs resume',

@@ -10,6 +10,7 @@ import fastifySwagger from '@fastify/swagger'
 import fastifySwaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import { apiRoutes } from '../schemas/api-routes.js'
+import { registerRoutes } from './routes/register.js'
 
 export const OPENAPI_PATH = apiRoutes.openapi.path
 export const DOCS_PREFIX = '/api/docs'
@@ -39,15 +40,5 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     validatorUrl: false,
     uiConfig: { deepLinking: true },
   })
-  app.get(
-    OPENAPI_PATH,
-    {
-      schema: {
-        tags: ['meta'],
-        summary: 'This document',
-        response: apiRoutes.openapi.response,
-      },
-    },
-    async () => app.swagger(),
-  )
+  registerRoutes(app, { openapi: { tags: ['meta'], summary: 'This document', handler: async () => app.swagger() } })
 }

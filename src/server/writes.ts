@@ -15,6 +15,8 @@ import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { keyedRequest } from '../host/store/keyed.js'
 import { IDEMPOTENCY_TTL_MS, writeFault, type IdempotentAnswer, type ThreadStore, type WriteFault } from '../host/store/port.js'
+import { answerOf, guardOutcomes, promptOutcomes } from '../schemas/outcomes.js'
+import { replyWith } from './responses.js'
 
 /** Visible ASCII, no comma (two `Idempotency-Key` headers arrive joined by `, ` and are refused), at most 255. */
 const KEY = /^[\x21-\x2b\x2d-\x7e]{1,255}$/
@@ -23,9 +25,7 @@ export const IDEMPOTENCY_HEADER = 'idempotency-key'
 
 /** `507` for a full disk, `503` for a read-only one: the request was refused and nothing was done. */
 export function refuseWrite(reply: FastifyReply, found: WriteFault): FastifyReply {
-  return found.kind === 'full'
-    ? reply.code(507).send({ error: `the data dir is full; nothing was done (${found.message})`, reason: 'disk-full' })
-    : reply.code(503).send({ error: `the data dir is read-only; nothing was done (${found.message})`, reason: 'read-only' })
+  return replyWith(reply, guardOutcomes, { kind: 'not-durable', fault: found }, undefined)
 }
 
 interface Claim {
@@ -100,10 +100,13 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
     const prompt = store()
       .journal(ref.threadId)
       .prompts.find((p) => p.messageId === ref.messageId)
-    const body = prompt
-      ? { threadId: ref.threadId, messageId: ref.messageId, run: prompt.run, queued: prompt.queued }
-      : { error: `the prompt was accepted, but thread ${ref.threadId} has since been deleted`, reason: 'deleted' }
-    const answer: IdempotentAnswer = { key: known.key, fingerprint: known.fingerprint, status: prompt ? 202 : 409, body: JSON.stringify(body), at: known.at }
+    const context = { threadId: ref.threadId }
+    const { status, body } = prompt
+      ? answerOf(promptOutcomes, { kind: 'admitted', messageId: ref.messageId, run: prompt.run, queued: prompt.queued }, context)
+      : answerOf(promptOutcomes, { kind: 'rejected', reason: 'deleted' }, context)
+    // Accepted, so it may have run: the table's "not run" would say too much.
+    const said = prompt ? body : { ...(body as object), error: `the prompt was accepted, but thread ${ref.threadId} has since been deleted` }
+    const answer: IdempotentAnswer = { key: known.key, fingerprint: known.fingerprint, status, body: JSON.stringify(said), at: known.at }
     try {
       store().recordIdempotent(answer, Date.now() - IDEMPOTENCY_TTL_MS)
     } catch {
@@ -117,8 +120,7 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
     if (!answer.body) return reply.send()
     return reply.type('application/json; charset=utf-8').send(answer.body)
   }
-  const mismatch = (reply: FastifyReply) =>
-    reply.code(422).send({ error: 'this Idempotency-Key was used before with another request', reason: 'idempotency-key-reused' })
+  const mismatch = (reply: FastifyReply) => replyWith(reply, guardOutcomes, { kind: 'idempotency-key-reused' }, undefined)
 
   return {
     async idempotent(request, reply) {
@@ -126,7 +128,7 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
       if (raw === undefined) return
       const key = Array.isArray(raw) ? raw.join(', ') : raw
       if (!KEY.test(key)) {
-        return reply.code(400).send({ error: 'Idempotency-Key takes 1 to 255 visible ASCII characters, no comma, once' })
+        return replyWith(reply, guardOutcomes, { kind: 'bad-request', message: 'Idempotency-Key takes 1 to 255 visible ASCII characters, no comma, once' }, undefined)
       }
       const fingerprint = fingerprintOf(request)
       const pending = inflight.get(key)

@@ -10,9 +10,11 @@
  */
 import type { Static, TSchema } from 'typebox'
 import { apiRoutes, type ApiRoutes, type RouteName, type RouteSpec } from '../schemas/api-routes.js'
+import { ERROR_CODES, type ErrorCode } from '../schemas/outcomes.js'
 import type { MediaResponse } from '../schemas/responses.js'
 
 export { apiRoutes, type ApiRoutes, type RouteName } from '../schemas/api-routes.js'
+export { ERROR_CODES, type ErrorCode } from '../schemas/outcomes.js'
 
 type Route<N extends RouteName> = ApiRoutes[N]
 /** The statuses a route answers (spreading a status map turns its keys into strings: `"400"`). */
@@ -25,7 +27,7 @@ type Success = 200 | 201 | 202 | 203 | 204 | 206
 type BodyOf<S> = S extends MediaResponse ? string : S extends TSchema ? Static<S> : never
 export type ResponseBody<R extends RouteSpec, S extends number> = BodyOf<At<R['response'], S>>
 
-/** One answer of a route: its status and that status's body, so `if (r.status === 422)` narrows the body. */
+/** One answer of a route: its status and that status's body, so narrowing `r.status` narrows the body (switch on `body.code` for which refusal). */
 export type Reply<R extends RouteSpec> = {
   [S in Statuses<R>]: { status: S; ok: S extends Success ? true : false; body: ResponseBody<R, S> }
 }[Statuses<R>]
@@ -47,18 +49,23 @@ export type RouteInput<R extends RouteSpec> = Part<'params', R, 'params'> &
 /** The input argument: optional when nothing in it is required. */
 type Args<N extends RouteName> = {} extends RouteInput<Route<N>> ? [input?: RouteInput<Route<N>>] : [input: RouteInput<Route<N>>]
 
-/** The shape every threadhost error body has (`{error, ...details}`), for errors not tied to a route. */
+/** The shape every threadhost error body has (`{error, code, ...details}`), for errors not tied to a route. */
 export interface ErrorDetails {
   error?: string
+  /** Stable (src/schemas/outcomes.ts): what a caller switches on. */
+  code?: ErrorCode
   refusal?: string
   [key: string]: unknown
 }
 
 /**
  * A request the server answered with a status that is not a success. Its message is what the server
- * said (`refusal`, else `error`), so a person can be shown `err.message` as it is.
+ * said (`refusal`, else `error`), so a person can be shown `err.message` as it is; `code` says which
+ * refusal it is (switch on it, not on `status`).
  */
 export class ApiError<B = ErrorDetails, S extends number = number> extends Error {
+  /** The body's `code`; absent only when no threadhost answered (a proxy's error page). */
+  readonly code: ErrorCode | undefined
   constructor(
     readonly status: S,
     readonly body: B,
@@ -68,7 +75,13 @@ export class ApiError<B = ErrorDetails, S extends number = number> extends Error
     const said = (body ?? {}) as ErrorDetails
     super(said.refusal ?? said.error ?? `HTTP ${status}`)
     this.name = 'ApiError'
+    this.code = typeof said.code === 'string' && (ERROR_CODES as readonly string[]).includes(said.code) ? said.code : undefined
   }
+}
+
+/** `err` is an error answer whose `code` is one of `codes`. */
+export function hasErrorCode(err: unknown, ...codes: ErrorCode[]): err is ApiError {
+  return err instanceof ApiError && err.code !== undefined && codes.includes(err.code)
 }
 
 /** The errors a route can answer, one per status, so narrowing `err.status` narrows `err.body`. */

@@ -5,7 +5,7 @@
  * Nothing here runs.
  */
 import type { AbortReceipt, CommandReceipt, PromptReceipt, ThreadSummary } from '../../src/schemas/index.js'
-import { isApiError, type ApiClient } from '../../src/shared/api-client.js'
+import { isApiError, type ApiClient, type ErrorCode } from '../../src/shared/api-client.js'
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 const same = <A, B>(proof: Equal<A, B>) => proof
@@ -45,6 +45,9 @@ export async function callsAreTyped(th: ApiClient): Promise<void> {
   if (reply.status === 202) same<PromptReceipt, typeof reply.body>(true)
   if (reply.status === 422) same<string[] | undefined, typeof reply.body.suggestions>(true)
   if (reply.status === 409) same<string, typeof reply.body.reason>(true)
+  // Every error body carries its stable code, the thing to switch on.
+  if (reply.status === 409) same<ErrorCode, typeof reply.body.code>(true)
+  if (!reply.ok) same<ErrorCode, typeof reply.body.code>(true)
   // The statuses every route shares (spread into the table) are there too.
   if (reply.status === 413) same<number | undefined, typeof reply.body.limit>(true)
   if (reply.status === 503) same<string, typeof reply.body.error>(true)
@@ -56,6 +59,9 @@ export async function callsAreTyped(th: ApiClient): Promise<void> {
     await th.call('abort', { params: { id: 't1' } })
   } catch (err) {
     if (isApiError(err, 'abort') && err.status === 409) same<string, typeof err.body.reason>(true)
+    if (isApiError(err, 'abort')) same<ErrorCode | undefined, typeof err.code>(true)
+    // @ts-expect-error no such code
+    if (isApiError(err, 'abort') && err.code === 'RUN_OLD') return
     // @ts-expect-error a stop never answers 418
     if (isApiError(err, 'abort') && err.status === 418) return
   }

@@ -1,43 +1,25 @@
 /**
  * `POST …/dialog`: answer (or withdraw) an open question. The question's own machine judges the
- * answer; this maps its verdict to 204, 404 or 422.
+ * answer; the outcome table (src/schemas/outcomes.ts) says what its verdict is on the wire.
  */
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { apiRoutes } from '../../schemas/api-routes.js'
 import type { ThreadRegistry } from '../../host/thread-registry.js'
-import type { WriteGuards } from '../writes.js'
+import { answerOutcomes } from '../../schemas/outcomes.js'
+import { replyWith } from '../responses.js'
+import type { RouteHandlers } from './register.js'
 
-/** What the route takes and answers: the table the typed client reads too. */
-const { answerDialog } = apiRoutes
-
-export const dialogRoutes: FastifyPluginAsyncTypebox<{ registry: ThreadRegistry; writes: WriteGuards }> = async (app, { registry, writes }) => {
-  app.post(
-    answerDialog.path,
-    {
-      schema: {
-        tags: ['dialogs'],
-        summary: 'Answer an open question: `{id, value}`, `{id, confirmed}`, `{id, answers}` or `{id, cancelled: true}`',
-        params: answerDialog.params,
-        body: answerDialog.body,
-        response: answerDialog.response,
+export function dialogRoutes(registry: ThreadRegistry): RouteHandlers {
+  return {
+    answerDialog: {
+      tags: ['dialogs'],
+      summary: 'Answer an open question: `{id, value}`, `{id, confirmed}`, `{id, answers}` or `{id, cancelled: true}`',
+      handler: async (request, reply) => {
+        const { id } = request.params
+        const dialogId = request.body.id
+        const outcome = await registry.answer(id, request.body)
+        // Never asked, or already settled (another tab was first): worth a look when it repeats.
+        if (outcome.kind === 'unknown') request.log.warn({ threadId: id, dialogId }, 'answer names no open question')
+        return replyWith(reply, answerOutcomes, outcome, { threadId: id, dialogId })
       },
-      preHandler: [writes.idempotent, writes.durable],
     },
-    async (request, reply) => {
-      const { id } = request.params
-      const outcome = await registry.answer(id, request.body)
-      switch (outcome.kind) {
-        case 'answered':
-          return reply.code(204).send()
-        case 'not-live':
-          return reply.code(404).send({ error: `no live session for thread ${id}` })
-        case 'unknown':
-          // Never asked, or already settled (another tab was first): worth a look when it repeats.
-          request.log.warn({ threadId: id, dialogId: request.body.id }, 'answer names no open question')
-          return reply.code(404).send({ error: `no open question ${request.body.id} on thread ${id}` })
-        case 'refused':
-          return reply.code(422).send({ error: 'the answer does not fit the question', refusal: outcome.refusal })
-      }
-    },
-  )
+  }
 }

@@ -1,0 +1,314 @@
+/**
+ * One outcome vocabulary per command, and the one table that says what each outcome is on the wire.
+ *
+ * A command (create, update, fork, prompt, stop, answer) comes to one of a few outcomes, each a
+ * `{kind}` literal: the machines refuse with these literals, the host answers with them, and the
+ * tables below map each to its HTTP status, a stable error `code` and its human text. Nothing else
+ * maps an outcome to a status: a route validates, asks the host, and replies with the table's entry
+ * (src/server/responses.ts `replyWith`). A client switches on `code`, never on a status number.
+ *
+ * The codes are part of the contract (docs/api.md lists them): a code is never renamed or reused,
+ * and its text may change. The older fields (`reason`, `refusal`, `suggestions`, `limit`) stay.
+ */
+import { Type } from 'typebox'
+import type { ThreadSummary } from './http.js'
+
+/** Every error body's `code`. */
+export const ERROR_CODES = [
+  // before any route runs (the guard, the parser, the error handler)
+  'BAD_REQUEST',
+  'TOKEN_REQUIRED',
+  'FOREIGN_ORIGIN',
+  'ROUTE_NOT_FOUND',
+  'BODY_TOO_LARGE',
+  'SHUTTING_DOWN',
+  'INTERNAL',
+  // the write guards
+  'IDEMPOTENCY_KEY_REUSED',
+  'DISK_FULL',
+  'READ_ONLY',
+  // what a command came to
+  'THREAD_NOT_FOUND',
+  'THREAD_NOT_LIVE',
+  'THREAD_TAKEN',
+  'THREAD_BUSY',
+  'THREAD_IDLE',
+  'THREAD_UNAVAILABLE',
+  'THREAD_DELETED',
+  'RUN_STALE',
+  'PROMPT_TOO_LONG',
+  'PROMPT_WITHDRAWN',
+  'UNKNOWN_COMMAND',
+  'COMMAND_REFUSED',
+  'SETTINGS_REFUSED',
+  'MESSAGE_NOT_FOUND',
+  'FORK_REFUSED',
+  'RUNTIME_FAILED',
+  'QUESTION_NOT_OPEN',
+  'ANSWER_REFUSED',
+  'MACHINE_NOT_FOUND',
+] as const
+export type ErrorCode = (typeof ERROR_CODES)[number]
+export const ErrorCode = Type.Enum(ERROR_CODES, { description: 'stable: switch on it (the `error` text is for people and may change)' })
+
+// ——— the vocabularies ———
+// The host answers with these (src/host); the machines refuse with the literals named here.
+
+/** Why the thread machine refuses a prompt (`prompt.refused`). */
+export type PromptRefusal = 'busy' | 'stale-run' | 'disposed'
+/** Why the thread machine refuses a stop (`abort.refused`). */
+export type AbortRefusal = 'idle' | 'stale-run' | 'not-live'
+
+/** A store write that could not be made: the data dir is full, or read-only. */
+export type WriteFault = { kind: 'full' | 'read-only'; code: string; message: string }
+
+export type CreateOutcome = { kind: 'created'; threadId: string } | { kind: 'taken' } | { kind: 'invalid'; reason: string }
+
+export type UpdateOutcome =
+  | { kind: 'updated'; summary: ThreadSummary }
+  | { kind: 'unknown' }
+  | { kind: 'invalid'; reason: string }
+  | { kind: 'busy' }
+  | { kind: 'unavailable'; reason: string }
+
+export type ForkOutcome =
+  | { kind: 'forked'; summary: ThreadSummary; prompt: string }
+  | { kind: 'unknown' }
+  | { kind: 'unknown-message' }
+  | { kind: 'invalid'; reason: string }
+  | { kind: 'unavailable'; reason: string }
+
+/** What the thread machine made of a prompt. */
+export type PromptOutcome =
+  | { kind: 'admitted'; messageId: string; run: number; queued: boolean }
+  | { kind: Exclude<PromptRefusal, 'disposed'> }
+  /** Taken by a delete or a shutdown (`deleted`, `shutdown`, `disposed`), or the thread is `unavailable`. */
+  | { kind: 'rejected'; reason: string }
+
+/** One of threadhost's own commands (`/name`, `/model`, `/thinking`, `/compact`, `/new`). */
+export type CommandOutcome =
+  | { kind: 'command-done'; command: string; summary: ThreadSummary }
+  | { kind: 'unknown-command'; name: string; suggestions: string[] }
+  /** A command that waits for no run (`/model`, `/thinking`, `/compact`) sent during one. */
+  | { kind: 'command-busy'; command: string }
+  | Exclude<UpdateOutcome, { kind: 'updated' | 'busy' }>
+
+/** What `POST …/prompt` came to: the machine's answer, a command's, or the host's before either. */
+export type PromptRouteOutcome =
+  | PromptOutcome
+  | CommandOutcome
+  | { kind: 'closing' }
+  | { kind: 'build-failed'; reason: string }
+  | { kind: 'not-durable'; fault: WriteFault }
+
+export type AbortOutcome = { kind: 'stopped'; restored: string[] } | { kind: AbortRefusal }
+
+export type DialogOutcomeForRoute = { kind: 'answered' } | { kind: 'not-live' } | { kind: 'unknown' } | { kind: 'refused'; refusal: string }
+
+/** A thread looked up by id: a read, a delete, the draft, the commands, a follow. */
+export type LookupOutcome = { kind: 'unknown' } | { kind: 'not-live' }
+
+/** What the guards, the parser and the error handler refuse before (or instead of) a route's own answer. */
+export type GuardOutcome =
+  | { kind: 'bad-request'; message: string }
+  | { kind: 'token-required' }
+  | { kind: 'foreign-origin' }
+  | { kind: 'route-not-found'; method: string; url: string }
+  | { kind: 'body-too-large' }
+  | { kind: 'prompt-too-long'; limit: number }
+  | { kind: 'closing' }
+  | { kind: 'internal' }
+  | { kind: 'idempotency-key-reused' }
+  | { kind: 'not-durable'; fault: WriteFault }
+
+// ——— the table ———
+
+/** A success: its status and body. */
+export interface Success<O, C> {
+  readonly status: number
+  readonly body: (outcome: O, context: C) => unknown
+}
+
+/** A refusal: `{error, code, reason?, ...details}`. */
+export interface Refusal<O, C> {
+  readonly status: number
+  readonly code: ErrorCode
+  /** The `reason` field clients read before `code` existed, kept as it was. */
+  readonly reason?: string
+  readonly error: (outcome: O, context: C) => string
+  readonly details?: (outcome: O, context: C) => Record<string, unknown>
+}
+
+export type Answer<O, C> = Success<O, C> | Refusal<O, C>
+
+/** One outcome kind whose answer depends on its payload (which fault, which reason): a case per value. */
+export interface Split<O, C> {
+  readonly by: (outcome: O) => string
+  readonly cases: { readonly [value: string]: Answer<O, C> }
+}
+
+export type Rule<O, C> = Answer<O, C> | Split<O, C>
+
+/** Every kind of a vocabulary, with its answer. `C`: what the text needs from the request (its ids). */
+export type OutcomeTable<O extends { kind: string }, C> = { readonly [K in O['kind']]: Rule<Extract<O, { kind: K }>, C> }
+
+export const isRefusal = <O, C>(answer: Answer<O, C>): answer is Refusal<O, C> => 'code' in answer
+
+/** The answer a table gives an outcome: status and body. */
+export function answerOf<O extends { kind: string }, C>(table: OutcomeTable<O, C>, outcome: O, context: C): { status: number; body: unknown } {
+  const rule = (table as unknown as Record<string, Rule<O, C>>)[outcome.kind]
+  const answer = 'cases' in rule ? rule.cases[rule.by(outcome)] ?? rule.cases.other : rule
+  if (!isRefusal(answer)) return { status: answer.status, body: answer.body(outcome, context) }
+  return {
+    status: answer.status,
+    body: {
+      error: answer.error(outcome, context),
+      code: answer.code,
+      ...(answer.reason ? { reason: answer.reason } : {}),
+      ...answer.details?.(outcome, context),
+    },
+  }
+}
+
+/** Every answer a table can give (each case of a split), for tests and docs. */
+export function answersIn(table: { readonly [kind: string]: Rule<never, never> }): Array<{ kind: string; answer: Answer<never, never> }> {
+  return Object.entries(table).flatMap(([kind, rule]) =>
+    'cases' in rule ? Object.values(rule.cases).map((answer) => ({ kind, answer })) : [{ kind, answer: rule }],
+  )
+}
+
+const refusal = <O, C>(
+  status: number,
+  code: ErrorCode,
+  error: (outcome: O, context: C) => string,
+  extra: { reason?: string; details?: (outcome: O, context: C) => Record<string, unknown> } = {},
+): Refusal<O, C> => ({ status, code, error, ...extra })
+
+interface ThreadContext {
+  threadId: string
+}
+
+const noThread = refusal<unknown, ThreadContext>(404, 'THREAD_NOT_FOUND', (_, c) => `no thread ${c.threadId}`)
+const notLive = refusal<unknown, ThreadContext>(404, 'THREAD_NOT_LIVE', (_, c) => `no live session for thread ${c.threadId}`)
+
+/** The text of a `409 unavailable`: what is wrong, and the two ways out. */
+export const unavailableText = (threadId: string, reason = 'damaged') =>
+  `thread ${threadId} is unavailable: its session file is damaged (${reason}); repair it and restart threadhost, or delete the thread`
+
+const unavailable = refusal<{ reason?: string }, ThreadContext>(409, 'THREAD_UNAVAILABLE', (o, c) => unavailableText(c.threadId, o.reason), {
+  reason: 'unavailable',
+})
+const invalid = (code: ErrorCode) => refusal<{ reason: string }, unknown>(422, code, (o) => o.reason)
+
+/** The write guards' refusal: `507` for a full disk, `503` for a read-only one; nothing was done. */
+const notDurable: Split<{ fault: WriteFault }, unknown> = {
+  by: (o) => o.fault.kind,
+  cases: {
+    full: refusal(507, 'DISK_FULL', (o) => `the data dir is full; nothing was done (${o.fault.message})`, { reason: 'disk-full' }),
+    'read-only': refusal(503, 'READ_ONLY', (o) => `the data dir is read-only; nothing was done (${o.fault.message})`, { reason: 'read-only' }),
+  },
+}
+
+export const guardOutcomes: OutcomeTable<GuardOutcome, unknown> = {
+  'bad-request': refusal(400, 'BAD_REQUEST', (o) => o.message),
+  'token-required': refusal(401, 'TOKEN_REQUIRED', () => 'a bearer token is required'),
+  'foreign-origin': refusal(403, 'FOREIGN_ORIGIN', () => 'requests must come from this host; start threadhost with --token to serve other origins'),
+  'route-not-found': refusal(404, 'ROUTE_NOT_FOUND', (o) => `Route ${o.method}:${o.url} not found`),
+  'body-too-large': refusal(413, 'BODY_TOO_LARGE', () => 'the request body is too large'),
+  'prompt-too-long': refusal(413, 'PROMPT_TOO_LONG', (o) => `a prompt is at most ${o.limit} characters`, { details: (o) => ({ limit: o.limit }) }),
+  closing: refusal(503, 'SHUTTING_DOWN', () => 'threadhost is shutting down'),
+  internal: refusal(500, 'INTERNAL', () => 'internal error'),
+  'idempotency-key-reused': refusal(422, 'IDEMPOTENCY_KEY_REUSED', () => 'this Idempotency-Key was used before with another request', {
+    reason: 'idempotency-key-reused',
+  }),
+  'not-durable': notDurable,
+}
+
+export const createOutcomes: OutcomeTable<CreateOutcome, { id?: string }> = {
+  created: { status: 201, body: (o) => ({ threadId: o.threadId }) },
+  taken: refusal(409, 'THREAD_TAKEN', (_, c) => `thread ${c.id} already exists`),
+  invalid: invalid('SETTINGS_REFUSED'),
+}
+
+export const updateOutcomes: OutcomeTable<UpdateOutcome, ThreadContext> = {
+  updated: { status: 200, body: (o) => o.summary },
+  unknown: noThread,
+  invalid: invalid('SETTINGS_REFUSED'),
+  busy: refusal(409, 'THREAD_BUSY', () => 'a run is in progress; change the model or thinking level between runs', { reason: 'busy' }),
+  unavailable,
+}
+
+export const forkOutcomes: OutcomeTable<ForkOutcome, ThreadContext & { fromMessageId: string }> = {
+  forked: { status: 201, body: (o) => ({ thread: o.summary, prompt: o.prompt }) },
+  unknown: noThread,
+  'unknown-message': refusal(404, 'MESSAGE_NOT_FOUND', (_, c) => `thread ${c.threadId} has no message ${c.fromMessageId} to fork at`),
+  invalid: invalid('FORK_REFUSED'),
+  unavailable,
+}
+
+export interface PromptContext extends ThreadContext {
+  /** The run the prompt named, if any. */
+  run?: number
+  /** Why the thread is unavailable (its damage), asked only when the answer says so. */
+  damage?: () => string | undefined
+}
+
+export const promptOutcomes: OutcomeTable<PromptRouteOutcome, PromptContext> = {
+  admitted: { status: 202, body: (o, c) => ({ threadId: c.threadId, messageId: o.messageId, run: o.run, queued: o.queued }) },
+  'command-done': { status: 200, body: (o, c) => ({ threadId: c.threadId, command: o.command, thread: o.summary }) },
+  'unknown-command': refusal(
+    422,
+    'UNKNOWN_COMMAND',
+    (o) => `unknown command /${o.name}${o.suggestions.length ? `; did you mean ${o.suggestions.join(', ')}?` : ''}`,
+    { details: (o) => ({ suggestions: o.suggestions }) },
+  ),
+  invalid: invalid('COMMAND_REFUSED'),
+  unknown: noThread,
+  busy: refusal(409, 'THREAD_BUSY', (_, c) => `thread ${c.threadId} is busy and the prompt asked not to be queued`, { reason: 'busy' }),
+  'command-busy': refusal(
+    409,
+    'THREAD_BUSY',
+    (o, c) => `a run is in progress on thread ${c.threadId}; /${o.command} applies between runs: send it again when the run ends`,
+    { reason: 'busy' },
+  ),
+  'stale-run': refusal(409, 'RUN_STALE', (_, c) => `run ${c.run} is not the current run of thread ${c.threadId}; the prompt was not queued`, {
+    reason: 'stale-run',
+  }),
+  unavailable,
+  closing: guardOutcomes.closing,
+  'not-durable': notDurable,
+  'build-failed': refusal(502, 'RUNTIME_FAILED', (o) => `the thread's runtime could not start: ${o.reason}`),
+  rejected: {
+    by: (o) => o.reason,
+    cases: {
+      unavailable: refusal(409, 'THREAD_UNAVAILABLE', (_, c) => unavailableText(c.threadId, c.damage?.()), { reason: 'unavailable' }),
+      deleted: refusal(409, 'THREAD_DELETED', () => 'the prompt was not run', { reason: 'deleted' }),
+      other: refusal(409, 'PROMPT_WITHDRAWN', () => 'the prompt was not run', { details: (o) => ({ reason: o.reason }) }),
+    },
+  },
+}
+
+export const abortOutcomes: OutcomeTable<AbortOutcome, ThreadContext & { run?: number }> = {
+  stopped: { status: 200, body: (o, c) => ({ threadId: c.threadId, restored: o.restored }) },
+  'not-live': notLive,
+  idle: refusal(409, 'THREAD_IDLE', (_, c) => `nothing is running on thread ${c.threadId}`, { reason: 'idle' }),
+  'stale-run': refusal(409, 'RUN_STALE', (_, c) => `run ${c.run} is not the current run of thread ${c.threadId}`, { reason: 'stale-run' }),
+}
+
+export const answerOutcomes: OutcomeTable<DialogOutcomeForRoute, ThreadContext & { dialogId: string }> = {
+  answered: { status: 204, body: () => undefined },
+  'not-live': notLive,
+  unknown: refusal(404, 'QUESTION_NOT_OPEN', (_, c) => `no open question ${c.dialogId} on thread ${c.threadId}`),
+  refused: refusal(422, 'ANSWER_REFUSED', () => 'the answer does not fit the question', { details: (o) => ({ refusal: o.refusal }) }),
+}
+
+/** A thread named by id that is not there (`unknown`), or not live where only a live one will do. */
+export const lookupOutcomes: OutcomeTable<LookupOutcome, ThreadContext> = {
+  unknown: noThread,
+  'not-live': refusal(404, 'THREAD_NOT_LIVE', (_, c) => `thread ${c.threadId} is not live`),
+}
+
+/** `GET /api/debug/machines/:machineId` naming no machine. */
+export const machineOutcomes: OutcomeTable<{ kind: 'unknown'; machines: string[] }, { machineId: string }> = {
+  unknown: refusal(404, 'MACHINE_NOT_FOUND', (_, c) => `no machine ${c.machineId}`, { details: (o) => ({ machines: o.machines }) }),
+}
