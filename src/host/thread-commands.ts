@@ -17,7 +17,9 @@ export type UpdateOutcome =
 export type CommandOutcome =
   | { kind: 'command-done'; command: string; summary: ThreadSummary }
   | { kind: 'unknown-command'; name: string; suggestions: string[] }
-  | Exclude<UpdateOutcome, { kind: 'updated' }>
+  /** A command that applies between runs (`/model`, `/thinking`, `/compact`), sent during one. */
+  | { kind: 'command-busy'; command: string }
+  | Exclude<UpdateOutcome, { kind: 'updated' | 'busy' }>
 
 export type ThreadChange = { title?: string; model?: string; thinkingLevel?: ThinkingLevel }
 
@@ -42,7 +44,8 @@ export async function runHostCommand(target: CommandTarget, name: HostCommand, a
   }
   const change = name === 'name' ? { title: args } : name === 'model' ? { model: args } : { thinkingLevel: args as ThinkingLevel }
   const outcome = await target.update(change)
-  return outcome.kind === 'updated' ? { kind: 'command-done', command: name, summary: outcome.summary } : outcome
+  if (outcome.kind === 'updated') return { kind: 'command-done', command: name, summary: outcome.summary }
+  return outcome.kind === 'busy' ? { kind: 'command-busy', command: name } : outcome
 }
 
 /** `/new`: a fresh thread with this one's model, thinking level and workspace. */
@@ -55,7 +58,7 @@ async function newLike(target: CommandTarget, title: string): Promise<CommandOut
 
 /** `/compact`: between runs, like a model change. */
 async function compact(target: CommandTarget, instructions: string): Promise<CommandOutcome> {
-  if (target.live.busy) return { kind: 'busy' }
+  if (target.live.busy) return { kind: 'command-busy', command: 'compact' }
   try {
     await target.live.compact(instructions)
   } catch (error) {

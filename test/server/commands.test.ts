@@ -52,6 +52,23 @@ describe('threadhost commands over HTTP, on the real pi runtime', () => {
     await api(h.url, 'POST', '/api/threads/c/abort')
   })
 
+  it('/model, /thinking and /compact during a run are 409 THREAD_BUSY saying they apply between runs, not that the prompt asked not to be queued', async () => {
+    await api(h.url, 'POST', '/api/threads', { id: 'm' })
+    const tab = await SseClient.open(`${h.url}/api/threads/m/follow`)
+    tabs.push(tab)
+    // A run held open by a question.
+    await prompt('m', 'call ui_dialog {"method":"confirm","title":"Hold on?"}')
+    await tab.waitFor(is('extension-ui-request'))
+    for (const [command, name] of [['/model demo', 'model'], ['/thinking low', 'thinking'], ['/compact', 'compact']]) {
+      const busy = await prompt('m', command)
+      expect(busy.status, command).toBe(409)
+      expect(busy.body, command).toMatchObject({ code: 'THREAD_BUSY', reason: 'busy' })
+      expect(busy.body.error, command).toContain(`/${name} applies between runs`)
+      expect(busy.body.error, command).not.toMatch(/asked not to be queued/)
+    }
+    await api(h.url, 'POST', '/api/threads/m/abort')
+  })
+
   it('/new answers with a new thread on the same model and workspace; the first thread is unchanged', async () => {
     await api(h.url, 'POST', '/api/threads', { id: 'first', thinkingLevel: 'low' })
     const reply = await prompt('first', '/new Second try')
