@@ -12,7 +12,7 @@ import Fastify from 'fastify'
 import ts from 'typescript'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { apiRoutes, type RouteSpec } from '../../src/schemas/api-routes.js'
-import { createApiClient, isApiError } from '../../src/shared/api-client.js'
+import { ApiError, createApiClient, hasErrorCode, isApiError } from '../../src/shared/api-client.js'
 import { startHarness, type Harness } from '../server/harness.js'
 
 const ROOT = resolve(import.meta.dirname, '../..')
@@ -111,6 +111,21 @@ describe('the typed client', () => {
 
     const reply = await th.request('createThread', { body: { model: 'nobody/nothing' } })
     expect(reply).toMatchObject({ status: 422, ok: false, body: { error: expect.any(String) } })
+  })
+
+  it('carries the stable code of every error answer, for a caller to switch on instead of the status', async () => {
+    const th = createApiClient({ baseUrl: h.url })
+    const missing = await th.call('getThread', { params: { id: 'nope' } }).catch((err: unknown) => err)
+    expect(missing).toMatchObject({ code: 'THREAD_NOT_FOUND' })
+    expect(hasErrorCode(missing, 'THREAD_NOT_FOUND', 'THREAD_NOT_LIVE')).toBe(true)
+    const { threadId } = await th.call('createThread')
+    const idle = await th.call('abort', { params: { id: threadId } }).catch((err: unknown) => err)
+    expect(hasErrorCode(idle, 'THREAD_NOT_LIVE', 'THREAD_IDLE')).toBe(true)
+    expect(hasErrorCode(idle, 'RUN_STALE')).toBe(false)
+    const reply = await th.request('prompt', { params: { id: threadId }, body: { message: '/nam Typo' } })
+    expect(reply).toMatchObject({ status: 422, body: { code: 'UNKNOWN_COMMAND' } })
+    // Not threadhost's answer (a proxy's page): no code, and nothing matches.
+    expect(hasErrorCode(new ApiError(502, { error: 'Bad Gateway' }), 'RUNTIME_FAILED')).toBe(false)
   })
 
   it('sends the Idempotency-Key it is given, so a repeated create runs once', async () => {
