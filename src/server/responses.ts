@@ -6,8 +6,6 @@
 import type { FastifyReply } from 'fastify'
 import { answerOf, type OutcomeTable } from '../schemas/outcomes.js'
 
-export { EventStream, guarded } from '../schemas/responses.js'
-
 /** Sends the table's answer to `outcome`; `context` holds what its text names (the thread's id, …). */
 export function replyWith<O extends { kind: string }, C>(reply: FastifyReply, table: OutcomeTable<O, C>, outcome: NoInfer<O>, context: NoInfer<C>): FastifyReply {
   const { status, body } = answerOf(table, outcome, context)
