@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { Log } from './store/journal.js'
-import { writeFault, type PromptFate, type ThreadStore, type WriteFault } from './store/port.js'
+import { writeFault, type IdempotencyClaim, type PromptFate, type ThreadStore, type WriteFault } from './store/port.js'
 import type { LiveThread, PromptOutcome } from './live-thread.js'
 import { factsOf } from './thread-display.js'
 import type { ThreadSlot } from './thread-slot.js'
@@ -30,12 +30,14 @@ export class PromptAdmission {
     private readonly log?: Log,
   ) {}
 
-  async admit(slot: ThreadSlot, live: LiveThread, request: PromptRequestBody): Promise<AdmissionOutcome> {
+  /** `claim`: the request's `Idempotency-Key`, claimed for this prompt in the commit that journals it. */
+  async admit(slot: ThreadSlot, live: LiveThread, request: PromptRequestBody, claim?: IdempotencyClaim): Promise<AdmissionOutcome> {
     const { message: text, admission, deliverAs, run } = request
     const threadId = slot.threadId
     const messageId = randomUUID()
     try {
-      this.store.admitPrompt({ threadId, messageId, text, admission, deliverAs, queued: false, run: slot.run, acceptedAt: Date.now() }, this.rowOf(slot))
+      const row = { threadId, messageId, text, admission, deliverAs, queued: false, run: slot.run, acceptedAt: Date.now() }
+      this.store.admitPrompt(row, this.rowOf(slot), claim)
     } catch (error) {
       return { kind: 'not-durable', fault: writeFault(error) ?? { kind: 'read-only', code: 'EIO', message: String(error) } }
     }

@@ -18,7 +18,7 @@ import type { AbortOutcome, LiveThread, PromptOutcome } from './live-thread.js'
 import { PromptAdmission, type PromptRequestBody } from './prompt-admission.js'
 import { rebuildIndex, recoveredRow, recoverInFlight, survey, type RecoveryDeps } from './recovery.js'
 import { lostCeiling, ThreadJournal, type Log } from './store/journal.js'
-import type { ThreadRow, ThreadStore, WriteFault } from './store/port.js'
+import type { IdempotencyClaim, ThreadRow, ThreadStore, WriteFault } from './store/port.js'
 import { SqliteThreadStore } from './store/sqlite.js'
 import { runHostCommand, type CommandOutcome, type ThreadChange, type UpdateOutcome } from './thread-commands.js'
 import { summaryOf } from './thread-display.js'
@@ -280,8 +280,9 @@ export class ThreadRegistry {
   /**
    * The first prompt to an unknown id creates the thread. A `/command` is threadhost's (applied to
    * the thread, never queued), pi's (prompted as any text: pi runs it), or unknown (refused).
+   * `claim`: the request's `Idempotency-Key`, claimed for the prompt when it is journaled.
    */
-  prompt(threadId: string, request: PromptRequestBody): Promise<PromptRouteOutcome> {
+  prompt(threadId: string, request: PromptRequestBody, claim?: IdempotencyClaim): Promise<PromptRouteOutcome> {
     return this.#tracked(async () => {
       if (this.#closing) return { kind: 'closing' }
       const slot = this.#slots.get(threadId) ?? this.#remember(threadId, { model: this.#options.defaultModel, cwd: this.#options.workspaces.default })
@@ -314,7 +315,7 @@ export class ThreadRegistry {
         command.name,
         command.args,
       )
-      return this.#admission.admit(slot, live, request)
+      return this.#admission.admit(slot, live, request, claim)
     })
   }
 

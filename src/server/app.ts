@@ -145,7 +145,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         handler: async () => writes.health(),
       },
       ...threadRoutes(registry),
-      ...runRoutes(registry),
+      ...runRoutes(registry, writes),
       ...dialogRoutes(registry),
       ...followRoutes(registry, stream),
     },

@@ -13,8 +13,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { keyedRequest } from '../host/store/keyed.js'
-import { IDEMPOTENCY_TTL_MS, writeFault, type IdempotentAnswer, type ThreadStore, type WriteFault } from '../host/store/port.js'
+import { IDEMPOTENCY_TTL_MS, writeFault, type IdempotencyClaim, type IdempotentAnswer, type ThreadStore, type WriteFault } from '../host/store/port.js'
 import { answerOf, guardOutcomes, promptOutcomes } from '../schemas/outcomes.js'
 import { replyWith } from './responses.js'
 
@@ -28,15 +27,18 @@ export function refuseWrite(reply: FastifyReply, found: WriteFault): FastifyRepl
   return replyWith(reply, guardOutcomes, { kind: 'not-durable', fault: found }, undefined)
 }
 
-interface Claim {
-  key: string
-  fingerprint: string
+interface Claim extends IdempotencyClaim {
   resolve: (answer: IdempotentAnswer) => void
 }
 
 export interface WriteGuards {
   /** preHandler: replays or claims an `Idempotency-Key`. */
   idempotent: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
+  /**
+   * The `Idempotency-Key` this request claimed (none without one, or once answered): a route passes
+   * it to the host, so a prompt's admission claims the key in the same commit that journals it.
+   */
+  claimOf: (request: FastifyRequest) => IdempotencyClaim | undefined
   /** preHandler: refuses the request when the store cannot write now. */
   durable: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
   /** `ok`, or `degraded` and why. */
@@ -144,9 +146,11 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
       const answer = new Promise<IdempotentAnswer>((r) => (resolve = r))
       inflight.set(key, { fingerprint, answer })
       claims.set(request, { key, fingerprint, resolve })
-      // The rest of this request (its handler included) runs with the key, so a prompt's admission
-      // claims it in the same commit: a crash before the answer below is recorded loses nothing.
-      keyedRequest.enterWith({ key, fingerprint })
+    },
+
+    claimOf(request) {
+      const claim = claims.get(request)
+      return claim && { key: claim.key, fingerprint: claim.fingerprint }
     },
 
     async durable(request, reply) {

@@ -2,11 +2,11 @@
  * The store port in memory, for host tests: the same contract as the SQLite store, nothing durable.
  * `crash()` hands back a new store holding exactly what was "committed", as a restart would see it.
  */
-import { keyedRequest } from '../../src/host/store/keyed.js'
 import {
   IDEMPOTENCY_TTL_MS,
   JOURNAL_RETENTION_MS,
   type DialogRow,
+  type IdempotencyClaim,
   type IdempotentAnswer,
   type PromptFate,
   type PromptRow,
@@ -83,15 +83,14 @@ export class MemoryThreadStore implements ThreadStore {
     if (row && ceiling > row.seq) row.seq = ceiling
   }
 
-  admitPrompt(prompt: PromptRow, thread: ThreadRow): void {
+  admitPrompt(prompt: PromptRow, thread: ThreadRow, claim?: IdempotencyClaim): void {
     if (!this.#write('admitPrompt')) return
     this.#prompts = this.#prompts.filter((p) => !(p.threadId === prompt.threadId && p.messageId === prompt.messageId))
     this.#prompts.push(copy(prompt))
     this.#put(thread)
-    const keyed = keyedRequest.getStore()
-    if (keyed && !this.#idempotent.has(keyed.key)) {
+    if (claim && !this.#idempotent.has(claim.key)) {
       const pending = { threadId: prompt.threadId, messageId: prompt.messageId }
-      this.#idempotent.set(keyed.key, { ...keyed, status: 0, body: '', at: prompt.acceptedAt, pending })
+      this.#idempotent.set(claim.key, { key: claim.key, fingerprint: claim.fingerprint, status: 0, body: '', at: prompt.acceptedAt, pending })
     }
   }
 

@@ -109,11 +109,12 @@ export interface ThreadStore {
   reserveSeq(threadId: string, ceiling: number): void
 
   /**
-   * An admitted prompt, with the thread's row (its updatedAt and run), in one commit. Inside a keyed
-   * request (`keyedRequest`, src/host/store/keyed.ts) the same commit claims the key for this prompt
-   * (an answer `pending` on it), unless the key is already known.
+   * An admitted prompt, with the thread's row (its updatedAt and run), in one commit. With the
+   * request's `Idempotency-Key` claim, the same commit claims the key for this prompt (an answer
+   * `pending` on it), unless the key is already known: a crash before the answer is recorded then
+   * leaves the key pointing at the journaled prompt, and a retry is answered from it.
    */
-  admitPrompt(prompt: PromptRow, thread: ThreadRow): void
+  admitPrompt(prompt: PromptRow, thread: ThreadRow, claim?: IdempotencyClaim): void
   /**
    * The machine's answer to a prompt journaled (by `admitPrompt`) before it was sent: its run and
    * whether it was queued, with the thread's row, in one commit.
@@ -168,6 +169,12 @@ export interface ThreadStore {
 
   /** Further calls are ignored. */
   close(): void
+}
+
+/** A request's `Idempotency-Key`, as its answer will be recorded: the key and the request's digest. */
+export interface IdempotencyClaim {
+  key: string
+  fingerprint: string
 }
 
 /** How long a keyed request's answer is kept and replayed. */

@@ -9,11 +9,11 @@
  */
 import { accessSync, constants, existsSync, rmSync, statfsSync } from 'node:fs'
 import { join } from 'node:path'
-import { keyedRequest } from './keyed.js'
 import {
   IDEMPOTENCY_TTL_MS,
   PRUNE_EVERY_MS,
   type DialogRow,
+  type IdempotencyClaim,
   type IdempotentAnswer,
   type PromptFate,
   type PromptRow,
@@ -166,12 +166,11 @@ export class SqliteThreadStore implements ThreadStore {
     this.#threads.reserveSeq(threadId, ceiling)
   }
 
-  admitPrompt(prompt: PromptRow, thread: ThreadRow): void {
+  admitPrompt(prompt: PromptRow, thread: ThreadRow, claim?: IdempotencyClaim): void {
     this.#db.tx(() => {
       this.#journal.admit(prompt)
       this.#threads.put(thread)
-      const keyed = keyedRequest.getStore()
-      if (keyed) this.#keys.claim(keyed, prompt, prompt.acceptedAt)
+      if (claim) this.#keys.claim(claim, prompt, prompt.acceptedAt)
     })
   }
 

@@ -6,12 +6,13 @@ import type { ThreadRegistry } from '../../host/thread-registry.js'
 import { MAX_PROMPT_CHARS } from '../../schemas/index.js'
 import { abortOutcomes, guardOutcomes, promptOutcomes } from '../../schemas/outcomes.js'
 import { replyWith } from '../responses.js'
+import type { WriteGuards } from '../writes.js'
 import type { RouteHandlers } from './register.js'
 import { emptyBodyIsObject } from './threads.js'
 
 const tags = ['runs']
 
-export function runRoutes(registry: ThreadRegistry): RouteHandlers {
+export function runRoutes(registry: ThreadRegistry, writes: WriteGuards): RouteHandlers {
   return {
     prompt: {
       tags,
@@ -23,7 +24,10 @@ export function runRoutes(registry: ThreadRegistry): RouteHandlers {
         if (message.length > MAX_PROMPT_CHARS) {
           return replyWith(reply, guardOutcomes, { kind: 'prompt-too-long', limit: MAX_PROMPT_CHARS }, undefined)
         }
-        const outcome = await registry.prompt(id, { message, admission, deliverAs, ...(run !== undefined ? { run } : {}) })
+        // A crash between the prompt's admission and its answer being recorded loses nothing: the
+        // admission claims the Idempotency-Key in the same commit, and a retry is answered from it.
+        const body = { message, admission, deliverAs, ...(run !== undefined ? { run } : {}) }
+        const outcome = await registry.prompt(id, body, writes.claimOf(request))
         if (outcome.kind === 'not-durable') request.log.warn({ code: outcome.fault.code }, `prompt refused: ${outcome.fault.message}`)
         return replyWith(reply, promptOutcomes, outcome, { threadId: id, run, damage: () => registry.get(id)?.unavailable })
       },

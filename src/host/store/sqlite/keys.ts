@@ -2,8 +2,7 @@
  * The `idempotency` table: the first answer to each `Idempotency-Key` (status 0 marks a claim made
  * with a prompt's admission, whose answer is the journaled prompt: IdempotentAnswer.pending).
  */
-import type { KeyedRequest } from '../keyed.js'
-import type { IdempotentAnswer } from '../port.js'
+import type { IdempotencyClaim, IdempotentAnswer } from '../port.js'
 import type { SqliteDb } from './db.js'
 
 export class KeyTable {
@@ -33,11 +32,11 @@ export class KeyTable {
   }
 
   /** Claims an unknown key for a journaled prompt (inside the caller's commit); a known key keeps its answer. */
-  claim(keyed: KeyedRequest, prompt: { threadId: string; messageId: string }, at: number): void {
+  claim(claim: IdempotencyClaim, prompt: { threadId: string; messageId: string }, at: number): void {
     this.db.run(
       'INSERT OR IGNORE INTO idempotency (key, fingerprint, status, body, at) VALUES (?, ?, 0, ?, ?)',
-      keyed.key,
-      keyed.fingerprint,
+      claim.key,
+      claim.fingerprint,
       JSON.stringify({ threadId: prompt.threadId, messageId: prompt.messageId }),
       at,
     )
