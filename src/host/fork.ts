@@ -10,18 +10,12 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { ThreadSummary, TranscriptEntry } from '../schemas/index.js'
+import type { ForkOutcome } from '../schemas/outcomes.js'
 import { SessionDamaged, type RuntimeFactory } from '../runtime/port.js'
 import type { ThreadRow } from './store/port.js'
 
-export type ForkOutcome =
-  | { kind: 'forked'; summary: ThreadSummary; prompt: string }
-  /** No such thread. */
-  | { kind: 'unknown' }
-  /** The thread's persisted transcript has no such message (or none a fork can cut before). */
-  | { kind: 'unknown-message' }
-  | { kind: 'invalid'; reason: string }
-  /** The thread's session file is damaged: it cannot be read, so nothing can be forked from it. */
-  | { kind: 'unavailable'; reason: string }
+/** What a fork came to: src/schemas/outcomes.ts holds the vocabulary and what each is on the wire. */
+export type { ForkOutcome } from '../schemas/outcomes.js'
 
 /** The prompt a fork at `messageId` cuts before: the user message itself, or the one that produced a reply. */
 export function forkPrompt(transcript: TranscriptEntry[], messageId: string): { messageId: string; text: string } | undefined {

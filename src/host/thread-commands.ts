@@ -4,22 +4,12 @@
  * settings are the registry's `update`, so a command and the settings route answer alike.
  */
 import { THINKING_LEVELS, type ThinkingLevel, type ThreadSummary } from '../schemas/index.js'
+import type { CommandOutcome, UpdateOutcome } from '../schemas/outcomes.js'
 import type { HostCommand } from './commands.js'
 import type { LiveThread } from './live-thread.js'
 
-export type UpdateOutcome =
-  | { kind: 'updated'; summary: ThreadSummary }
-  | { kind: 'unknown' }
-  | { kind: 'invalid'; reason: string }
-  | { kind: 'busy' }
-  | { kind: 'unavailable'; reason: string }
-
-export type CommandOutcome =
-  | { kind: 'command-done'; command: string; summary: ThreadSummary }
-  | { kind: 'unknown-command'; name: string; suggestions: string[] }
-  /** A command that applies between runs (`/model`, `/thinking`, `/compact`), sent during one. */
-  | { kind: 'command-busy'; command: string }
-  | Exclude<UpdateOutcome, { kind: 'updated' | 'busy' }>
+/** What a settings change and a command come to: the vocabulary is src/schemas/outcomes.ts's. */
+export type { CommandOutcome, UpdateOutcome } from '../schemas/outcomes.js'
 
 export type ThreadChange = { title?: string; model?: string; thinkingLevel?: ThinkingLevel }
 

@@ -10,17 +10,18 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { CommandInfo, ModelList, ThinkingLevel, ThreadSummary } from '../schemas/index.js'
+import type { CreateOutcome, DialogOutcomeForRoute, PromptRouteOutcome } from '../schemas/outcomes.js'
 import { SessionDamaged, type ModelCatalog, type RuntimeFactory } from '../runtime/port.js'
 import { HOST_COMMANDS, parseCommand } from './commands.js'
 import type { Feed } from './feed.js'
 import { forkThread, type ForkOutcome } from './fork.js'
-import type { AbortOutcome, LiveThread, PromptOutcome } from './live-thread.js'
+import type { AbortOutcome, LiveThread } from './live-thread.js'
 import { PromptAdmission, type PromptRequestBody } from './prompt-admission.js'
 import { rebuildIndex, recoveredRow, recoverInFlight, survey, type RecoveryDeps } from './recovery.js'
 import { lostCeiling, ThreadJournal, type Log } from './store/journal.js'
-import type { IdempotencyClaim, ThreadRow, ThreadStore, WriteFault } from './store/port.js'
+import type { IdempotencyClaim, ThreadRow, ThreadStore } from './store/port.js'
 import { SqliteThreadStore } from './store/sqlite.js'
-import { runHostCommand, type CommandOutcome, type ThreadChange, type UpdateOutcome } from './thread-commands.js'
+import { runHostCommand, type ThreadChange, type UpdateOutcome } from './thread-commands.js'
 import { summaryOf } from './thread-display.js'
 import { provideSlotMachine } from './slot-lifecycle.js'
 import { ThreadFeeds } from './thread-feeds.js'
@@ -43,8 +44,6 @@ export interface RegistryOptions {
   store?: ThreadStore
 }
 
-export type CreateOutcome = { kind: 'created'; threadId: string } | { kind: 'taken' } | { kind: 'invalid'; reason: string }
-
 export interface CreateRequest {
   id?: string
   title?: string
@@ -53,15 +52,8 @@ export interface CreateRequest {
   cwd?: string
 }
 
-export type DialogOutcomeForRoute = { kind: 'answered' } | { kind: 'not-live' } | { kind: 'unknown' } | { kind: 'refused'; refusal: string }
-
-/** What a prompt came to; `not-durable`: it could not be journaled, so it was never sent. */
-export type PromptRouteOutcome =
-  | PromptOutcome
-  | CommandOutcome
-  | { kind: 'closing' }
-  | { kind: 'build-failed'; reason: string }
-  | { kind: 'not-durable'; fault: WriteFault }
+/** What each command comes to: src/schemas/outcomes.ts holds the vocabularies and what each outcome is on the wire. */
+export type { CreateOutcome, DialogOutcomeForRoute, PromptRouteOutcome }
 
 export type DialogBody = { id: string; [field: string]: unknown }
 

@@ -73,9 +73,12 @@ export type UpdateOutcome =
 
 export type ForkOutcome =
   | { kind: 'forked'; summary: ThreadSummary; prompt: string }
+  /** No such thread. */
   | { kind: 'unknown' }
+  /** The thread's persisted transcript has no such message (or none a fork can cut before). */
   | { kind: 'unknown-message' }
   | { kind: 'invalid'; reason: string }
+  /** The thread's session file is damaged: it cannot be read, so nothing can be forked from it. */
   | { kind: 'unavailable'; reason: string }
 
 /** What the thread machine made of a prompt. */
