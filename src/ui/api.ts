@@ -16,7 +16,7 @@ import type {
   ThreadSummary,
   UpdateThreadBody,
 } from '../schemas/index.js'
-import { ApiError, createApiClient, DEFAULT_RETRY_DELAYS_MS, isNetworkError } from '../shared/api-client.js'
+import { ApiError, createApiClient, DEFAULT_RETRY_DELAYS_MS, hasErrorCode, isNetworkError, type ErrorCode } from '../shared/api-client.js'
 
 /**
  * A refused request. Its message is what the server said (`refusal`, else `error`, e.g. a 422's
@@ -34,23 +34,23 @@ export function describeError(err: unknown): string {
 }
 
 /**
- * What a refusal means to the client, asked in one place (the components never read status numbers
- * themselves), so the mapping from the server's answer can change here alone.
+ * What a refusal means to the client, asked in one place by the answer's stable `code` (the
+ * components never read status numbers or codes themselves), so the mapping can change here alone.
  */
-const answered = (err: unknown, status: number): err is ApiError => err instanceof ApiError && err.status === status
+export const answered = (err: unknown, ...codes: ErrorCode[]): err is ApiError => hasErrorCode(err, ...codes)
 
-/** Not there (404): no such thread, or a question that is no longer open. */
-export const isNotFound = (err: unknown): boolean => answered(err, 404)
+/** Not there: no such thread, a thread that is not live, or a question that is no longer open. */
+export const isNotFound = (err: unknown): boolean => answered(err, 'THREAD_NOT_FOUND', 'THREAD_NOT_LIVE', 'QUESTION_NOT_OPEN')
 
-/** Refused for the thread's state (409): a run is in flight (a change of model), or none is (a stop). */
-export const isConflict = (err: unknown): boolean => answered(err, 409)
+/** Refused for the thread's state: a run is in flight (a change of model), or none is (a stop). */
+export const isConflict = (err: unknown): boolean => answered(err, 'THREAD_BUSY', 'THREAD_IDLE', 'RUN_STALE', 'THREAD_UNAVAILABLE')
 
 /** A stop (or steer) that named a run which has ended while a newer one started. */
-export const isStaleRun = (err: unknown): boolean => answered(err, 409) && err.body.reason === 'stale-run'
+export const isStaleRun = (err: unknown): boolean => answered(err, 'RUN_STALE')
 
-/** The server's words when it refused what was sent (422: e.g. an answer that does not fit its question); else undefined. */
+/** The server's words when it refused what was sent (e.g. an answer that does not fit its question); else undefined. */
 export function refusalOf(err: unknown): string | undefined {
-  if (!answered(err, 422)) return undefined
+  if (!answered(err, 'ANSWER_REFUSED', 'IDEMPOTENCY_KEY_REUSED')) return undefined
   return err.body.refusal ?? err.body.error ?? 'That answer was refused.'
 }
 
@@ -91,8 +91,8 @@ export const client = createApiClient({
 
 /** A 401 means the page was opened without the token: say how to give it. */
 const tokenHint = (err: unknown): never => {
-  if (err instanceof ApiError && err.status === 401) {
-    throw new ApiError(401, { error: 'this server needs a token: open the page as /?token=<secret>' }, err.route)
+  if (answered(err, 'TOKEN_REQUIRED')) {
+    throw new ApiError(401, { error: 'this server needs a token: open the page as /?token=<secret>', code: 'TOKEN_REQUIRED' }, err.route)
   }
   throw err
 }

@@ -44,7 +44,7 @@ describe('dialog cards', () => {
 
   test('select: one button per option; a 422 shows the refusal and leaves the card usable', async () => {
     const submit = vi.fn(async () => {
-      throw new ApiError(422, { error: 'refused', refusal: "'zzz' is not one of the offered options" })
+      throw new ApiError(422, { error: 'refused', code: 'ANSWER_REFUSED', refusal: "'zzz' is not one of the offered options" })
     })
     mount({ id: 's1', dialog: { method: 'select', title: 'Pick a region', options: ['eu-west', 'us-east'] }, origin }, submit)
     const card = page.getByRole('dialog', { name: 'Pick a region' })
@@ -146,7 +146,7 @@ describe('dialog cards', () => {
 
   test('a 404 says the question is no longer open', async () => {
     mount({ id: 'g', dialog: { method: 'confirm', title: 'Gone?', message: '' }, origin }, vi.fn(async () => {
-      throw new ApiError(404, { error: 'unknown dialog' })
+      throw new ApiError(404, { error: 'unknown dialog', code: 'QUESTION_NOT_OPEN' })
     }))
     const card = page.getByRole('dialog', { name: 'Gone?' })
     await card.getByRole('button', { name: 'Yes' }).click()

@@ -95,7 +95,7 @@ describe('a thread’s model, thinking level and workspace', () => {
   test('a model change refused because a run is in flight says so and the picker goes back to the thread’s model', async () => {
     const { api } = server({
       updateThread: vi.fn(async () => {
-        throw new ApiError(409, { error: 'a run is in progress; change the model or thinking level between runs', reason: 'busy' })
+        throw new ApiError(409, { error: 'a run is in progress; change the model or thinking level between runs', code: 'THREAD_BUSY', reason: 'busy' })
       }),
     })
     await newThread(api)
@@ -109,7 +109,7 @@ describe('a thread’s model, thinking level and workspace', () => {
   test('a model the server cannot use is refused with the server’s own reason, and nothing changes', async () => {
     const { api } = server({
       updateThread: vi.fn(async () => {
-        throw new ApiError(422, { error: 'no credentials for provider lab' })
+        throw new ApiError(422, { error: 'no credentials for provider lab', code: 'SETTINGS_REFUSED' })
       }),
     })
     await newThread(api)

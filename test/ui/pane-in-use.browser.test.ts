@@ -182,13 +182,13 @@ describe('the notes tell the truth about how a question ended', () => {
     const { es } = await livePane(api, true, [confirmDialog('d1', 'Deploy?')])
     await page.getByRole('dialog', { name: 'Deploy?' }).getByRole('button', { name: 'Yes' }).click()
     es().frame({ seq: 2, type: 'dialog-settled', id: 'd1', outcome: 'answered' })
-    reply.reject(new ApiError(404, { error: 'unknown dialog' }))
+    reply.reject(new ApiError(404, { error: 'unknown dialog', code: 'QUESTION_NOT_OPEN' }))
     await expect.element(note('Deploy?')).toHaveTextContent('answered in another tab')
     await expect.element(note('Deploy?')).toHaveTextContent('not taken')
   })
 
   test('a race the other way: the 404 comes before the settle; the note still says another tab answered', async () => {
-    const api = fakeApi({ answerDialog: vi.fn(async () => Promise.reject(new ApiError(404, { error: 'unknown dialog' }))) })
+    const api = fakeApi({ answerDialog: vi.fn(async () => Promise.reject(new ApiError(404, { error: 'unknown dialog', code: 'QUESTION_NOT_OPEN' }))) })
     const { es } = await livePane(api, true, [confirmDialog('d1', 'Deploy?')])
     await page.getByRole('dialog', { name: 'Deploy?' }).getByRole('button', { name: 'Yes' }).click()
     await until(() => api.answerDialog.mock.calls.length === 1)
@@ -258,7 +258,7 @@ describe('no stale labels', () => {
   })
 
   test('a thread that does not exist yet is not "Reconnecting": it says it starts with the first message', async () => {
-    const api = fakeApi({ getThread: vi.fn(async () => Promise.reject(new ApiError(404, { error: 'no such thread' }))) })
+    const api = fakeApi({ getThread: vi.fn(async () => Promise.reject(new ApiError(404, { error: 'no such thread', code: 'THREAD_NOT_FOUND' }))) })
     const { es } = mountPane(api, 'not-yet')
     await until(() => FakeEventSource.instances.length === 1)
     es().fail()
@@ -376,7 +376,7 @@ describe('layout', () => {
       origin: { kind: 'tool' },
     }
     el.submit = vi.fn(async (_: DialogAnswerBody) => {
-      throw new ApiError(422, { error: 'refused', refusal: "question 'lang': choose one of the offered options" })
+      throw new ApiError(422, { error: 'refused', code: 'ANSWER_REFUSED', refusal: "question 'lang': choose one of the offered options" })
     })
     document.body.append(el)
     const card = page.getByRole('dialog', { name: 'Setup' })
@@ -460,7 +460,7 @@ describe('a stale tab cannot stop a newer run', () => {
   test('Stop names the run this tab shows; when a newer run has started the server refuses, and the tab says so instead of pretending', async () => {
     const api = fakeApi({
       abort: vi.fn(async () => {
-        throw new ApiError(409, { error: 'run 1 is not the current run', reason: 'stale-run' })
+        throw new ApiError(409, { error: 'run 1 is not the current run', code: 'RUN_STALE', reason: 'stale-run' })
       }),
     })
     await livePane(api, true)
@@ -486,7 +486,7 @@ describe('a stale tab cannot steer into a newer run', () => {
   test('a steer names the run this tab shows; when a newer run is current the server refuses it and the text comes back into the draft, said', async () => {
     const api = fakeApi({
       prompt: vi.fn(async () => {
-        throw new ApiError(409, { error: 'run 1 is not the current run of thread t1; the prompt was not queued', reason: 'stale-run' })
+        throw new ApiError(409, { error: 'run 1 is not the current run of thread t1; the prompt was not queued', code: 'RUN_STALE', reason: 'stale-run' })
       }),
     })
     await livePane(api, true)

@@ -1,10 +1,11 @@
 /** The inspector's routes, through the same typed client (route table, token) as the rest of the web client. */
-import { ApiError, apiConfig, client } from '../api.js'
+import { answered, ApiError, apiConfig, client } from '../api.js'
 import type { ActorNode, MachineInfo } from './types.js'
 
 const inspectorOff = (err: unknown): never => {
-  if (err instanceof ApiError && err.status === 404) {
-    throw new ApiError(404, { error: 'the inspector is off on this server (--inspector off)' }, err.route)
+  // The route is not there at all: the server runs with --inspector off.
+  if (answered(err, 'ROUTE_NOT_FOUND')) {
+    throw new ApiError(404, { error: 'the inspector is off on this server (--inspector off)', code: 'ROUTE_NOT_FOUND' }, err.route)
   }
   throw err
 }
