@@ -1,11 +1,7 @@
 /** The runtime's public face: the pi-backed factory, plus the pieces tests and docs refer to. */
-export {
-  createPiRuntimeFactory,
-  PiRuntime,
-  sessionPaths,
-  takeQueued,
-  type PiRuntimeFactoryOptions,
-} from './pi-adapter.js'
+export { PiRuntime, takeQueued } from './pi-adapter.js'
+export { createPiRuntimeFactory, type PiRuntimeFactoryOptions } from './session-factory.js'
+export { sessionPaths } from './persisted-sessions.js'
 export { describeSurvey, surveyAgentDir, type AgentDirSurvey } from './agent-dir.js'
 export { PiModels, type PiModelsOptions } from './pi-models.js'
 export { createDemoProvider, demoReply, parseCalls, DEMO_MODEL, DEMO_PROVIDER, type DemoProvider } from './demo-model.js'

@@ -9,81 +9,16 @@
  *   end — a refusal, or an extension that handled the input.
  */
 import { randomUUID } from 'node:crypto'
-import { mkdirSync } from 'node:fs'
-import { readdir, readFile, rm, stat } from 'node:fs/promises'
-import { basename, dirname, join } from 'node:path'
-import {
-  createAgentSession,
-  createCodemodeExtension,
-  createMcpExtension,
-  createToolSearchExtension,
-  DefaultResourceLoader,
-  SessionManager,
-  SettingsManager,
-  type AgentSession,
-  type AgentSessionEvent,
-  type ExtensionFactory,
-} from '@earendil-works/pi-coding-agent'
-import { DEMO_MODEL, DEMO_MODEL_ID, DEMO_PROVIDER } from './demo-model.js'
+import type { AgentSession, AgentSessionEvent } from '@earendil-works/pi-coding-agent'
 import type { CommandInfo, ThinkingLevel, TranscriptEntry } from '../schemas/index.js'
-import type {
-  AgentRuntime,
-  ClearedQueue,
-  QueuedPrompt,
-  RuntimeEvent,
-  RuntimeFactory,
-  RuntimeListener,
-  PersistedThread,
-  RuntimeOptions,
-  UiBridge,
-} from './port.js'
+import type { AgentRuntime, ClearedQueue, QueuedPrompt, RuntimeEvent, RuntimeListener } from './port.js'
 import type { PiModels } from './pi-models.js'
-import { askBridge, consoleLogger, createExtensionUi, errorText, type RuntimeLogger } from './extension-ui.js'
-import { decideTrust, extensionTrust, needsTrustDecision, trustAnswer, trustQuestion, type TrustPolicy } from './project-trust.js'
+import { errorText, type RuntimeLogger } from './extension-ui.js'
 import { EventMapper } from './map-events.js'
 import { skipUnheardEvents } from './unheard-events.js'
-import { DEFAULT_TOOL_POLICY, type ToolPolicy } from './tool-policy.js'
-import { foldTranscript, IDS_ENTRY, lastRun, persistedFacts, readSessionFile, RUN_ENTRY, sessionFacts, type IdsMarker } from './transcript.js'
-import { checkSession, prepareSessionFile } from './session-file.js'
-import { piSessionForks } from './session-fork.js'
-import { askUserQuestionExtension } from './tools/ask-user-question.js'
-import { toolPermissionExtension } from './tools/tool-permission.js'
-import { uiDialogExtension } from './tools/ui-dialog.js'
-
-export interface PiRuntimeFactoryOptions {
-  dataDir: string
-  /** The user's pi agent dir: settings, extensions, skills, prompt templates, context files, MCP. */
-  agentDir: string
-  models: PiModels
-  /** `--trust-projects`: decide project trust for every workspace, or `ask` as pi does. */
-  trustProjects?: TrustPolicy
-  log?: RuntimeLogger
-  /** `--tools-policy`: which tool calls run, ask first, or are refused; default DEFAULT_TOOL_POLICY. */
-  toolPolicy?: ToolPolicy
-  /** Test seam: extra extensions for every session, built per session with its bridge. */
-  extraExtensions?: (ui: UiBridge) => ExtensionFactory[]
-}
+import { foldTranscript, IDS_ENTRY, lastRun, RUN_ENTRY, type IdsMarker } from './transcript.js'
 
 type QueuedInputDisposition = Awaited<ReturnType<AgentSession['steer']>>
-
-const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/
-
-/** Where a thread's pi session file lives: one directory per thread, one fixed file name. */
-export function sessionPaths(dataDir: string, threadId: string): { dir: string; file: string } {
-  const key = SAFE_ID.test(threadId) ? threadId : `x-${Buffer.from(threadId).toString('base64url')}`
-  const dir = join(dataDir, 'sessions', key)
-  return { dir, file: join(dir, 'session.jsonl') }
-}
-
-/** The thread id a session directory's name stands for (the inverse of `sessionPaths`), or undefined. */
-export function threadIdOfSessionDir(key: string): string | undefined {
-  if (key.startsWith('x-')) {
-    const decoded = Buffer.from(key.slice(2), 'base64url').toString()
-    // Only an id that is not safe as it is was encoded; a safe id beginning with `x-` is its own name.
-    if (!SAFE_ID.test(decoded) && `x-${Buffer.from(decoded).toString('base64url')}` === key) return decoded
-  }
-  return SAFE_ID.test(key) ? key : undefined
-}
 
 /**
  * Takes the prompts whose texts pi handed back out of the mirror, oldest match first. A text the
@@ -391,134 +326,5 @@ export class PiRuntime implements AgentRuntime {
         this.log.error(`runtime listener failed on ${event.type}: ${errorText(error)}`)
       }
     }
-  }
-}
-
-export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): RuntimeFactory {
-  const log = options.log ?? consoleLogger
-  const { agentDir, models } = options
-
-  return {
-    async create({ threadId, model: modelName, thinkingLevel, cwd, ui }: RuntimeOptions): Promise<AgentRuntime> {
-      const model = models.find(modelName)
-      if (!model) throw new Error(`Unknown model '${modelName}'.`)
-      // The user's settings (global, and the project's once it is trusted), as pi reads them.
-      const settingsManager = SettingsManager.create(cwd, agentDir, { projectTrusted: false })
-      const policy = options.trustProjects ?? 'ask'
-      let trust = needsTrustDecision(cwd, policy) ? ('ask' as const) : decideTrust(cwd, agentDir, settingsManager, policy)
-      if (trust === true) settingsManager.setProjectTrusted(true)
-      // Built per session: each tool closes over this thread's bridge.
-      const extensionFactories: ExtensionFactory[] = [
-        askUserQuestionExtension(ui, log),
-        uiDialogExtension(ui, log),
-        toolPermissionExtension(options.toolPolicy ?? DEFAULT_TOOL_POLICY),
-        ...(options.extraExtensions?.(ui) ?? []),
-      ]
-      const resourceLoader = new DefaultResourceLoader({
-        cwd,
-        agentDir,
-        settingsManager,
-        // No terminal here: a package install's output goes to the log, not over the server's stdout.
-        packageCommandOutput: 'capture',
-        extensionFactories: [
-          ...extensionFactories,
-          // What pi's CLI loads as built-ins and SDK sessions must add themselves (docs/sdk.md).
-          { name: 'codemode', factory: createCodemodeExtension(), replaceable: true, hidden: true },
-          { name: 'tool_search', factory: createToolSearchExtension(), replaceable: true, hidden: true },
-          { name: 'mcp', factory: createMcpExtension(), replaceable: true, hidden: true },
-        ],
-      })
-      await resourceLoader.reload(
-        trust === 'ask'
-          ? {
-              // pi loads the global extensions first and lets them decide; what it sets here is the trust the project loads with.
-              resolveProjectTrust: async ({ extensionsResult }) => {
-                const byExtension = await extensionTrust(extensionsResult, cwd, agentDir, (m) => log.warn(m))
-                trust = byExtension ?? decideTrust(cwd, agentDir, settingsManager, policy)
-                return trust === true
-              },
-            }
-          : undefined,
-      )
-      const paths = sessionPaths(options.dataDir, threadId)
-      mkdirSync(paths.dir, { recursive: true })
-      // Rejects with SessionDamaged before pi ever opens a damaged file: pi would rewrite or extend it.
-      const torn = prepareSessionFile(paths.file, threadId)
-      if (torn) log.warn(`thread ${threadId}: its session file's last line was torn by a crash; cut off (bytes kept in ${torn})`)
-      // open() on a missing file starts a new session that will be written to exactly this path.
-      const sessionManager = SessionManager.open(paths.file, paths.dir, cwd)
-      const { session } = await createAgentSession({
-        cwd,
-        agentDir,
-        modelRuntime: models.runtime,
-        model,
-        ...(thinkingLevel ? { thinkingLevel } : {}),
-        settingsManager,
-        resourceLoader,
-        sessionManager,
-      })
-      const askTrust =
-        trust === 'ask'
-          ? async () => {
-              const origin = { kind: 'extension' as const, name: 'project trust' }
-              const resolution = await askBridge(ui, { spec: trustQuestion(cwd), origin }, log)
-              if (!trustAnswer(resolution, cwd, agentDir)) return
-              settingsManager.setProjectTrusted(true)
-              await session.reload()
-            }
-          : undefined
-      const runtime = new PiRuntime(session, log, models, askTrust)
-      await session.bindExtensions({
-        uiContext: createExtensionUi(ui, log),
-        onError: (e) => {
-          const message = `extension ${e.extensionPath} failed on ${e.event}: ${e.error}`
-          log.error(message)
-          runtime.reportError(message)
-        },
-      })
-      return runtime
-    },
-
-    async readTranscript(threadId: string): Promise<TranscriptEntry[]> {
-      return foldTranscript(await readSessionFile(sessionPaths(options.dataDir, threadId).file, threadId))
-    },
-
-    async listPersisted(): Promise<PersistedThread[]> {
-      const root = join(options.dataDir, 'sessions')
-      const keys = await readdir(root).catch(() => [] as string[])
-      const found: PersistedThread[] = []
-      for (const key of keys) {
-        const threadId = threadIdOfSessionDir(key)
-        if (threadId === undefined) continue
-        const { file } = sessionPaths(options.dataDir, threadId)
-        const info = await stat(file).catch(() => undefined)
-        if (!info?.isFile()) continue
-        const check = checkSession(await readFile(file).catch(() => Buffer.alloc(0)))
-        const facts = sessionFacts(check.kind === 'ok' ? check.entries : [])
-        const model = facts.model
-          ? facts.model.provider === DEMO_PROVIDER && facts.model.modelId === DEMO_MODEL_ID
-            ? DEMO_MODEL
-            : `${facts.model.provider}/${facts.model.modelId}`
-          : undefined
-        found.push({
-          threadId,
-          ...(facts.cwd ? { cwd: facts.cwd } : {}),
-          ...(model ? { model } : {}),
-          ...(facts.thinkingLevel ? { thinkingLevel: facts.thinkingLevel } : {}),
-          createdAt: facts.createdAt ?? info.birthtimeMs,
-          updatedAt: info.mtimeMs,
-          lastRun: facts.lastRun,
-          ...(check.kind === 'damaged' ? { damaged: check.reason } : {}),
-          ...(check.kind === 'ok' ? { facts: persistedFacts(check.entries, (path) => threadIdOfSessionDir(basename(dirname(path)))) } : {}),
-        })
-      }
-      return found
-    },
-
-    async remove(threadId: string): Promise<void> {
-      await rm(sessionPaths(options.dataDir, threadId).dir, { recursive: true, force: true })
-    },
-
-    ...piSessionForks((threadId) => sessionPaths(options.dataDir, threadId), threadIdOfSessionDir),
   }
 }

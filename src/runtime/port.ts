@@ -1,7 +1,7 @@
 /**
  * The agent runtime port: what the host needs from an agent runtime, and nothing more.
  *
- * The host depends on this file only; `pi-adapter.ts` is the one place that imports pi. Run numbers,
+ * The host depends on this file only; the pi adapter (`session-factory.ts` builds it, `pi-adapter.ts` runs it) implements it. Run numbers,
  * dialogs' lifecycles and the feed belong to the host — the runtime reports what the agent did.
  */
 import type {

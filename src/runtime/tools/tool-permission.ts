@@ -38,7 +38,7 @@ export interface ToolPermissionRecord {
 }
 
 export function toolPermissionExtension(policy: ToolPolicy): ExtensionFactory {
-  // Built per session (see pi-adapter.ts), so this is one thread's memory.
+  // Built per session (see session-factory.ts), so this is one thread's memory.
   const granted = new Map<string, Grant>()
   return (pi) => {
     pi.on('tool_call', async (event, ctx) => {
