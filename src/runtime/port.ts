@@ -1,8 +1,9 @@
 /**
  * The agent runtime port: what the host needs from an agent runtime, and nothing more.
  *
- * The host depends on this file only; the pi adapter (`session-factory.ts` builds it, `pi-adapter.ts` runs it) implements it. Run numbers,
- * dialogs' lifecycles and the feed belong to the host — the runtime reports what the agent did.
+ * The host depends on this file only; the pi adapter implements it (`session-factory.ts` builds a
+ * session, `pi-adapter.ts` runs it). Run numbers, dialogs' lifecycles and the feed belong to the
+ * host — the runtime reports what the agent did.
  */
 import type {
   CommandInfo,
