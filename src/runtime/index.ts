@@ -1,5 +1,6 @@
 /** The runtime's public face: the pi-backed factory, plus the pieces tests and docs refer to. */
-export { PiRuntime, takeQueued } from './pi-adapter.js'
+export { PiRuntime } from './pi-adapter.js'
+export { takeQueued } from './queue-mirror.js'
 export { createPiRuntimeFactory, type PiRuntimeFactoryOptions } from './session-factory.js'
 export { sessionPaths } from './persisted-sessions.js'
 export { describeSurvey, surveyAgentDir, type AgentDirSurvey } from './agent-dir.js'

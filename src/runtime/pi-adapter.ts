@@ -2,8 +2,8 @@
  * The AgentRuntime port implemented on pi 1.x's AgentSession, one session per thread.
  *
  * What this file adds to pi:
- * - ids: pi's queues hold bare texts, so a FIFO mirror of {messageId, text} recovers the host's
- *   id when pi delivers a queued message (matched by text, oldest first — pi's own rule);
+ * - ids: the run's prompt and, through the queue mirror (queue-mirror.ts), queued prompts keep the
+ *   host's ids when pi delivers them;
  * - one `settled` per prompt: pi's `agent_settled` when the prompt started a run (pi delivers it to
  *   subscribers after the run's last event and before `prompt()` resolves), else `prompt()`'s own
  *   end — a refusal, or an extension that handled the input.
@@ -17,19 +17,7 @@ import { errorText, type RuntimeLogger } from './extension-ui.js'
 import { EventMapper } from './map-events.js'
 import { skipUnheardEvents } from './unheard-events.js'
 import { foldTranscript, IDS_ENTRY, lastRun, RUN_ENTRY, type IdsMarker } from './transcript.js'
-
-type QueuedInputDisposition = Awaited<ReturnType<AgentSession['steer']>>
-
-/**
- * Takes the prompts whose texts pi handed back out of the mirror, oldest match first. A text the
- * mirror does not know (it should not happen) still comes back, with a fresh id, so nothing is lost.
- */
-export function takeQueued(mirror: QueuedPrompt[], texts: readonly string[]): QueuedPrompt[] {
-  return texts.map((text) => {
-    const i = mirror.findIndex((p) => p.text === text)
-    return i === -1 ? { messageId: randomUUID(), text } : mirror.splice(i, 1)[0]
-  })
-}
+import { QueueMirror, type QueuedInputDisposition } from './queue-mirror.js'
 
 interface Run {
   number: number
@@ -40,12 +28,7 @@ interface Run {
 
 export class PiRuntime implements AgentRuntime {
   private readonly listeners = new Set<RuntimeListener>()
-  private readonly steering: QueuedPrompt[] = []
-  private readonly followUps: QueuedPrompt[] = []
-  /** Sent to pi but not yet in its queue: pi 1.x runs extensions' input handlers before it queues. */
-  private readonly sending = new Set<QueuedPrompt>()
-  /** Handed back by a clearQueue while still being sent; if pi queues one after all, it is taken out again. */
-  private readonly withdrawn = new Set<QueuedPrompt>()
+  private readonly queue: QueueMirror
   private readonly mapper: EventMapper
   private readonly unsubscribe: Array<() => void> = []
   private run: Run | undefined
@@ -58,6 +41,7 @@ export class PiRuntime implements AgentRuntime {
     /** Asked before the first run when pi needs a human to decide project trust (see project-trust.ts). */
     private pendingTrust?: () => Promise<void>,
   ) {
+    this.queue = new QueueMirror(session, (event) => this.emit(event))
     this.mapper = new EventMapper({ userMessageId: (text) => this.userMessageId(text) })
     this.unsubscribe.push(session.subscribe((event) => this.onSessionEvent(event)))
   }
@@ -117,36 +101,15 @@ export class PiRuntime implements AgentRuntime {
   }
 
   steer(prompt: QueuedPrompt): void {
-    this.enqueue(prompt, this.steering, (text) => this.session.steer(text))
+    this.enqueue('steer', prompt, (text) => this.session.steer(text))
   }
 
   followUp(prompt: QueuedPrompt): void {
-    this.enqueue(prompt, this.followUps, (text) => this.session.followUp(text))
+    this.enqueue('followUp', prompt, (text) => this.session.followUp(text))
   }
 
   clearQueue(): ClearedQueue {
-    const cleared = this.session.clearQueue()
-    const taken = { steering: takeQueued(this.steering, cleared.steering), followUp: takeQueued(this.followUps, cleared.followUp) }
-    // Accepted but still on their way into pi's queue: they are the caller's too.
-    for (const [mirror, out] of [
-      [this.steering, taken.steering],
-      [this.followUps, taken.followUp],
-    ] as const) {
-      for (const p of mirror) {
-        if (!this.sending.has(p)) continue
-        out.push(p)
-        this.withdrawn.add(p)
-      }
-    }
-    this.forgetQueued()
-    return taken
-  }
-
-  /** pi's queue is empty now; whatever the mirrors still hold is stale and must not lend its id to a later prompt. */
-  private forgetQueued(): void {
-    this.steering.length = 0
-    this.followUps.length = 0
-    this.sending.clear()
+    return this.queue.clear()
   }
 
   abort(): Promise<void> {
@@ -204,7 +167,7 @@ export class PiRuntime implements AgentRuntime {
     this.emit({ type: 'error', message })
   }
 
-  private enqueue(prompt: QueuedPrompt, mirror: QueuedPrompt[], send: (text: string) => Promise<QueuedInputDisposition>): void {
+  private enqueue(kind: 'steer' | 'followUp', prompt: QueuedPrompt, send: (text: string) => Promise<QueuedInputDisposition>): void {
     if (!this.run) {
       // Between runs a queued text would silently ride into the next one; refuse it instead.
       this.emit({ type: 'prompt-rejected', messageId: prompt.messageId, reason: 'No run is in progress to queue into.' })
@@ -215,48 +178,7 @@ export class PiRuntime implements AgentRuntime {
       this.emit({ type: 'prompt-rejected', messageId: prompt.messageId, reason: 'The run is stopping.' })
       return
     }
-    mirror.push(prompt)
-    this.sending.add(prompt)
-    const unmirror = () => {
-      const i = mirror.indexOf(prompt)
-      if (i !== -1) mirror.splice(i, 1)
-    }
-    send(prompt.text).then(
-      (disposition) => {
-        this.sending.delete(prompt)
-        if (this.withdrawn.delete(prompt)) {
-          if (disposition === 'queued') this.dropStray()
-          return
-        }
-        if (disposition !== 'handled') return
-        unmirror()
-        this.emit({ type: 'prompt-handled', messageId: prompt.messageId, text: prompt.text })
-      },
-      (error: unknown) => {
-        this.sending.delete(prompt)
-        unmirror()
-        if (this.withdrawn.delete(prompt)) return
-        this.emit({ type: 'prompt-rejected', messageId: prompt.messageId, reason: errorText(error) })
-      },
-    )
-  }
-
-  /**
-   * A prompt already handed back reached pi's queue after all. pi cannot drop one entry, so the
-   * queue is cleared; anything else that was in it (queued since, rarely) is refused out loud, never
-   * left to run twice or vanish.
-   */
-  private dropStray(): void {
-    this.session.clearQueue()
-    for (const p of [...this.steering, ...this.followUps]) {
-      if (this.sending.has(p)) continue
-      this.emit({ type: 'prompt-rejected', messageId: p.messageId, reason: 'Withdrawn while the queue was cleared; send it again.' })
-    }
-    for (const mirror of [this.steering, this.followUps]) {
-      const keep = mirror.filter((p) => this.sending.has(p))
-      mirror.length = 0
-      mirror.push(...keep)
-    }
+    this.queue.enqueue(kind, prompt, send)
   }
 
   /** pi is delivering a user message: the run's own prompt first, then queued ones by text, oldest first. */
@@ -266,10 +188,8 @@ export class PiRuntime implements AgentRuntime {
       run.promptDelivered = true
       return run.prompt.messageId
     }
-    for (const mirror of [this.steering, this.followUps]) {
-      const i = mirror.findIndex((p) => p.text === text)
-      if (i !== -1) return mirror.splice(i, 1)[0].messageId
-    }
+    const queued = this.queue.claim(text)
+    if (queued !== undefined) return queued
     if (run && !run.promptDelivered) {
       // An input handler rewrote the prompt's text; it is still this run's prompt.
       run.promptDelivered = true
@@ -310,8 +230,8 @@ export class PiRuntime implements AgentRuntime {
 
   /** Whatever is still queued when the run is over never ran; it leaves pi's queue with the settle. */
   private takeUnclaimed(): QueuedPrompt[] {
-    if (this.sending.size === 0 && this.session.pendingMessageCount === 0 && !this.session.agent.hasQueuedMessages()) {
-      this.forgetQueued()
+    if (!this.queue.isSending && this.session.pendingMessageCount === 0 && !this.session.agent.hasQueuedMessages()) {
+      this.queue.forget()
       return []
     }
     const cleared = this.clearQueue()
