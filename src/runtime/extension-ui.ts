@@ -8,9 +8,11 @@
  * passes its own signal (our `ui_dialog` tool does) can read the real outcome back with
  * `resolutionFor(signal)`; ordinary extensions just see pi's values.
  */
-import type { ExtensionUIContext, ExtensionUIDialogOptions } from '@earendil-works/pi-coding-agent'
+import type { ExtensionUIContext, ExtensionUIDialogOptions, ExtensionWidgetOptions } from '@earendil-works/pi-coding-agent'
 import type { DialogOrigin, DialogSpec, NotifyLevel, WorkingState } from '../schemas/index.js'
 import type { DialogResolution, UiBridge } from './port.js'
+import { piTheme } from './pi-theme.js'
+import { plainText } from './terminal-text.js'
 
 export interface RuntimeLogger {
   info(message: string): void
@@ -79,6 +81,9 @@ function timeoutOf(opts: ExtensionUIDialogOptions | undefined): number | undefin
   return opts?.timeout !== undefined && opts.timeout > 0 ? opts.timeout : undefined
 }
 
+/** How long the same terminal-only call is only logged after its toast. */
+export const TERMINAL_NOTICE_GAP_MS = 5000
+
 export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
@@ -88,10 +93,13 @@ export function errorText(error: unknown): string {
  *
  * The fire-and-forget calls (notify, setStatus, setWidget, setWorkingMessage/Visible, setTitle,
  * setEditorText/pasteToEditor) go to the bridge, which makes each an observation for every follower.
+ * Their text is made plain first (terminal-text.ts): extensions colour it for a terminal, with
+ * `theme` — pi's own theme object, as pi's RPC mode hands it over — or with escapes of their own.
  * What needs a terminal (custom, setFooter, setHeader, setEditorComponent, onTerminalInput, widget
- * factories, themes) keeps pi's RPC behaviour — undefined or a no-op — and the session hears about
- * it once, as a warning toast. The context is shared by every extension, so it cannot name the one
- * that called: the toast says "an extension".
+ * factories, setTheme) keeps pi's RPC behaviour — undefined or a no-op — and the people watching are
+ * told each time, as a warning toast (the same call again within TERMINAL_NOTICE_GAP_MS is only
+ * logged, so an extension that calls on every turn does not flood them). The context is shared by
+ * every extension, so it cannot name the one that called: the toast says "an extension".
  */
 export function createExtensionUi(ui: UiBridge, log: RuntimeLogger): ExtensionUIContext {
   const origin: DialogOrigin = { kind: 'extension' }
@@ -105,12 +113,14 @@ export function createExtensionUi(ui: UiBridge, log: RuntimeLogger): ExtensionUI
       log.warn(`ui.${what} failed: ${errorText(error)}`)
     }
   }
-  const notify = (message: string, level: NotifyLevel) => tell('notify', () => ui.notify(message, level))
-  let warnedTerminal = false
+  const notify = (message: string, level: NotifyLevel) => tell('notify', () => ui.notify(plainText(message), level))
+  const toldAt = new Map<string, number>()
   const needsTerminal = (method: string) => {
     log.warn(`an extension called ui.${method}(), which needs a terminal; a web host cannot show it`)
-    if (warnedTerminal) return
-    warnedTerminal = true
+    const now = Date.now()
+    const last = toldAt.get(method)
+    if (last !== undefined && now - last < TERMINAL_NOTICE_GAP_MS) return
+    toldAt.set(method, now)
     notify(`An extension needs a terminal: it called ui.${method}(), which this web host cannot show.`, 'warning')
   }
   let working: WorkingState = { visible: true }
@@ -119,43 +129,48 @@ export function createExtensionUi(ui: UiBridge, log: RuntimeLogger): ExtensionUI
     tell('setWorking', () => ui.setWorking(next))
   }
   const setEditorText = (text: string) => tell('setEditorText', () => ui.setEditorText(text))
+  const theme = piTheme()
 
   const context: ExtensionUIContext = {
     async select(title, options, opts) {
-      return answeredValue(await ask({ method: 'select', title, options: [...options] }, opts))
+      // Shown plain; the extension gets back the option exactly as it gave it.
+      const shown = options.map(plainText)
+      const value = answeredValue(await ask({ method: 'select', title: plainText(title), options: shown }, opts))
+      return value === undefined ? undefined : (options[shown.indexOf(value)] ?? value)
     },
     async confirm(title, message, opts) {
-      return answeredConfirm(await ask({ method: 'confirm', title, message }, opts))
+      return answeredConfirm(await ask({ method: 'confirm', title: plainText(title), message: plainText(message) }, opts))
     },
     async input(title, placeholder, opts) {
-      const spec: DialogSpec = { method: 'input', title, ...(placeholder !== undefined ? { placeholder } : {}) }
+      const spec: DialogSpec = { method: 'input', title: plainText(title), ...(placeholder !== undefined ? { placeholder: plainText(placeholder) } : {}) }
       return answeredValue(await ask(spec, opts))
     },
     // pi gives editor() no signal or timeout; the host settles it when the run is stopped.
     async editor(title, prefill) {
-      const spec: DialogSpec = { method: 'editor', title, ...(prefill !== undefined ? { prefill } : {}) }
+      const spec: DialogSpec = { method: 'editor', title: plainText(title), ...(prefill !== undefined ? { prefill } : {}) }
       return answeredValue(await ask(spec))
     },
     notify(message, type) {
       notify(message, type ?? 'info')
     },
     setStatus(key, text) {
-      tell('setStatus', () => ui.setStatus(key, text))
+      tell('setStatus', () => ui.setStatus(key, text === undefined ? undefined : plainText(text)))
     },
     // Only string arrays can be drawn here (pi's RPC mode agrees); a component factory is ignored.
-    setWidget(key: string, content: unknown) {
+    setWidget(key: string, content: unknown, options?: ExtensionWidgetOptions) {
       if (typeof content === 'function') return needsTerminal('setWidget')
-      const lines = Array.isArray(content) ? content.map((line) => String(line)) : undefined
-      tell('setWidget', () => ui.setWidget(key, lines))
+      const lines = Array.isArray(content) ? content.map((line) => plainText(String(line))) : undefined
+      const placement = options?.placement
+      tell('setWidget', () => (placement ? ui.setWidget(key, lines, placement) : ui.setWidget(key, lines)))
     },
     setWorkingMessage(message) {
-      setWorking(message !== undefined ? { message, visible: working.visible } : { visible: working.visible })
+      setWorking(message !== undefined ? { message: plainText(message), visible: working.visible } : { visible: working.visible })
     },
     setWorkingVisible(visible) {
       setWorking({ ...working, visible })
     },
     setTitle(title) {
-      tell('setTitle', () => ui.setTitle(title))
+      tell('setTitle', () => ui.setTitle(plainText(title)))
     },
     // pi's RPC mode: paste delegates to setEditorText, without terminal paste handling.
     pasteToEditor: (text) => setEditorText(text),
@@ -184,9 +199,9 @@ export function createExtensionUi(ui: UiBridge, log: RuntimeLogger): ExtensionUI
     setWorkingIndicator: () => {},
     setHiddenThinkingLabel: () => {},
     addAutocompleteProvider: () => {},
-    // There is no terminal theme here; pi's dialogs and tools work with it undefined (pi-runtime.md §1.1).
+    // pi's own theme, as its RPC mode gives it: extensions colour with it, the escapes are dropped above.
     get theme() {
-      return undefined as never
+      return theme
     },
     getAllThemes: () => [],
     getTheme: () => undefined,

@@ -14,10 +14,18 @@ import type { ReplyUsage, ToolResult, ToolResultImage } from '../schemas/index.j
 /** Large tool output stays in pi's session; the feed carries a bounded, JSON-safe summary. */
 export const MAX_RESULT_TEXT = 8000
 export const MAX_DETAILS_JSON = 2000
+/**
+ * How much of a long text's end is kept: tools end their output with what matters most about it —
+ * their own truncation notice and where the full output is, an exit code, the error at the end.
+ */
+export const KEPT_TAIL = 1500
+/** How far a cut may move to fall at a line's end. */
+const LINE_SLACK = 200
 
 /**
- * pi's tool result or partial result → the feed's `ToolResult`: text parts joined by newlines (cut
- * to MAX_RESULT_TEXT, the cut counted in `truncated`), images named but never sent, details only
+ * pi's tool result or partial result → the feed's `ToolResult`: text parts joined by newlines (its
+ * middle cut to keep about MAX_RESULT_TEXT, the cut counted in `truncated` and said by a line in its
+ * place), images named but never sent, details only
  * when JSON-safe and small. Anything that is not pi's shape still becomes text, so a frame never
  * carries a shape the client was not built for.
  */
@@ -48,9 +56,17 @@ export function compactToolResult(result: unknown): ToolResult {
   return out
 }
 
+/** The head and the last KEPT_TAIL characters of a long text, cut at line ends where one is near. */
 function bounded(text: string): ToolResult {
   if (text.length <= MAX_RESULT_TEXT) return { text }
-  return { text: text.slice(0, MAX_RESULT_TEXT), truncated: text.length - MAX_RESULT_TEXT }
+  let headEnd = MAX_RESULT_TEXT - KEPT_TAIL
+  let tailStart = text.length - KEPT_TAIL
+  const lineEnd = text.lastIndexOf('\n', headEnd - 1)
+  if (lineEnd !== -1 && lineEnd >= headEnd - LINE_SLACK) headEnd = lineEnd + 1
+  const lineStart = text.indexOf('\n', tailStart)
+  if (lineStart !== -1 && lineStart < tailStart + LINE_SLACK) tailStart = lineStart + 1
+  const cut = tailStart - headEnd
+  return { text: `${text.slice(0, headEnd)}[… ${cut} characters not shown …]\n${text.slice(tailStart)}`, truncated: cut }
 }
 
 /** The text parts of a message, joined. */

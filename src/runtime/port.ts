@@ -14,6 +14,7 @@ import type {
   NotifyLevel,
   ModelInfo,
   WorkingState,
+  WidgetPlacement,
   QuestionnaireQuestion,
   ReplyUsage,
   ThinkingLevel,
@@ -129,7 +130,8 @@ export interface UiBridge {
    * status item or a widget; the host skips a call that changes nothing.
    */
   setStatus(key: string, text: string | undefined): void
-  setWidget(key: string, lines: string[] | undefined): void
+  /** `placement` only when the extension gave one (pi's default is above the composer). */
+  setWidget(key: string, lines: string[] | undefined, placement?: WidgetPlacement): void
   setWorking(working: WorkingState): void
   /** The thread's title; the host persists it like a rename. */
   setTitle(title: string): void

@@ -26,6 +26,7 @@ import { askUserQuestionExtension } from './tools/ask-user-question.js'
 import { toolPermissionExtension } from './tools/tool-permission.js'
 import { uiDialogExtension } from './tools/ui-dialog.js'
 import { PiRuntime } from './pi-adapter.js'
+import { piTheme } from './pi-theme.js'
 
 export interface PiRuntimeFactoryOptions {
   dataDir: string
@@ -115,6 +116,8 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
             }
           : undefined
       const runtime = new PiRuntime(session, log, models, askTrust)
+      // pi's theme as its RPC mode sets it up: from the user's setting, once per process.
+      piTheme(settingsManager.getTheme())
       await session.bindExtensions({
         uiContext: createExtensionUi(ui, log),
         onError: (e) => {

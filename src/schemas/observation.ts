@@ -98,8 +98,18 @@ export const NotifyObservation = obs('notify', {
 })
 /** An extension's `ctx.ui.setStatus(key, text)`: a keyed status item; no `text` removes the key. */
 export const StatusItemObservation = obs('status-item', { key: Type.String(), text: Type.Optional(Type.String()) })
-/** An extension's `ctx.ui.setWidget(key, lines)` (string arrays only): no `lines` removes the widget. */
-export const WidgetObservation = obs('widget', { key: Type.String(), lines: Type.Optional(Type.Array(Type.String())) })
+/** Where an extension asked its widget to go, beside the composer (pi's `setWidget` `placement`). */
+export const WidgetPlacement = Type.Union([Type.Literal('aboveEditor'), Type.Literal('belowEditor')])
+export type WidgetPlacement = Static<typeof WidgetPlacement>
+/**
+ * An extension's `ctx.ui.setWidget(key, lines, {placement})` (string arrays only): no `lines` removes
+ * the widget; no `placement` is pi's default, above the composer.
+ */
+export const WidgetObservation = obs('widget', {
+  key: Type.String(),
+  lines: Type.Optional(Type.Array(Type.String())),
+  placement: Type.Optional(WidgetPlacement),
+})
 /** The busy indicator as extensions set it (`setWorkingMessage` / `setWorkingVisible`). */
 export const WorkingState = Type.Object({
   /** Replaces the indicator's default text; absent means the default. */

@@ -15,7 +15,10 @@ export type ToolResultImage = Static<typeof ToolResultImage>
 export const ToolResult = Type.Object({
   /** The text parts, joined by newlines; real newlines, meant to be shown preformatted. */
   text: Type.String(),
-  /** Characters cut from the end of `text` to keep frames small; absent when nothing was cut. */
+  /**
+   * Characters cut from the middle of `text` to keep frames small (a line in `text` says so where
+   * they were; its start and its end are kept); absent when nothing was cut.
+   */
   truncated: Type.Optional(Type.Integer({ minimum: 1 })),
   /** Placeholders for the image parts, in order; absent when there were none. */
   images: Type.Optional(Type.Array(ToolResultImage)),

@@ -2,7 +2,7 @@
 import { fc, test } from '@fast-check/vitest'
 import { describe, expect, it } from 'vitest'
 import { Value } from 'typebox/value'
-import { compactToolResult, MAX_DETAILS_JSON, MAX_RESULT_TEXT } from '../../src/runtime/map-events.js'
+import { compactToolResult, KEPT_TAIL, MAX_DETAILS_JSON, MAX_RESULT_TEXT } from '../../src/runtime/map-events.js'
 import { ToolResult } from '../../src/schemas/index.js'
 
 describe('compactToolResult', () => {
@@ -19,9 +19,10 @@ describe('compactToolResult', () => {
     expect(JSON.stringify(out)).not.toContain('iVBOR')
   })
 
-  it('cuts long text and counts the cut in `truncated`; drops details that are too big or not JSON-safe', () => {
-    const long = compactToolResult({ content: [{ type: 'text', text: 'x'.repeat(MAX_RESULT_TEXT + 5) }], details: 'y'.repeat(MAX_DETAILS_JSON) })
-    expect(long.text).toHaveLength(MAX_RESULT_TEXT)
+  it('cuts the middle of long text, keeping its end, says so in its place and counts the cut in `truncated`; drops details that are too big or not JSON-safe', () => {
+    const text = 'h'.repeat(MAX_RESULT_TEXT - KEPT_TAIL) + 'x'.repeat(5) + 't'.repeat(KEPT_TAIL)
+    const long = compactToolResult({ content: [{ type: 'text', text }], details: 'y'.repeat(MAX_DETAILS_JSON) })
+    expect(long.text).toBe(`${'h'.repeat(MAX_RESULT_TEXT - KEPT_TAIL)}[… 5 characters not shown …]\n${'t'.repeat(KEPT_TAIL)}`)
     expect(long.truncated).toBe(5)
     expect(long).not.toHaveProperty('details')
     const cyclic: Record<string, unknown> = {}

@@ -145,12 +145,15 @@ describe('ExtensionUIContext bound to the session: pi dialog calls → UiBridge.
     expect(s.ui.notes).toEqual([{ message: expect.stringMatching(/^An extension needs a terminal: it called ui\.setWidget\(\)/), level: 'warning' }])
   })
 
-  it('terminal-only calls keep pi\'s RPC behaviour and warn the session once, naming "an extension"', async () => {
+  it('terminal-only calls keep pi\'s RPC behaviour and tell the people watching about each one, naming "an extension"', async () => {
     const t = await probe('terminal', undefined)
     expect(t.seen).toEqual([{ success: false, error: 'Themes are not supported by this host' }, [], null])
-    expect(t.ui.notes).toEqual([
-      { message: 'An extension needs a terminal: it called ui.setFooter(), which this web host cannot show.', level: 'warning' },
-    ])
+    expect(t.ui.notes).toEqual(
+      ['setFooter', 'onTerminalInput', 'setTheme', 'custom'].map((method) => ({
+        message: `An extension needs a terminal: it called ui.${method}(), which this web host cannot show.`,
+        level: 'warning',
+      })),
+    )
     expect(t.warnings.join('\n')).toMatch(/setFooter[\s\S]*onTerminalInput[\s\S]*setTheme[\s\S]*custom/)
     expect(t.ui.shown).toEqual([])
   })

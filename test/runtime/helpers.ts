@@ -1,10 +1,11 @@
 /** Test doubles for the runtime suite: a scriptable UiBridge and an event recorder. */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { Provider } from '@earendil-works/pi-ai'
 import type { ExtensionFactory } from '@earendil-works/pi-coding-agent'
-import type { NotifyLevel, QuestionnaireQuestion, WorkingState } from '../../src/schemas/index.js'
+import type { NotifyLevel, QuestionnaireQuestion, WidgetPlacement, WorkingState } from '../../src/schemas/index.js'
 import { createPiRuntimeFactory, PiModels, type RuntimeLogger, type ToolPolicy } from '../../src/runtime/index.js'
 import type {
   AgentRuntime,
@@ -53,8 +54,8 @@ export class FakeBridge implements UiBridge {
   setStatus(key: string, text: string | undefined): void {
     this.shown.push(['setStatus', key, text])
   }
-  setWidget(key: string, lines: string[] | undefined): void {
-    this.shown.push(['setWidget', key, lines])
+  setWidget(key: string, lines: string[] | undefined, placement?: WidgetPlacement): void {
+    this.shown.push(placement ? ['setWidget', key, lines, placement] : ['setWidget', key, lines])
   }
   setWorking(working: WorkingState): void {
     this.shown.push(['setWorking', working])
@@ -231,4 +232,41 @@ export async function piRuntimes(o: PiTestOptions): Promise<{
     ...(o.trustProjects ? { trustProjects: o.trustProjects } : {}),
   })
   return { models, factory, create: async (options) => numbered(await factory.create({ cwd: o.dataDir, ...options })) }
+}
+
+/** pi's own example extensions, as its package ships them. */
+export const PI_EXAMPLES = join(
+  dirname(dirname(fileURLToPath(import.meta.resolve('@earendil-works/pi-coding-agent')))),
+  'examples',
+  'extensions',
+)
+
+/**
+ * Installs pi's example extensions, unmodified, in an agent dir as a user would: each is linked
+ * into `<agentDir>/extensions/` (a file, or a directory with its index.ts).
+ */
+export function installExamples(agentDir: string, ...names: string[]): void {
+  const dir = join(agentDir, 'extensions')
+  mkdirSync(dir, { recursive: true })
+  for (const name of names) symlinkSync(join(PI_EXAMPLES, name), join(dir, basename(name)))
+}
+
+/** Resolves once `done()` is true; for effects that do not come as runtime events (log lines, notes). */
+export async function waitFor(done: () => boolean, what: string, timeoutMs = 8000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+/** A logger that keeps what it is told, by level. */
+export function keptLog(): RuntimeLogger & { infos: string[]; warnings: string[]; errors: string[] } {
+  const kept = { infos: [] as string[], warnings: [] as string[], errors: [] as string[] }
+  return {
+    ...kept,
+    info: (m) => kept.infos.push(m),
+    warn: (m) => kept.warnings.push(m),
+    error: (m) => kept.errors.push(m),
+  }
 }
