@@ -3,7 +3,7 @@
  * one directory per thread under `<dataDir>/sessions`, one fixed file name in it.
  */
 import { readdir, readFile, rm, stat } from 'node:fs/promises'
-import { basename, dirname, join } from 'node:path'
+import { basename, dirname, join, resolve } from 'node:path'
 import { DEMO_MODEL, DEMO_MODEL_ID, DEMO_PROVIDER } from './demo-model.js'
 import type { TranscriptEntry } from '../schemas/index.js'
 import type { PersistedThread } from './port.js'
@@ -27,6 +27,12 @@ export function threadIdOfSessionDir(key: string): string | undefined {
     if (!SAFE_ID.test(decoded) && `x-${Buffer.from(decoded).toString('base64url')}` === key) return decoded
   }
   return SAFE_ID.test(key) ? key : undefined
+}
+
+/** The thread whose session file `path` is, or undefined when it is no thread's under this data dir. */
+export function threadOfSessionFile(dataDir: string, path: string): string | undefined {
+  const threadId = threadIdOfSessionDir(basename(dirname(path)))
+  return threadId !== undefined && resolve(sessionPaths(dataDir, threadId).file) === resolve(path) ? threadId : undefined
 }
 
 /** The persisted transcript of a thread, read from its session file. */

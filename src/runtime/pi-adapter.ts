@@ -6,7 +6,9 @@
  *   host's ids when pi delivers them;
  * - one `settled` per prompt: pi's `agent_settled` when the prompt started a run (pi delivers it to
  *   subscribers after the run's last event and before `prompt()` resolves), else `prompt()`'s own
- *   end — a refusal, or an extension that handled the input.
+ *   end — a refusal, or an extension that handled the input;
+ * - a release pi's runtime would make: extensions hear `session_shutdown` before the session is
+ *   disposed, within a bound.
  */
 import { randomUUID } from 'node:crypto'
 import type { AgentSession, AgentSessionEvent } from '@earendil-works/pi-coding-agent'
@@ -18,6 +20,20 @@ import { EventMapper } from './map-events.js'
 import { skipUnheardEvents } from './unheard-events.js'
 import { foldTranscript, IDS_ENTRY, lastRun, RUN_ENTRY, type IdsMarker } from './transcript.js'
 import { QueueMirror, type QueuedInputDisposition } from './queue-mirror.js'
+
+export interface PiRuntimeOptions {
+  log: RuntimeLogger
+  models?: PiModels
+  /** Asked before the first run when pi needs a human to decide project trust (see project-trust.ts). */
+  pendingTrust?: () => Promise<void>
+  /** How the thread is named in the log. */
+  label: string
+  /** How long extensions' `session_shutdown` handlers may take when the runtime is disposed; default SHUTDOWN_HANDLERS_MS. */
+  shutdownMs?: number
+}
+
+/** pi's own runtime waits for `session_shutdown` handlers unbounded; a server's release must not hang on one. */
+export const SHUTDOWN_HANDLERS_MS = 3000
 
 interface Run {
   number: number
@@ -33,14 +49,15 @@ export class PiRuntime implements AgentRuntime {
   private readonly unsubscribe: Array<() => void> = []
   private run: Run | undefined
   private disposed = false
+  private readonly log: RuntimeLogger
+  private pendingTrust: (() => Promise<void>) | undefined
 
   constructor(
     private readonly session: AgentSession,
-    private readonly log: RuntimeLogger,
-    private readonly models?: PiModels,
-    /** Asked before the first run when pi needs a human to decide project trust (see project-trust.ts). */
-    private pendingTrust?: () => Promise<void>,
+    private readonly options: PiRuntimeOptions,
   ) {
+    this.log = options.log
+    this.pendingTrust = options.pendingTrust
     this.queue = new QueueMirror(session, (event) => this.emit(event))
     this.mapper = new EventMapper({ userMessageId: (text) => this.userMessageId(text) })
     this.unsubscribe.push(session.subscribe((event) => this.onSessionEvent(event)))
@@ -51,6 +68,10 @@ export class PiRuntime implements AgentRuntime {
   }
 
   prompt(prompt: QueuedPrompt, runNumber: number): void {
+    this.begin(prompt, runNumber)
+  }
+
+  private begin(prompt: QueuedPrompt, runNumber: number): void {
     if (this.run) {
       this.emit({ type: 'prompt-rejected', messageId: prompt.messageId, reason: 'A run is already in progress.' })
       return
@@ -144,7 +165,7 @@ export class PiRuntime implements AgentRuntime {
 
   async configure(change: { model?: string; thinkingLevel?: ThinkingLevel }): Promise<void> {
     if (change.model !== undefined) {
-      const model = this.models?.find(change.model)
+      const model = this.options.models?.find(change.model)
       if (!model) throw new Error(`Unknown model '${change.model}'.`)
       // Session-only, as pi's /model without persistence: the user's global default is untouched.
       await this.session.setModel(model)
@@ -159,7 +180,29 @@ export class PiRuntime implements AgentRuntime {
     if (this.session.isStreaming) this.session.agent.abort()
     for (const off of this.unsubscribe) off()
     this.listeners.clear()
+    await this.shutdownExtensions()
     this.session.dispose()
+  }
+
+  /**
+   * What pi's own runtime does before it disposes a session: extensions hear `session_shutdown`
+   * (reason `quit`) — an auto-commit, a watcher closed, a child process ended. A handler that hangs
+   * is left behind after `shutdownMs`, said in the log, so a release or a server's stop goes on.
+   */
+  private async shutdownExtensions(): Promise<void> {
+    const runner = this.session.extensionRunner
+    if (!runner.hasHandlers('session_shutdown')) return
+    const limit = this.options.shutdownMs ?? SHUTDOWN_HANDLERS_MS
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), limit)))
+    // pi's emit reports a handler's failure to onError itself and resolves.
+    const handled = runner.emit({ type: 'session_shutdown', reason: 'quit' }).then(
+      () => 'done' as const,
+      (error: unknown) => (this.log.error(`session_shutdown failed: ${errorText(error)}`), 'done' as const),
+    )
+    const outcome = await Promise.race([handled, late])
+    clearTimeout(timer)
+    if (outcome === 'late') this.log.warn(`${this.options.label}: extensions' session_shutdown handlers took longer than ${limit} ms; closed without them`)
   }
 
   /** For failures pi reports outside the event stream (extension errors). */

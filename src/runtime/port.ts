@@ -141,6 +141,37 @@ export interface UiBridge {
   editorText(): string
 }
 
+/** pi's answer to a session action: `cancelled` when nothing changed. */
+export interface ActionResult {
+  cancelled: boolean
+}
+
+/**
+ * What an extension's command may ask beyond its own thread's session: pi's command-context
+ * session actions (`ctx.newSession()`, `ctx.fork()`, `ctx.navigateTree()`, `ctx.switchSession()`),
+ * which in threadhost mean a new thread, a fork, or another branch or thread shown. Each hook is
+ * optional: without it the runtime tells the people watching that this host cannot do it, and the
+ * extension gets `{cancelled: true}`, pi's value for "nothing changed" — never a silent success.
+ * pi's `setup` and `withSession` callbacks are not carried: they need the new session, which only
+ * the runtime that the host then builds for it can give them.
+ */
+export interface ThreadActions {
+  /** `ctx.newSession()`: a new thread; `parentThreadId` when the extension named a thread's session as its parent. */
+  newThread?(request: { parentThreadId?: string }): Promise<ActionResult>
+  /** `ctx.fork(entryId)`: a new thread from this one's conversation before (or `at`: through) pi's session entry `entryId`. */
+  fork?(request: { entryId: string; position: 'before' | 'at' }): Promise<ActionResult>
+  /** `ctx.navigateTree(targetId)`: this thread continues from another point of its conversation tree. */
+  navigateTree?(request: {
+    targetId: string
+    summarize?: boolean
+    customInstructions?: string
+    replaceInstructions?: boolean
+    label?: string
+  }): Promise<ActionResult>
+  /** `ctx.switchSession(path)`: show another conversation; `threadId` when the path is a thread's session. */
+  switchSession?(request: { sessionPath: string; threadId?: string }): Promise<ActionResult>
+}
+
 export interface RuntimeOptions {
   threadId: string
   /** `demo`, or `<provider>/<model-id>` that the model catalog accepted. */
@@ -150,6 +181,8 @@ export interface RuntimeOptions {
   /** The thread's workspace: where pi discovers project resources and its tools run. */
   cwd: string
   ui: UiBridge
+  /** What the host can do when an extension's command asks for another session (see ThreadActions). */
+  actions?: ThreadActions
 }
 
 export type ModelCheck = { ok: true; model: ModelInfo } | { ok: false; reason: string }

@@ -16,16 +16,24 @@ import {
 } from '@earendil-works/pi-coding-agent'
 import type { AgentRuntime, RuntimeFactory, RuntimeOptions, UiBridge } from './port.js'
 import type { PiModels } from './pi-models.js'
-import { askBridge, consoleLogger, createExtensionUi, type RuntimeLogger } from './extension-ui.js'
+import { askBridge, consoleLogger, createExtensionUi, errorText, type RuntimeLogger } from './extension-ui.js'
 import { decideTrust, extensionTrust, needsTrustDecision, trustAnswer, trustQuestion, type TrustPolicy } from './project-trust.js'
 import { DEFAULT_TOOL_POLICY, type ToolPolicy } from './tool-policy.js'
 import { prepareSessionFile } from './session-file.js'
-import { listPersistedThreads, readPersistedTranscript, removePersisted, sessionPaths, threadIdOfSessionDir } from './persisted-sessions.js'
+import {
+  listPersistedThreads,
+  readPersistedTranscript,
+  removePersisted,
+  sessionPaths,
+  threadIdOfSessionDir,
+  threadOfSessionFile,
+} from './persisted-sessions.js'
 import { piSessionForks } from './session-fork.js'
 import { askUserQuestionExtension } from './tools/ask-user-question.js'
 import { toolPermissionExtension } from './tools/tool-permission.js'
 import { uiDialogExtension } from './tools/ui-dialog.js'
 import { PiRuntime } from './pi-adapter.js'
+import { commandContextActions, shutdownNotice } from './command-actions.js'
 import { piTheme } from './pi-theme.js'
 
 export interface PiRuntimeFactoryOptions {
@@ -40,94 +48,122 @@ export interface PiRuntimeFactoryOptions {
   toolPolicy?: ToolPolicy
   /** Test seam: extra extensions for every session, built per session with its bridge. */
   extraExtensions?: (ui: UiBridge) => ExtensionFactory[]
+  /** How long extensions' `session_shutdown` handlers may take on dispose; default SHUTDOWN_HANDLERS_MS. */
+  shutdownMs?: number
 }
 
 export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): RuntimeFactory {
   const log = options.log ?? consoleLogger
   const { agentDir, models } = options
+  const toolPolicy = options.toolPolicy ?? DEFAULT_TOOL_POLICY
+
+  async function create({ threadId, model: modelName, thinkingLevel, cwd, ui, actions }: RuntimeOptions): Promise<AgentRuntime> {
+    const model = models.find(modelName)
+    if (!model) throw new Error(`Unknown model '${modelName}'.`)
+    // The user's settings (global, and the project's once it is trusted), as pi reads them.
+    const settingsManager = SettingsManager.create(cwd, agentDir, { projectTrusted: false })
+    const policy = options.trustProjects ?? 'ask'
+    let trust = needsTrustDecision(cwd, policy) ? ('ask' as const) : decideTrust(cwd, agentDir, settingsManager, policy)
+    if (trust === true) settingsManager.setProjectTrusted(true)
+    // Built per session: each tool closes over this thread's bridge.
+    const extensionFactories: ExtensionFactory[] = [
+      askUserQuestionExtension(ui, log),
+      uiDialogExtension(ui, log),
+      toolPermissionExtension(toolPolicy),
+      ...(options.extraExtensions?.(ui) ?? []),
+    ]
+    const resourceLoader = new DefaultResourceLoader({
+      cwd,
+      agentDir,
+      settingsManager,
+      // No terminal here: a package install's output goes to the log, not over the server's stdout.
+      packageCommandOutput: 'capture',
+      extensionFactories: [
+        ...extensionFactories,
+        // What pi's CLI loads as built-ins and SDK sessions must add themselves (docs/sdk.md).
+        { name: 'codemode', factory: createCodemodeExtension(), replaceable: true, hidden: true },
+        { name: 'tool_search', factory: createToolSearchExtension(), replaceable: true, hidden: true },
+        { name: 'mcp', factory: createMcpExtension(), replaceable: true, hidden: true },
+      ],
+    })
+    await resourceLoader.reload(
+      trust === 'ask'
+        ? {
+            // pi loads the global extensions first and lets them decide; what it sets here is the trust the project loads with.
+            resolveProjectTrust: async ({ extensionsResult }) => {
+              const byExtension = await extensionTrust(extensionsResult, cwd, agentDir, (m) => log.warn(m))
+              trust = byExtension ?? decideTrust(cwd, agentDir, settingsManager, policy)
+              return trust === true
+            },
+          }
+        : undefined,
+    )
+    const paths = sessionPaths(options.dataDir, threadId)
+    mkdirSync(paths.dir, { recursive: true })
+    // Rejects with SessionDamaged before pi ever opens a damaged file: pi would rewrite or extend it.
+    const torn = prepareSessionFile(paths.file, threadId)
+    if (torn) log.warn(`thread ${threadId}: its session file's last line was torn by a crash; cut off (bytes kept in ${torn})`)
+    // open() on a missing file starts a new session that will be written to exactly this path.
+    const sessionManager = SessionManager.open(paths.file, paths.dir, cwd)
+    const { session } = await createAgentSession({
+      cwd,
+      agentDir,
+      modelRuntime: models.runtime,
+      model,
+      ...(thinkingLevel ? { thinkingLevel } : {}),
+      settingsManager,
+      resourceLoader,
+      sessionManager,
+    })
+    const askTrust =
+      trust === 'ask'
+        ? async () => {
+            const origin = { kind: 'extension' as const, name: 'project trust' }
+            const resolution = await askBridge(ui, { spec: trustQuestion(cwd), origin }, log)
+            if (!trustAnswer(resolution, cwd, agentDir)) return
+            settingsManager.setProjectTrusted(true)
+            await session.reload()
+          }
+        : undefined
+    const runtime = new PiRuntime(session, {
+      log,
+      models,
+      ...(askTrust ? { pendingTrust: askTrust } : {}),
+      label: `thread ${threadId}`,
+      ...(options.shutdownMs !== undefined ? { shutdownMs: options.shutdownMs } : {}),
+    })
+    const tell = (message: string) => {
+      log.info(`thread ${threadId}: ${message}`)
+      try {
+        ui.notify(message, 'warning')
+      } catch (error) {
+        log.warn(`ui.notify failed: ${errorText(error)}`)
+      }
+    }
+    // pi's theme as its RPC mode sets it up: from the user's setting, once per process.
+    piTheme(settingsManager.getTheme())
+    // Bound as pi's RPC mode binds a remote UI: its mode, its command-context actions, its shutdown.
+    await session.bindExtensions({
+      uiContext: createExtensionUi(ui, log),
+      mode: 'rpc',
+      commandContextActions: commandContextActions({
+        session,
+        actions,
+        tell,
+        threadOfSessionFile: (path) => threadOfSessionFile(options.dataDir, path),
+      }),
+      shutdownHandler: () => tell(shutdownNotice()),
+      onError: (e) => {
+        const message = `extension ${e.extensionPath} failed on ${e.event}: ${e.error}`
+        log.error(message)
+        runtime.reportError(message)
+      },
+    })
+    return runtime
+  }
 
   return {
-    async create({ threadId, model: modelName, thinkingLevel, cwd, ui }: RuntimeOptions): Promise<AgentRuntime> {
-      const model = models.find(modelName)
-      if (!model) throw new Error(`Unknown model '${modelName}'.`)
-      // The user's settings (global, and the project's once it is trusted), as pi reads them.
-      const settingsManager = SettingsManager.create(cwd, agentDir, { projectTrusted: false })
-      const policy = options.trustProjects ?? 'ask'
-      let trust = needsTrustDecision(cwd, policy) ? ('ask' as const) : decideTrust(cwd, agentDir, settingsManager, policy)
-      if (trust === true) settingsManager.setProjectTrusted(true)
-      // Built per session: each tool closes over this thread's bridge.
-      const extensionFactories: ExtensionFactory[] = [
-        askUserQuestionExtension(ui, log),
-        uiDialogExtension(ui, log),
-        toolPermissionExtension(options.toolPolicy ?? DEFAULT_TOOL_POLICY),
-        ...(options.extraExtensions?.(ui) ?? []),
-      ]
-      const resourceLoader = new DefaultResourceLoader({
-        cwd,
-        agentDir,
-        settingsManager,
-        // No terminal here: a package install's output goes to the log, not over the server's stdout.
-        packageCommandOutput: 'capture',
-        extensionFactories: [
-          ...extensionFactories,
-          // What pi's CLI loads as built-ins and SDK sessions must add themselves (docs/sdk.md).
-          { name: 'codemode', factory: createCodemodeExtension(), replaceable: true, hidden: true },
-          { name: 'tool_search', factory: createToolSearchExtension(), replaceable: true, hidden: true },
-          { name: 'mcp', factory: createMcpExtension(), replaceable: true, hidden: true },
-        ],
-      })
-      await resourceLoader.reload(
-        trust === 'ask'
-          ? {
-              // pi loads the global extensions first and lets them decide; what it sets here is the trust the project loads with.
-              resolveProjectTrust: async ({ extensionsResult }) => {
-                const byExtension = await extensionTrust(extensionsResult, cwd, agentDir, (m) => log.warn(m))
-                trust = byExtension ?? decideTrust(cwd, agentDir, settingsManager, policy)
-                return trust === true
-              },
-            }
-          : undefined,
-      )
-      const paths = sessionPaths(options.dataDir, threadId)
-      mkdirSync(paths.dir, { recursive: true })
-      // Rejects with SessionDamaged before pi ever opens a damaged file: pi would rewrite or extend it.
-      const torn = prepareSessionFile(paths.file, threadId)
-      if (torn) log.warn(`thread ${threadId}: its session file's last line was torn by a crash; cut off (bytes kept in ${torn})`)
-      // open() on a missing file starts a new session that will be written to exactly this path.
-      const sessionManager = SessionManager.open(paths.file, paths.dir, cwd)
-      const { session } = await createAgentSession({
-        cwd,
-        agentDir,
-        modelRuntime: models.runtime,
-        model,
-        ...(thinkingLevel ? { thinkingLevel } : {}),
-        settingsManager,
-        resourceLoader,
-        sessionManager,
-      })
-      const askTrust =
-        trust === 'ask'
-          ? async () => {
-              const origin = { kind: 'extension' as const, name: 'project trust' }
-              const resolution = await askBridge(ui, { spec: trustQuestion(cwd), origin }, log)
-              if (!trustAnswer(resolution, cwd, agentDir)) return
-              settingsManager.setProjectTrusted(true)
-              await session.reload()
-            }
-          : undefined
-      const runtime = new PiRuntime(session, log, models, askTrust)
-      // pi's theme as its RPC mode sets it up: from the user's setting, once per process.
-      piTheme(settingsManager.getTheme())
-      await session.bindExtensions({
-        uiContext: createExtensionUi(ui, log),
-        onError: (e) => {
-          const message = `extension ${e.extensionPath} failed on ${e.event}: ${e.error}`
-          log.error(message)
-          runtime.reportError(message)
-        },
-      })
-      return runtime
-    },
+    create,
 
     readTranscript: (threadId: string) => readPersistedTranscript(options.dataDir, threadId),
     listPersisted: () => listPersistedThreads(options.dataDir),

@@ -197,6 +197,7 @@ export interface PiTestOptions {
   /** Default: the built-in tool policy. */
   toolPolicy?: ToolPolicy
   trustProjects?: 'yes' | 'no' | 'ask'
+  shutdownMs?: number
 }
 
 /** A runtime driven as the thread machine drives it: each prompt without a number is the next run. */
@@ -230,6 +231,7 @@ export async function piRuntimes(o: PiTestOptions): Promise<{
     ...(o.extraExtensions ? { extraExtensions: o.extraExtensions } : {}),
     ...(o.toolPolicy ? { toolPolicy: o.toolPolicy } : {}),
     ...(o.trustProjects ? { trustProjects: o.trustProjects } : {}),
+    ...(o.shutdownMs !== undefined ? { shutdownMs: o.shutdownMs } : {}),
   })
   return { models, factory, create: async (options) => numbered(await factory.create({ cwd: o.dataDir, ...options })) }
 }
