@@ -8,7 +8,8 @@
  *   subscribers after the run's last event and before `prompt()` resolves), else `prompt()`'s own
  *   end — a refusal, or an extension that handled the input;
  * - a release pi's runtime would make: extensions hear `session_shutdown` before the session is
- *   disposed, within a bound.
+ *   disposed, within a bound;
+ * - pi's work runs as the thread's (extension-output.ts), so what extensions print is logged as theirs.
  */
 import { randomUUID } from 'node:crypto'
 import type { AgentSession, AgentSessionEvent } from '@earendil-works/pi-coding-agent'
@@ -20,13 +21,14 @@ import { EventMapper } from './map-events.js'
 import { skipUnheardEvents } from './unheard-events.js'
 import { foldTranscript, IDS_ENTRY, lastRun, RUN_ENTRY, type IdsMarker } from './transcript.js'
 import { QueueMirror, type QueuedInputDisposition } from './queue-mirror.js'
+import { asThread } from './extension-output.js'
 
 export interface PiRuntimeOptions {
   log: RuntimeLogger
   models?: PiModels
   /** Asked before the first run when pi needs a human to decide project trust (see project-trust.ts). */
   pendingTrust?: () => Promise<void>
-  /** How the thread is named in the log. */
+  /** How the thread is named in log records of what its extensions write to stdout (extension-output.ts). */
   label: string
   /** How long extensions' `session_shutdown` handlers may take when the runtime is disposed; default SHUTDOWN_HANDLERS_MS. */
   shutdownMs?: number
@@ -68,7 +70,7 @@ export class PiRuntime implements AgentRuntime {
   }
 
   prompt(prompt: QueuedPrompt, runNumber: number): void {
-    this.begin(prompt, runNumber)
+    this.within(() => this.begin(prompt, runNumber))
   }
 
   private begin(prompt: QueuedPrompt, runNumber: number): void {
@@ -122,21 +124,21 @@ export class PiRuntime implements AgentRuntime {
   }
 
   steer(prompt: QueuedPrompt): void {
-    this.enqueue('steer', prompt, (text) => this.session.steer(text))
+    this.within(() => this.enqueue('steer', prompt, (text) => this.session.steer(text)))
   }
 
   followUp(prompt: QueuedPrompt): void {
-    this.enqueue('followUp', prompt, (text) => this.session.followUp(text))
+    this.within(() => this.enqueue('followUp', prompt, (text) => this.session.followUp(text)))
   }
 
   clearQueue(): ClearedQueue {
-    return this.queue.clear()
+    return this.within(() => this.queue.clear())
   }
 
   abort(): Promise<void> {
     if (this.run) this.run.aborted = true
     // Deliberately no clearQueue here: the host clears (and restores) the queue before it aborts.
-    return this.session.abort()
+    return this.within(() => this.session.abort())
   }
 
   subscribe(listener: RuntimeListener): () => void {
@@ -160,7 +162,7 @@ export class PiRuntime implements AgentRuntime {
   }
 
   async compact(instructions?: string): Promise<void> {
-    await this.session.compact(instructions || undefined)
+    await this.within(() => this.session.compact(instructions || undefined))
   }
 
   async configure(change: { model?: string; thinkingLevel?: ThinkingLevel }): Promise<void> {
@@ -168,9 +170,9 @@ export class PiRuntime implements AgentRuntime {
       const model = this.options.models?.find(change.model)
       if (!model) throw new Error(`Unknown model '${change.model}'.`)
       // Session-only, as pi's /model without persistence: the user's global default is untouched.
-      await this.session.setModel(model)
+      await this.within(() => this.session.setModel(model))
     }
-    if (change.thinkingLevel !== undefined) this.session.setThinkingLevel(change.thinkingLevel)
+    if (change.thinkingLevel !== undefined) this.within(() => this.session.setThinkingLevel(change.thinkingLevel!))
   }
 
   async dispose(): Promise<void> {
@@ -180,7 +182,7 @@ export class PiRuntime implements AgentRuntime {
     if (this.session.isStreaming) this.session.agent.abort()
     for (const off of this.unsubscribe) off()
     this.listeners.clear()
-    await this.shutdownExtensions()
+    await this.within(() => this.shutdownExtensions())
     this.session.dispose()
   }
 
@@ -203,6 +205,11 @@ export class PiRuntime implements AgentRuntime {
     const outcome = await Promise.race([handled, late])
     clearTimeout(timer)
     if (outcome === 'late') this.log.warn(`${this.options.label}: extensions' session_shutdown handlers took longer than ${limit} ms; closed without them`)
+  }
+
+  /** Runs pi's work as this thread's, so what its extensions write to stdout is logged as theirs (extension-output.ts). */
+  private within<T>(work: () => T): T {
+    return asThread(this.options.label, this.log, work)
   }
 
   /** For failures pi reports outside the event stream (extension errors). */

@@ -34,6 +34,7 @@ import { toolPermissionExtension } from './tools/tool-permission.js'
 import { uiDialogExtension } from './tools/ui-dialog.js'
 import { PiRuntime } from './pi-adapter.js'
 import { commandContextActions, shutdownNotice } from './command-actions.js'
+import { asThread } from './extension-output.js'
 import { piTheme } from './pi-theme.js'
 
 export interface PiRuntimeFactoryOptions {
@@ -57,7 +58,10 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
   const { agentDir, models } = options
   const toolPolicy = options.toolPolicy ?? DEFAULT_TOOL_POLICY
 
-  async function create({ threadId, model: modelName, thinkingLevel, cwd, ui, actions }: RuntimeOptions): Promise<AgentRuntime> {
+  /** Everything pi does while building the session (loading extensions, session_start) runs as the thread's. */
+  const create = (request: RuntimeOptions) => asThread(`thread ${request.threadId}`, log, () => build(request))
+
+  async function build({ threadId, model: modelName, thinkingLevel, cwd, ui, actions }: RuntimeOptions): Promise<AgentRuntime> {
     const model = models.find(modelName)
     if (!model) throw new Error(`Unknown model '${modelName}'.`)
     // The user's settings (global, and the project's once it is trusted), as pi reads them.

@@ -1,12 +1,12 @@
 /**
  * pi's own example extensions, installed unmodified in a thread's agent dir, get from threadhost
  * what pi's RPC mode gives a remote UI: its theme, plain text on the page, widget placement, their
- * tools' whole notices, and a word each time they need a terminal.
+ * tools' whole notices, a word each time they need a terminal, and their stdout kept out of ours.
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { delimiter, dirname, join } from 'node:path'
-import { FakeBridge, installExamples, keptLog, piRuntimes, Recorder, tempDir, type PiTestOptions } from './helpers.js'
+import { FakeBridge, installExamples, keptLog, piRuntimes, Recorder, tempDir, waitFor, type PiTestOptions } from './helpers.js'
 
 const cleanups: Array<() => unknown> = []
 afterEach(async () => {
@@ -90,5 +90,31 @@ describe("pi's example extensions in a thread", () => {
     runtime.prompt({ messageId: 'p', text: '/footer' })
     await rec.next('settled')
     expect(told()).toContain('An extension needs a terminal: it called ui.setFooter(), which this web host cannot show.')
+  })
+
+  it("what an extension writes to stdout becomes the thread's log record, not a line in the server's output (notify)", async () => {
+    // notify.ts writes a terminal notification (OSC 777) to stdout when the agent settles.
+    for (const name of ['WT_SESSION', 'KITTY_WINDOW_ID']) {
+      const value = process.env[name]
+      delete process.env[name]
+      cleanups.push(() => (value === undefined ? undefined : (process.env[name] = value)))
+    }
+    const written: string[] = []
+    const write = process.stdout.write
+    process.stdout.write = function (this: NodeJS.WriteStream, chunk: unknown, ...rest: unknown[]) {
+      written.push(String(chunk))
+      return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest)
+    } as typeof process.stdout.write
+    cleanups.push(() => (process.stdout.write = write))
+
+    const { runtime, rec, log } = await thread(['notify.ts'])
+    runtime.prompt({ messageId: 'p', text: 'hi' })
+    await rec.next('settled')
+    await waitFor(() => log.infos.some((m) => m.includes('777;notify;Pi;Ready for input')), 'the log record')
+    expect(log.infos.find((m) => m.includes('777;notify'))).toMatch(/^thread t: an extension wrote to stdout: /)
+    expect(written.join('')).not.toContain('777;notify')
+    // What is not a thread's work still reaches stdout.
+    process.stdout.write('')
+    expect(written).toContain('')
   })
 })
