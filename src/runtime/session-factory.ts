@@ -18,7 +18,7 @@ import type { AgentRuntime, RuntimeFactory, RuntimeOptions, UiBridge } from './p
 import type { PiModels } from './pi-models.js'
 import { askBridge, consoleLogger, createExtensionUi, errorText, type RuntimeLogger } from './extension-ui.js'
 import { decideTrust, extensionTrust, needsTrustDecision, trustAnswer, trustQuestion, type TrustPolicy } from './project-trust.js'
-import { DEFAULT_TOOL_POLICY, type ToolPolicy } from './tool-policy.js'
+import { DEFAULT_TOOL_POLICY, ruleFor, type ToolPolicy } from './tool-policy.js'
 import { prepareSessionFile } from './session-file.js'
 import {
   listPersistedThreads,
@@ -29,9 +29,9 @@ import {
   threadOfSessionFile,
 } from './persisted-sessions.js'
 import { piSessionForks } from './session-fork.js'
-import { askUserQuestionExtension } from './tools/ask-user-question.js'
+import { ASK_USER_QUESTION, askUserQuestionExtension } from './tools/ask-user-question.js'
 import { toolPermissionExtension } from './tools/tool-permission.js'
-import { uiDialogExtension } from './tools/ui-dialog.js'
+import { UI_DIALOG, uiDialogExtension } from './tools/ui-dialog.js'
 import { PiRuntime } from './pi-adapter.js'
 import { commandContextActions, shutdownNotice } from './command-actions.js'
 import { asThread } from './extension-output.js'
@@ -70,9 +70,11 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
     let trust = needsTrustDecision(cwd, policy) ? ('ask' as const) : decideTrust(cwd, agentDir, settingsManager, policy)
     if (trust === true) settingsManager.setProjectTrusted(true)
     // Built per session: each tool closes over this thread's bridge.
+    // threadhost's own tools are left out altogether where the policy refuses them.
+    const own = (tool: string, factory: ExtensionFactory) => (ruleFor(toolPolicy, tool) === 'deny' ? [] : [factory])
     const extensionFactories: ExtensionFactory[] = [
-      askUserQuestionExtension(ui, log),
-      uiDialogExtension(ui, log),
+      ...own(ASK_USER_QUESTION, askUserQuestionExtension(ui, log)),
+      ...own(UI_DIALOG, uiDialogExtension(ui, log)),
       toolPermissionExtension(toolPolicy),
       ...(options.extraExtensions?.(ui) ?? []),
     ]

@@ -53,6 +53,7 @@ export const DEFAULT_TOOL_POLICY: ToolPolicy = {
     write: 'ask',
     edit: 'ask',
     // threadhost's own tools only ask the human something; asking leave to ask would be noise.
+    // `deny` leaves them out of the model's tool list altogether (ui_dialog is the demo model's only).
     ask_user_question: 'allow',
     ui_dialog: 'allow',
     // pi has no permission system of its own, so an extension or MCP tool is trusted as much as the

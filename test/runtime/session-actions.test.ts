@@ -1,15 +1,18 @@
 /**
  * What an extension may ask of its session besides the UI — `session_shutdown` on release, the
- * command context's actions, `ctx.shutdown()`, `ctx.mode` — as pi's RPC mode answers it.
+ * command context's actions, `ctx.shutdown()`, `ctx.mode` — as pi's RPC mode answers it, and which
+ * of threadhost's own tools a model is offered.
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { execFileSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { fauxAssistantMessage, fauxProvider, getCurrentTools, type FauxResponseFactory } from '@earendil-works/pi-ai'
 import type { ExtensionFactory } from '@earendil-works/pi-coding-agent'
-import { sessionPaths } from '../../src/runtime/index.js'
+import { sessionPaths, type ToolPolicy } from '../../src/runtime/index.js'
 import type { ThreadActions } from '../../src/runtime/port.js'
-import { FakeBridge, installExamples, keptLog, piRuntimes, Recorder, tempDir, type PiTestOptions } from './helpers.js'
+import { DEFAULT_TOOL_POLICY } from '../../src/runtime/tool-policy.js'
+import { answered, FakeBridge, installExamples, keptLog, piRuntimes, Recorder, tempDir, type PiTestOptions } from './helpers.js'
 
 const cleanups: Array<() => unknown> = []
 afterEach(async () => {
@@ -146,5 +149,49 @@ describe("the command context's session actions", () => {
     expect(ui.notes.map((n) => JSON.parse(n.message) as Record<string, unknown>)).toEqual([
       { mode: 'rpc', newSession: { cancelled: false }, fork: { cancelled: false }, navigateTree: { cancelled: false }, switchSession: { cancelled: false } },
     ])
+  })
+})
+
+describe("threadhost's own tools", () => {
+  /** The tool names a scripted model is declared, per call. */
+  async function toolsOffered(policy?: ToolPolicy) {
+    const faux = fauxProvider({ provider: 'scripted' })
+    const offered: string[][] = []
+    faux.setResponses([
+      (context) => (offered.push(getCurrentTools(context.messages).map((t) => t.name)), fauxAssistantMessage('ok')),
+    ])
+    const { runtime, rec } = await thread({ providers: [faux.provider], model: `scripted/${faux.models[0].id}`, ...(policy ? { toolPolicy: policy } : {}) })
+    runtime.prompt({ messageId: 'p', text: 'hi' })
+    await rec.next('settled')
+    return { offered: offered[0], runtime }
+  }
+
+  it('ui_dialog is offered to the demo model only; a real model gets ask_user_question', async () => {
+    const { offered } = await toolsOffered()
+    expect(offered).toContain('ask_user_question')
+    expect(offered).not.toContain('ui_dialog')
+  })
+
+  it('a thread that switches to the demo model is offered ui_dialog, and loses it when it switches back', async () => {
+    const faux = fauxProvider({ provider: 'scripted' })
+    const offered: string[][] = []
+    const answer: FauxResponseFactory = (context) => (offered.push(getCurrentTools(context.messages).map((t) => t.name)), fauxAssistantMessage('ok'))
+    faux.setResponses([answer, answer])
+    const model = `scripted/${faux.models[0].id}`
+    const { runtime, rec, ui } = await thread({ providers: [faux.provider], model })
+    await runtime.configure({ model: 'demo' })
+    runtime.prompt({ messageId: 'd', text: 'call ui_dialog {"method":"confirm","title":"Go?"}' })
+    ;(await ui.nthAsk(0)).resolve(answered({ confirmed: true }))
+    await rec.next('settled')
+    expect(rec.of('tool-end')[0].isError).toBe(false)
+    await runtime.configure({ model })
+    runtime.prompt({ messageId: 'p', text: 'hi' })
+    await rec.next('settled', 2)
+    expect(offered[0]).not.toContain('ui_dialog')
+  })
+
+  it('ask_user_question is left out altogether when the tool policy denies it', async () => {
+    const { offered } = await toolsOffered({ ...DEFAULT_TOOL_POLICY, tools: { ...DEFAULT_TOOL_POLICY.tools, ask_user_question: 'deny' } })
+    expect(offered).not.toContain('ask_user_question')
   })
 })

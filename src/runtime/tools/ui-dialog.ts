@@ -13,6 +13,7 @@ import type { ExtensionContext, ExtensionFactory } from '@earendil-works/pi-codi
 import { isDialogSpec, type DialogSpec } from '../../schemas/index.js'
 import type { DialogResolution, UiBridge } from '../port.js'
 import { askBridge, resolutionFor, type RuntimeLogger } from '../extension-ui.js'
+import { DEMO_MODEL_ID, DEMO_PROVIDER } from '../demo-model.js'
 
 export const UI_DIALOG = 'ui_dialog'
 
@@ -118,8 +119,21 @@ async function run(
   }
 }
 
+/**
+ * The tool is the demo model's: its scripted replies open dialogs with it. A real model is not
+ * offered it (it would only be one more tool in its list and its system prompt, beside
+ * ask_user_question), so it is active exactly while the thread's model is the demo.
+ */
 export function uiDialogExtension(ui: UiBridge, log: RuntimeLogger): ExtensionFactory {
   return (pi) => {
+    const offerOnlyToDemo = (model: { provider: string; id: string } | undefined) => {
+      const demo = model?.provider === DEMO_PROVIDER && model.id === DEMO_MODEL_ID
+      const active = pi.getActiveTools()
+      if (demo === active.includes(UI_DIALOG)) return
+      pi.setActiveTools(demo ? [...active, UI_DIALOG] : active.filter((name) => name !== UI_DIALOG))
+    }
+    pi.on('session_start', (_event, ctx) => offerOnlyToDemo(ctx.model))
+    pi.on('model_select', (event) => offerOnlyToDemo(event.model))
     pi.registerTool({
       name: UI_DIALOG,
       label: 'Dialog',
