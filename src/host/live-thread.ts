@@ -10,7 +10,14 @@ import { createActor, fromCallback, type ActorRefFrom, type Subscription } from 
 import type { CommandInfo, DialogOutcome, ObservationInput, ThinkingLevel } from '../schemas/index.js'
 import { askQueueMachine } from '../machines/ask-queue.machine.js'
 import { dialogMachine, type DialogEmitted } from '../machines/dialog.machine.js'
-import { threadMachine, type PromptRequest, type ThreadActor, type ThreadEmitted, type ThreadEvent } from '../machines/thread.machine.js'
+import {
+  threadMachine,
+  type PromptRequest,
+  type ThreadActor,
+  type ThreadEmitted,
+  type ThreadEvent,
+  type WaitingPrompt,
+} from '../machines/thread.machine.js'
 import type { AgentRuntime, RuntimeEvent, UiBridge } from '../runtime/port.js'
 import { errorText } from '../runtime/extension-ui.js'
 import { AskBridge } from './ask-bridge.js'
@@ -24,11 +31,17 @@ export type PromptOutcome =
   | { kind: 'stale-run' }
   | { kind: 'rejected'; reason: string }
 
-export type AbortOutcome =
-  | { kind: 'stopped'; restored: string[] }
-  | { kind: 'idle' }
-  | { kind: 'stale-run' }
-  | { kind: 'not-live' }
+/** A stop refused: nothing in flight, another run is current, or no runtime. */
+type StopRefused = { kind: 'idle' } | { kind: 'stale-run' } | { kind: 'not-live' }
+
+/**
+ * What a stop came to, as `stop()` answers it: `restored` is the prompts the stop took off the
+ * runtime's queue, with the ids they were admitted under (their journal entries), steering first.
+ */
+export type StopOutcome = { kind: 'stopped'; restored: WaitingPrompt[] } | StopRefused
+
+/** `stop()`'s answer with only the texts, as the abort receipt carries them. */
+export type AbortOutcome = { kind: 'stopped'; restored: string[] } | StopRefused
 
 /** What an answer (or a cancel) to a question came to, as the question's dialog machine decided. */
 export type AnswerOutcome = { kind: 'answered' } | { kind: 'unknown' } | { kind: 'refused'; refusal: string }
@@ -210,12 +223,19 @@ export class LiveThread {
     })
   }
 
-  abort(run?: number): Promise<AbortOutcome> {
+  /** Stops the run: resolves with what the stop took off the queue (ids and texts), or why it was refused. */
+  stop(run?: number): Promise<StopOutcome> {
     const replyTo = randomUUID()
     return this.#request(replyTo, { type: 'ABORT', run, replyTo }, { kind: 'not-live' }, (reply) => {
       if (reply.type === 'abort.answered') return { kind: 'stopped', restored: reply.restored }
       return reply.type === 'abort.refused' ? { kind: reply.reason } : { kind: 'not-live' }
     })
+  }
+
+  /** `stop()` with the texts only. Kept for the registry until it reads the ids `stop()` hands back. */
+  async abort(run?: number): Promise<AbortOutcome> {
+    const outcome = await this.stop(run)
+    return outcome.kind === 'stopped' ? { kind: 'stopped', restored: outcome.restored.map((p) => p.text) } : outcome
   }
 
   /** An answer as it arrived (`cancelled: true` withdraws the question); the question's own dialog machine decides. */
@@ -280,6 +300,11 @@ export class LiveThread {
           if (prompt.deliverAs === 'followUp') of(system).#runtime?.followUp(queued)
           else of(system).#runtime?.steer(queued)
         },
+        recordError: ({ system }, { message }) => {
+          const thread = of(system)
+          thread.#log('error', message)
+          thread.#feed.append({ type: 'error', message })
+        },
         tellRuntimeAbort: ({ system }) => {
           const thread = of(system)
           thread.#runtime?.abort().catch((error) => thread.#log('error', `abort failed: ${errorText(error)}`))
@@ -301,9 +326,14 @@ export class LiveThread {
         },
       },
       actors: {
+        // Answers as it starts: the runtime's clearQueue is synchronous, so the stop's reply comes before anything can settle the run.
         clearQueue: fromCallback<ThreadEvent, { run: number }>(({ sendBack, system }) => {
-          const cleared = of(system).#runtime?.clearQueue() ?? { steering: [], followUp: [] }
-          sendBack({ type: 'QUEUE_CLEARED', steering: cleared.steering.map((p) => p.text), followUp: cleared.followUp.map((p) => p.text) })
+          try {
+            const cleared = of(system).#runtime?.clearQueue() ?? { steering: [], followUp: [] }
+            sendBack({ type: 'QUEUE_CLEARED', steering: cleared.steering.map(waiting), followUp: cleared.followUp.map(waiting) })
+          } catch (error) {
+            sendBack({ type: 'QUEUE_CLEAR_FAILED', message: errorText(error) })
+          }
         }),
         dialog: dialogMachine.provide({
           actions: {
@@ -365,10 +395,15 @@ export class LiveThread {
     clearTimeout(this.#idleTimer)
     this.#asks.cancelAll()
     if (!runtime) return
-    // Queued prompts never ride into a later run and are never dropped silently.
-    const cleared = runtime.clearQueue()
-    for (const p of [...cleared.steering, ...cleared.followUp]) {
-      this.#feed.append({ type: 'prompt-rejected', messageId: p.messageId, reason, text: p.text })
+    try {
+      // Queued prompts never ride into a later run and are never dropped silently.
+      const cleared = runtime.clearQueue()
+      for (const p of [...cleared.steering, ...cleared.followUp]) {
+        this.#feed.append({ type: 'prompt-rejected', messageId: p.messageId, reason, text: p.text })
+      }
+    } catch (error) {
+      // A release must still release: the loss is said, and the runtime is still stopped and disposed.
+      this.#feed.append({ type: 'error', message: `the queue could not be cleared: ${errorText(error)}` })
     }
     // Nothing the released runtime says afterwards belongs on the feed: the thread has moved on.
     this.#unsubscribe?.()
@@ -406,6 +441,11 @@ export class LiveThread {
   }
 }
 
+
+/** The prompt as the machine knows it: its id and text, nothing of the runtime's. */
+function waiting(p: { messageId: string; text: string }): WaitingPrompt {
+  return { messageId: p.messageId, text: p.text }
+}
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref())

@@ -8,7 +8,8 @@
  *   stopped run has settled;
  * - a stop with nothing in flight is refused; otherwise it clears the queue FIRST, then tells the
  *   runtime once, then settles every open dialog `aborted`, then refuses new questions until the
- *   run settles. A repeat while the stop is pending gets the same answer with nothing restored;
+ *   run settles. If clearing throws, nothing is restored, the loss is said, and the runtime is still
+ *   told: a stop must stop. A repeat while the stop is pending gets the same answer with nothing restored;
  * - a run ends only by the runtime's own settle.
  *
  * Open questions are child dialog actors, so stop and dispose reach each of them through the same
@@ -35,6 +36,12 @@ export interface PromptRequest {
   run?: number
 }
 
+/** A prompt the runtime held: queued behind a run, handed back by a stop or over by a settle. */
+export interface WaitingPrompt {
+  messageId: string
+  text: string
+}
+
 export interface ThreadContext {
   threadId: string
   run: number
@@ -53,8 +60,11 @@ export type ThreadEvent =
   | { type: 'LIVE'; run?: number }
   | ({ type: 'PROMPT' } & PromptRequest)
   | { type: 'ABORT'; run?: number; replyTo?: string }
-  | { type: 'QUEUE_CLEARED'; steering: string[]; followUp: string[] }
-  | { type: 'SETTLED'; aborted: boolean; unclaimed: { messageId: string; text: string }[] }
+  /** The runtime's queue, emptied: the prompts it held, with the ids they were admitted under. */
+  | { type: 'QUEUE_CLEARED'; steering: WaitingPrompt[]; followUp: WaitingPrompt[] }
+  /** Clearing the runtime's queue threw: what it held is lost, and the stop must still stop. */
+  | { type: 'QUEUE_CLEAR_FAILED'; message: string }
+  | { type: 'SETTLED'; aborted: boolean; unclaimed: WaitingPrompt[] }
   | {
       type: 'ASK'
       dialogId: string
@@ -79,7 +89,8 @@ export type ThreadEmitted =
   | { type: 'prompt.admitted'; messageId: string; run: number; queued: boolean }
   /** `closing`: why a disposed thread refused it (the delete or shutdown that took it). */
   | { type: 'prompt.refused'; messageId: string; reason: 'busy' | 'disposed' | 'stale-run'; closing?: string }
-  | { type: 'abort.answered'; replyTo: string; restored: string[] }
+  /** `restored`: the prompts the stop took off the queue, steering first, each in the order queued. */
+  | { type: 'abort.answered'; replyTo: string; restored: WaitingPrompt[] }
   | { type: 'abort.refused'; replyTo: string; reason: 'idle' | 'stale-run' | 'not-live' }
   /** The answer names no open question: never asked, or already settled. */
   | { type: 'dialog.gone'; replyTo: string }
@@ -111,9 +122,9 @@ const threadSetup = setup({
     dialog: dialogMachine,
     askQueue: askQueueMachine,
     /**
-     * Clear the runtime's queue of the run being stopped; it sends back QUEUE_CLEARED (clearing
-     * cannot fail: the port hands over what it took). Invoked by `aborting.clearing`, so its answer
-     * is an event like any other.
+     * Clear the runtime's queue of the run being stopped; it sends back QUEUE_CLEARED with what it
+     * took, or QUEUE_CLEAR_FAILED when the runtime threw. Invoked by `aborting.clearing`, so its
+     * answer is an event like any other; it answers as it starts, before anything can settle the run.
      */
     clearQueue: fromCallback<ThreadEvent, { run: number }>(() => {}),
   },
@@ -122,6 +133,8 @@ const threadSetup = setup({
     publishStatus: (_, _params: { live: boolean; busy: boolean; run: number }) => {},
     startRun: (_, _params: { prompt: PromptRequest; run: number }) => {},
     queuePrompt: (_, _params: { prompt: PromptRequest }) => {},
+    /** Emit an `error` observation: something was lost and the humans must hear it. */
+    recordError: (_, _params: { message: string }) => {},
     tellRuntimeAbort: () => {},
     /** Emit `settled {run, aborted}` on the feed. */
     recordSettled: (_, _params: { run: number; aborted: boolean }) => {},
@@ -185,6 +198,10 @@ const forwardRequest = (type: 'ANSWER' | 'CANCEL') => [
 ]
 
 const replyToOf = (event: ThreadEvent) => ('replyTo' in event && event.replyTo) || ''
+
+/** The stop's one reply, to the request that asked for it. */
+const stopAnswered = (restored: (args: { event: ThreadEvent }) => WaitingPrompt[]) =>
+  threadSetup.emit(({ context, event }) => ({ type: 'abort.answered', replyTo: context.stopReplyTo ?? '', restored: restored({ event }) }) as const)
 
 const abortRefused = (reason: 'idle' | 'stale-run' | 'not-live') =>
   threadSetup.emit(({ event }) => ({ type: 'abort.refused', replyTo: replyToOf(event), reason }) as const)
@@ -328,16 +345,25 @@ export const threadMachine = threadSetup.createMachine({
       },
       states: {
         clearing: {
-          invoke: { src: 'clearQueue', input: ({ context }) => ({ run: context.run }) },
+          invoke: { id: 'clearQueue', src: 'clearQueue', input: ({ context }) => ({ run: context.run }) },
           on: {
             QUEUE_CLEARED: {
               target: 'stopping',
               actions: [
-                emit(({ context, event }) => ({
-                  type: 'abort.answered',
-                  replyTo: context.stopReplyTo ?? '',
-                  restored: event.type === 'QUEUE_CLEARED' ? [...event.steering, ...event.followUp] : [],
-                }) as const),
+                stopAnswered(({ event }) => (event.type === 'QUEUE_CLEARED' ? [...event.steering, ...event.followUp] : [])),
+                'tellRuntimeAbort',
+                settleDialogs('ABORT'),
+              ],
+            },
+            // A stop must stop: the loss is said, nothing is restored, and the runtime is still told.
+            QUEUE_CLEAR_FAILED: {
+              target: 'stopping',
+              actions: [
+                {
+                  type: 'recordError',
+                  params: ({ event }) => ({ message: `the queue could not be cleared: ${event.type === 'QUEUE_CLEAR_FAILED' ? event.message : ''}` }),
+                },
+                stopAnswered(() => []),
                 'tellRuntimeAbort',
                 settleDialogs('ABORT'),
               ],

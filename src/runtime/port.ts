@@ -79,7 +79,11 @@ export interface AgentRuntime {
   steer(prompt: QueuedPrompt): void
   /** Queues a prompt to run when the agent would otherwise stop. */
   followUp(prompt: QueuedPrompt): void
-  /** Empties the queue and returns what was waiting. Emits a `queue` event with both lists empty. Never throws: a stop relies on it. */
+  /**
+   * Empties the queue and returns what was waiting. Emits a `queue` event with both lists empty.
+   * It may throw (pi's does not, another runtime's might): a stop still stops — the host says the
+   * loss, restores nothing and still calls `abort()` — and a release still disposes.
+   */
   clearQueue(): ClearedQueue
   /** Tells the agent to stop; the signal is raised synchronously. Resolves when the agent is idle. */
   abort(): Promise<void>

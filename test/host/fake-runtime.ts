@@ -29,6 +29,8 @@ export class FakeRuntime implements AgentRuntime {
   followUps: QueuedPrompt[] = []
   running = false
   aborted = false
+  /** clearQueue() throws, as a runtime whose queue cannot be read might: a stop must still stop. */
+  clearThrows = false
   /** Runs inside abort(), synchronously, as the listeners of pi's abort signal do (a tool's code). */
   onAbort?: () => void
   /** When set, abort() waits for settle() instead of settling by itself (a tool blocked on something). */
@@ -66,6 +68,7 @@ export class FakeRuntime implements AgentRuntime {
   }
   clearQueue(): ClearedQueue {
     this.calls.push('clearQueue')
+    if (this.clearThrows) throw new Error('queue mirror corrupted')
     const cleared = { steering: this.steering, followUp: this.followUps }
     this.steering = []
     this.followUps = []

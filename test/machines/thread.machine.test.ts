@@ -9,7 +9,8 @@
  * once, as a live child does, so `retiring` and `disposing` are left when the last dialog settles.
  *
  * Property-based: random sequences of requests, runtime events and answers against a live actor with
- * a fake runtime queue (its clearQueue actor answers QUEUE_CLEARED as it starts).
+ * a fake runtime queue (its clearQueue actor answers QUEUE_CLEARED as it starts, or QUEUE_CLEAR_FAILED
+ * when the runtime's clearQueue throws, as another runtime's might).
  */
 import { fc, test } from '@fast-check/vitest'
 import {
@@ -23,7 +24,13 @@ import {
 import { getShortestPaths, getSimplePaths } from 'xstate/graph'
 import { describe, expect, it, vi } from 'vitest'
 import { dialogMachine, type DialogInput } from '../../src/machines/dialog.machine.js'
-import { threadMachine, type PromptRequest, type ThreadEmitted, type ThreadEvent } from '../../src/machines/thread.machine.js'
+import {
+  threadMachine,
+  type PromptRequest,
+  type ThreadEmitted,
+  type ThreadEvent,
+  type WaitingPrompt,
+} from '../../src/machines/thread.machine.js'
 import { transitionKey, transitionsOf } from '../../src/machines/diagram.js'
 
 type Snap = SnapshotFrom<typeof threadMachine>
@@ -47,6 +54,7 @@ const THREAD_ACTIONS = [
   'publishStatus',
   'startRun',
   'queuePrompt',
+  'recordError',
   'tellRuntimeAbort',
   'recordSettled',
   'armIdleTimer',
@@ -57,8 +65,8 @@ const THREAD_ACTIONS = [
 const DIALOG_ACTIONS = ['showRequest', 'watch', 'unwatch', 'recordSettle', 'resolveExtension', 'resolveWithdrawn'] as const
 
 interface Options {
-  /** The fake runtime's clearQueue answers at once; without it the answer is left to the test. */
-  clear?: boolean
+  /** How the fake runtime's clearQueue answers, at once (it throws: `failed`); without it the answer is left to the test. */
+  clear?: () => 'cleared' | 'failed'
   /** A request that arrives re-entrantly, sent synchronously from inside the named provided action (once). */
   reentrant?: { action: (typeof THREAD_ACTIONS)[number]; event: ThreadEvent }
 }
@@ -68,7 +76,7 @@ function liveThread(opts: Options = {}) {
   const emitted: ThreadEmitted[] = []
   const taken = new Set<string>()
   /** The fake runtime's queue, as queuePrompt filled it. */
-  const queue = { steering: [] as string[], followUp: [] as string[] }
+  const queue = { steering: [] as WaitingPrompt[], followUp: [] as WaitingPrompt[] }
   const ids = new Map<string, number>()
   let run = 0
   let actorRef: { send: (e: ThreadEvent) => void } | undefined
@@ -80,7 +88,7 @@ function liveThread(opts: Options = {}) {
         log.push({ who: 'thread', action: name, run: context.run, params })
         if (name === 'queuePrompt') {
           const { prompt } = params as { prompt: PromptRequest }
-          queue[prompt.deliverAs === 'steer' ? 'steering' : 'followUp'].push(prompt.text)
+          queue[prompt.deliverAs === 'steer' ? 'steering' : 'followUp'].push({ messageId: prompt.messageId, text: prompt.text })
         }
         if (opts.reentrant?.action === name) {
           const { event } = opts.reentrant
@@ -104,6 +112,8 @@ function liveThread(opts: Options = {}) {
     const { steering, followUp } = queue
     queue.steering = []
     queue.followUp = []
+    // a runtime whose clearQueue threw: what it held is lost to the host
+    if (opts.clear() === 'failed') return sendBack({ type: 'QUEUE_CLEAR_FAILED', message: 'the runtime threw' })
     sendBack({ type: 'QUEUE_CLEARED', steering, followUp })
   })
   const machine = threadMachine.provide({
@@ -227,8 +237,11 @@ function assertState(expected: Snap['value'], h: Harness) {
       // questions asked since are refused: never shown, resolved with their cancel value
       expect(snap.context.dialogs).toEqual([])
       expect(openDialogs(h)).toEqual([])
-      // the stop was answered
-      expect(h.log.slice(clear).some((e) => e.action === 'abort.answered')).toBe(true)
+      // the stop was answered; a clear that failed restored nothing and said so before the runtime was told
+      const answer = h.log.slice(clear).find((e) => e.action === 'abort.answered')
+      expect(answer).toBeDefined()
+      const failed = h.log.slice(clear, tell).find((e) => e.action === 'recordError')
+      if (failed) expect((answer!.params as { restored: unknown[] }).restored).toEqual([])
       break
     }
     case 'retiring':
@@ -317,7 +330,15 @@ function eventsFor(snap: Snap): ThreadEvent[] {
     { type: 'ABORT' },
     { type: 'ABORT', run: c.run },
     { type: 'ABORT', run: c.run + 1 },
-    { type: 'QUEUE_CLEARED', steering: ['s1', 's2'], followUp: ['f1'] },
+    {
+      type: 'QUEUE_CLEARED',
+      steering: [
+        { messageId: 's1', text: 's1' },
+        { messageId: 's2', text: 's2' },
+      ],
+      followUp: [{ messageId: 'f1', text: 'f1' }],
+    },
+    { type: 'QUEUE_CLEAR_FAILED', message: 'the runtime threw' },
     { type: 'SETTLED', aborted: false, unclaimed: [] },
     { type: 'SETTLED', aborted: true, unclaimed: [{ messageId: 'u1', text: 'unclaimed' }] },
     { type: 'IDLE_TIMEOUT' },
@@ -411,7 +432,7 @@ const running = ['LIVE', 'PROMPT', 'ASK'].reduce<Snap>(
   initialTransition(threadMachine, { threadId: 't1' })[0],
 )
 const prefix: ThreadEvent[] = [{ type: 'LIVE' }, P('steer'), { type: 'ASK', dialogId: 'd1', spec, origin }]
-const STOP_EVENTS = new Set(['ABORT', 'QUEUE_CLEARED', 'SETTLED', 'ASK'])
+const STOP_EVENTS = new Set(['ABORT', 'QUEUE_CLEARED', 'QUEUE_CLEAR_FAILED', 'SETTLED', 'ASK'])
 const stops = getSimplePaths(model, {
   fromState: running,
   events: (s: Snap) =>
@@ -495,7 +516,7 @@ describe('thread machine: requests that arrive re-entrantly while the thread lea
 
 describe('thread machine: a steer or follow-up carries the run its tab shows', () => {
   it('a prompt naming a run that is not the current one is refused stale-run and queues or starts nothing; naming the current run it is queued; naming the run that just ended it starts the next', () => {
-    const h = liveThread({ clear: true })
+    const h = liveThread({ clear: () => 'cleared' })
     h.send({ type: 'LIVE' })
     h.send(P('steer')) // run 1
     h.send(P('steer', 'enqueue', 2))
@@ -504,7 +525,7 @@ describe('thread machine: a steer or follow-up carries the run its tab shows', (
       ['prompt.refused', 'stale-run'],
       ['prompt.admitted', true],
     ])
-    expect(h.queue).toEqual({ steering: [], followUp: ['followUp text'] })
+    expect(h.queue).toEqual({ steering: [], followUp: [{ messageId: 'm-followUp-enqueue-run1#1', text: 'followUp text' }] })
     h.send({ type: 'SETTLED', aborted: false, unclaimed: [] })
     // Idle after run 1: a tab that saw run 1 starts run 2; one that saw an older run is stale.
     h.send(P('steer', 'enqueue', 0))
@@ -570,11 +591,14 @@ const moveArb: fc.Arbitrary<Move> = fc.oneof(
     }),
   },
 )
+/** How each clear of the fake runtime's queue goes, in turn (cycled): mostly it hands the queue over, sometimes it throws. */
+const clearsArb = fc.array(fc.constantFrom<'cleared' | 'failed'>('cleared', 'cleared', 'failed'), { minLength: 1, maxLength: 8 })
 const disposeArb = fc.option(fc.constantFrom<'cancelled' | 'aborted'>('cancelled', 'aborted'), { nil: undefined })
 
 /** Plays the moves; a SETTLED while busy hands back what the fake runtime still queued as `unclaimed` when aborted. */
-function play(moves: Move[], dispose?: 'cancelled' | 'aborted') {
-  const h = liveThread({ clear: true })
+function play(moves: Move[], clears: ('cleared' | 'failed')[] = ['cleared'], dispose?: 'cancelled' | 'aborted') {
+  let n = 0
+  const h = liveThread({ clear: () => clears[n++ % clears.length] })
   let asks = 0
   for (const m of moves) {
     if (h.actor.getSnapshot().status === 'done') break
@@ -585,7 +609,7 @@ function play(moves: Move[], dispose?: 'cancelled' | 'aborted') {
       if (m.type === 'DIALOG.ANSWER') h.send({ type: m.type, dialogId: id, answer: { value: m.valid ? 'yes' : 'nope' } })
       else h.send({ type: m.type, dialogId: id })
     } else if (m.event.type === 'SETTLED' && m.event.aborted) {
-      const unclaimed = [...h.queue.steering, ...h.queue.followUp].map((text, i) => ({ messageId: `u${i}`, text }))
+      const unclaimed = [...h.queue.steering, ...h.queue.followUp]
       h.queue.steering = []
       h.queue.followUp = []
       h.send({ ...m.event, unclaimed })
@@ -612,23 +636,28 @@ function play(moves: Move[], dispose?: 'cancelled' | 'aborted') {
 const movesArb = fc.array(moveArb, { maxLength: 30 })
 
 describe('thread machine: properties over random sequences', () => {
-  test.prop([movesArb, disposeArb], { numRuns: 200 })(
-    'the runtime is told to abort at most once per run, always after its queue was cleared',
-    (moves, dispose) => void play(moves, dispose),
+  test.prop([movesArb, clearsArb, disposeArb], { numRuns: 200 })(
+    'the runtime is told to abort at most once per run, always after its queue was cleared — also when clearing it throws',
+    (moves, clears, dispose) => void play(moves, clears, dispose),
   )
 
-  test.prop([movesArb], { numRuns: 150 })(
-    'a stop hands back the waiting prompts steering first, then follow-ups, each in the order queued',
-    (moves) => {
-      const h = play(moves)
+  test.prop([movesArb, clearsArb], { numRuns: 150 })(
+    'a stop hands back the waiting prompts steering first, then follow-ups, each in the order queued and with its id; a failed clear restores nothing and says so',
+    (moves, clears) => {
+      const h = play(moves, clears)
       h.log.forEach((e, i) => {
         if (e.action !== 'clearQueue') return
         const queued = h.log.slice(0, i).filter((x) => x.action === 'queuePrompt' || x.action === 'clearQueue' || x.action === 'startRun' || (x.who === 'send' && x.action === 'SETTLED'))
         // what queuePrompt put in since the last clear or settle
         const since = queued.slice(queued.findLastIndex((x) => x.action !== 'queuePrompt') + 1)
-        const texts = (d: string) => since.map((x) => (x.params as { prompt: PromptRequest }).prompt).filter((p) => p.deliverAs === d).map((p) => p.text)
-        const answer = h.log.slice(i).find((x) => x.action === 'abort.answered')!.params as { restored: string[] }
-        expect(answer.restored).toEqual([...texts('steer'), ...texts('followUp')])
+        const prompts = (d: string) =>
+          since
+            .map((x) => (x.params as { prompt: PromptRequest }).prompt)
+            .filter((p) => p.deliverAs === d)
+            .map((p) => ({ messageId: p.messageId, text: p.text }))
+        const answer = h.log.slice(i).find((x) => x.action === 'abort.answered')!.params as { restored: WaitingPrompt[] }
+        const failed = h.log.slice(i).find((x) => x.action === 'recordError' || x.action === 'abort.answered')!.action === 'recordError'
+        expect(answer.restored).toEqual(failed ? [] : [...prompts('steer'), ...prompts('followUp')])
       })
     },
   )
@@ -677,10 +706,10 @@ describe('thread machine: properties over random sequences', () => {
     },
   )
 
-  test.prop([movesArb, fc.constantFrom<'cancelled' | 'aborted'>('cancelled', 'aborted'), movesArb], { numRuns: 150 })(
+  test.prop([movesArb, clearsArb, fc.constantFrom<'cancelled' | 'aborted'>('cancelled', 'aborted'), movesArb], { numRuns: 150 })(
     'nothing happens after the thread is disposed: every question settles once under the dispose outcome, and no provided action fires afterwards',
-    (moves, outcome, after) => {
-      const h = play(moves, outcome)
+    (moves, clears, outcome, after) => {
+      const h = play(moves, clears, outcome)
       expect(h.actor.getSnapshot().status).toBe('done')
       expect(openDialogs(h)).toEqual([])
       const dispose = h.log.findIndex((e) => e.who === 'send' && e.action === 'DISPOSE')
@@ -698,10 +727,10 @@ describe('thread machine: properties over random sequences', () => {
     },
   )
 
-  test.prop([movesArb, disposeArb], { numRuns: 150 })(
+  test.prop([movesArb, clearsArb, disposeArb], { numRuns: 150 })(
     'each dialog finishes exactly once and its settle precedes its resolution, however answers, cancels, timeouts, stops and disposal interleave',
-    (moves, dispose) => {
-      const h = play(moves, dispose)
+    (moves, clears, dispose) => {
+      const h = play(moves, clears, dispose)
       const ids = new Set(h.log.filter(isDialog).map((e) => e.who))
       for (const id of ids) {
         const mine = h.log.filter((e) => e.who === id).map((e) => e.action)
@@ -716,7 +745,7 @@ describe('thread machine: properties over random sequences', () => {
 
 describe('thread machine: replies a caller waits on', () => {
   it('a prompt waiting on a stop is refused (reason disposed) when the thread is disposed before the stopped run settles', () => {
-    const h = liveThread({ clear: true })
+    const h = liveThread({ clear: () => 'cleared' })
     h.send({ type: 'LIVE' })
     h.send(P('steer'))
     h.send({ type: 'ABORT' })
@@ -727,5 +756,28 @@ describe('thread machine: replies a caller waits on', () => {
     expect(h.emitted.filter((e) => 'messageId' in e && e.messageId === waiting)).toEqual([
       { type: 'prompt.refused', messageId: waiting, reason: 'disposed', closing: 'deleted' },
     ])
+  })
+
+  it('a stop must stop: when clearing the queue throws, the stop is answered with nothing restored, the loss is said, the runtime is still told and the open question settles aborted', () => {
+    const h = liveThread({ clear: () => 'failed' })
+    h.send({ type: 'LIVE' })
+    h.send(P('steer'))
+    h.send(P('followUp'))
+    h.send({ type: 'ASK', dialogId: 'd1', spec, origin })
+    h.send({ type: 'ABORT', replyTo: 'stop-1' })
+    expect(h.actor.getSnapshot().value).toEqual({ aborting: 'stopping' })
+    expect(h.emitted.filter((e) => e.type === 'abort.answered')).toEqual([{ type: 'abort.answered', replyTo: 'stop-1', restored: [] }])
+    const order = h.log.filter((e) => ['clearQueue', 'recordError', 'tellRuntimeAbort', 'recordSettle', 'resolveExtension'].includes(e.action)).map((e) => `${e.who}:${e.action}`)
+    expect(order.slice(order.indexOf('thread:clearQueue'))).toEqual([
+      'thread:clearQueue',
+      'thread:recordError',
+      'thread:tellRuntimeAbort',
+      'd1:recordSettle',
+      'd1:resolveExtension',
+    ])
+    expect(thread(h, 'recordError')[0].params).toEqual({ message: 'the queue could not be cleared: the runtime threw' })
+    expect(h.log.filter((e) => e.who === 'd1' && e.action === 'recordSettle').map((e) => e.outcome)).toEqual(['aborted'])
+    h.send({ type: 'SETTLED', aborted: true, unclaimed: [] })
+    expect(h.actor.getSnapshot().value).toBe('idle')
   })
 })

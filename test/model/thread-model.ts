@@ -5,7 +5,7 @@
  * machine runs with recording stubs instead, and every stub that writes a frame on the server writes
  * an *expected* frame here: `publishStatus` → `status`, `recordSettled` → `settled`, a dialog's
  * `showRequest` / `recordSettle` → `extension-ui-request` / `dialog-settled`, `rejectPrompt` →
- * `prompt-rejected`, and `disposeRuntime` → one `prompt-rejected` per prompt
+ * `prompt-rejected`, `recordError` → `error`, and `disposeRuntime` → one `prompt-rejected` per prompt
  * still queued in the runtime (what the host's release reports). The replies the machine emits
  * (`prompt.admitted`, `abort.answered`, `dialog.refused` …) are the predicted HTTP answers.
  *
@@ -29,8 +29,9 @@ export type Expected =
   | { type: 'extension-ui-request'; id: string }
   | { type: 'dialog-settled'; id: string; outcome: string }
   | { type: 'prompt-rejected'; messageId: string; reason: string }
+  | { type: 'error' }
 
-export const MACHINE_FRAMES = new Set(['status', 'settled', 'extension-ui-request', 'dialog-settled', 'prompt-rejected'])
+export const MACHINE_FRAMES = new Set(['status', 'settled', 'extension-ui-request', 'dialog-settled', 'prompt-rejected', 'error'])
 
 export interface Queued {
   /** The model's own id; the server's messageId once its 202 named it. */
@@ -78,6 +79,8 @@ export class ThreadModel {
         startRun: () => {},
         queuePrompt: (_, { prompt }) =>
           this.queue.push({ id: prompt.messageId, serverId: this.serverIds.get(prompt.messageId), text: prompt.text, deliverAs: prompt.deliverAs }),
+        // pi's clearQueue never throws, so the walk never sees it; were it to, the frame is expected
+        recordError: () => expect({ type: 'error' }),
         tellRuntimeAbort: ({ context }) => {
           this.tells.set(context.run, (this.tells.get(context.run) ?? 0) + 1)
           // the runtime's abort fires every tool's signal: each waiting ask hears it (sent once this event is done)
@@ -102,7 +105,8 @@ export class ThreadModel {
           this.queue = []
           for (const q of [...steering, ...followUp]) this.restored.add(q.id)
           const [first, second] = this.fault === 'followUpsFirst' ? [followUp, steering] : [steering, followUp]
-          sendBack({ type: 'QUEUE_CLEARED', steering: first.map((q) => q.text), followUp: second.map((q) => q.text) })
+          const held = (q: Queued) => ({ messageId: q.id, text: q.text })
+          sendBack({ type: 'QUEUE_CLEARED', steering: first.map(held), followUp: second.map(held) })
         }),
         dialog: dialogMachine.provide({
           actions: {
