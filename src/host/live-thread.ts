@@ -75,8 +75,14 @@ function sameEntry<V>(map: Record<string, V>, key: string, value: V | undefined)
   return value !== undefined && JSON.stringify(map[key]) === JSON.stringify(value)
 }
 
-/** Dialog timeouts beyond what a timer can hold (about 24.8 days) mean "no timeout". */
-const MAX_TIMER_MS = 2 ** 31 - 1
+/**
+ * The clock the thread's machines keep time on (its idle release, its questions' expiry): the real
+ * one, whose timers never hold the process open on their own.
+ */
+const UNREF_CLOCK = {
+  setTimeout: (fn: (...args: unknown[]) => void, ms: number) => setTimeout(fn, ms).unref(),
+  clearTimeout: (id: unknown) => clearTimeout(id as NodeJS.Timeout),
+}
 
 export class LiveThread {
   readonly actor: ThreadActor
@@ -89,7 +95,6 @@ export class LiveThread {
   readonly #options: LiveThreadOptions
   #runtime?: AgentRuntime
   #unsubscribe?: () => void
-  #idleTimer?: NodeJS.Timeout
   #disposing: Promise<void> = Promise.resolve()
   #subscription?: Subscription
   #retired = false
@@ -117,7 +122,8 @@ export class LiveThread {
     this.actor = createActor(LiveThread.#machine(), {
       id: `thread:${options.threadId}`,
       systemId: `thread:${options.threadId}`,
-      input: { threadId: options.threadId, run: options.run },
+      input: { threadId: options.threadId, run: options.run, idleMs: options.idleMs },
+      clock: UNREF_CLOCK,
     })
     LiveThread.#bySystem.set(this.actor.system, this)
     this.actor.on('*', (e) => this.#onReply(e as ThreadEmitted))
@@ -310,13 +316,6 @@ export class LiveThread {
           thread.#runtime?.abort().catch((error) => thread.#log('error', `abort failed: ${errorText(error)}`))
         },
         recordSettled: ({ system }, settled) => void of(system).#feed.append({ type: 'settled', ...settled }),
-        armIdleTimer: ({ self, system }) => {
-          const thread = of(system)
-          clearTimeout(thread.#idleTimer)
-          thread.#idleTimer = setTimeout(() => self.send({ type: 'IDLE_TIMEOUT' }), thread.#options.idleMs)
-          thread.#idleTimer.unref()
-        },
-        disarmIdleTimer: ({ system }) => clearTimeout(of(system).#idleTimer),
         disposeRuntime: ({ system }, { reason }) => {
           const thread = of(system)
           thread.#disposing = thread.#releaseRuntime(reason)
@@ -392,7 +391,6 @@ export class LiveThread {
     const runtime = this.#runtime
     this.#runtime = undefined
     this.#releasing = true
-    clearTimeout(this.#idleTimer)
     this.#asks.cancelAll()
     if (!runtime) return
     try {

@@ -93,8 +93,21 @@ export function transitionsOf(machine: AnyStateMachine): TransitionInfo[] {
 }
 
 /**
+ * How an event reads in a diagram: a delayed transition's event (`xstate.after.<delay>.<state id>`)
+ * as `after <delay>`, an invoked actor's completion (`xstate.done.actor.<id>`, `xstate.error.actor.<id>`)
+ * as `done <id>` / `error <id>`; any other as it is.
+ */
+export function eventLabel(event: string): string {
+  const after = /^xstate\.after\.([^.]+)\./.exec(event)
+  if (after) return `after ${after[1]}`
+  const actor = /^xstate\.(done|error)\.actor\.(.+)$/.exec(event)
+  if (actor && !actor[2].includes('*')) return `${actor[1]} ${actor[2]}`
+  return event
+}
+
+/**
  * The machine as a mermaid `stateDiagram-v2`: states (nested ones as composite states), the initial
- * and final markers, and one arrow per transition labelled `EVENT [guard]`. A targetless transition
+ * and final markers, and one arrow per transition labelled `EVENT [guard]` (`after <delay>` for a delay). A targetless transition
  * is drawn as a self-loop on the state that defines it; transitions defined on the root (they apply
  * in every state) are drawn on a composite state named after the machine.
  */
@@ -110,7 +123,7 @@ export function toMermaid(machine: AnyStateMachine): string {
     node === machine.root ? rootId : keyCount.get(node.key) === 1 ? node.key : node.path.join('_')
   const byId = new Map<string, AnyStateNode>([[rootId, machine.root], ...nodes.map((n) => [n.id, n] as const)])
   const label = (t: TransitionInfo) =>
-    `${t.event}${t.guard ? ` [${t.guard}]` : ''}${t.reenter ? ' (reenter)' : ''}`
+    `${eventLabel(t.event)}${t.guard ? ` [${t.guard}]` : ''}${t.reenter ? ' (reenter)' : ''}`
 
   const lines: string[] = ['stateDiagram-v2']
   const emit = (depth: number, text: string) => lines.push(`${'  '.repeat(depth)}${text}`)

@@ -16,7 +16,9 @@
  * one finish. Requests reach the machine as events carrying a correlation id; each gets exactly one
  * reply, emitted with that id (`ThreadEmitted`, and `DialogEmitted` from the dialog an answer names),
  * so the caller reads the machine's answer rather than guessing it. Side effects are provided actions,
- * and the one whose answer the machine waits for — clearing the queue — an invoked actor.
+ * and the one whose answer the machine waits for — clearing the queue — an invoked actor. Time is
+ * the machine's own: the idle release is an `after` delay (`idleMs`, from the input), on the clock
+ * the actor runs with, so a test runs it on a simulated one.
  */
 import { assign, emit, fromCallback, setup, type ActorRefFrom } from 'xstate'
 import type { DialogAnswer, DialogOrigin, DialogOutcome, DialogSpec } from '../schemas/index.js'
@@ -45,6 +47,8 @@ export interface WaitingPrompt {
 export interface ThreadContext {
   threadId: string
   run: number
+  /** How long the thread stays idle before it goes cold (the `idleMs` delay). */
+  idleMs: number
   /** Open dialog ids, oldest first. */
   dialogs: string[]
   /** Prompts that arrived while a stop was pending; they start once the stopped run settles. */
@@ -78,7 +82,6 @@ export type ThreadEvent =
   | { type: 'DIALOG.CANCEL'; dialogId: string; replyTo?: string }
   | { type: 'DIALOG.TIMEOUT'; dialogId: string }
   | { type: 'DIALOG.SIGNAL'; dialogId: string }
-  | { type: 'IDLE_TIMEOUT' }
   | { type: 'DISPOSE'; reason: string; dialogOutcome: Extract<DialogOutcome, 'cancelled' | 'aborted'> }
 
 /**
@@ -113,7 +116,7 @@ const carried = (context: ThreadContext, event: Settled): PromptRequest[] => [
 
 const threadSetup = setup({
   types: {
-    input: {} as { threadId: string; run?: number },
+    input: {} as { threadId: string; run?: number; idleMs: number },
     context: {} as ThreadContext,
     events: {} as ThreadEvent,
     emitted: {} as ThreadEmitted,
@@ -138,12 +141,14 @@ const threadSetup = setup({
     tellRuntimeAbort: () => {},
     /** Emit `settled {run, aborted}` on the feed. */
     recordSettled: (_, _params: { run: number; aborted: boolean }) => {},
-    armIdleTimer: () => {},
-    disarmIdleTimer: () => {},
     /** Stop the runtime and release it. */
     disposeRuntime: (_, _params: { reason: string }) => {},
     /** Report a prompt that will never run (`prompt-rejected` on the feed). */
     rejectPrompt: (_, _params: { messageId: string; reason: string }) => {},
+  },
+  delays: {
+    /** The idle release: the machine's own timer, armed on entering `idle` and cancelled on leaving it. */
+    idleMs: ({ context }) => context.idleMs,
   },
   guards: {
     rejectsWhenBusy: ({ event }) => event.type === 'PROMPT' && event.admission === 'reject',
@@ -254,7 +259,7 @@ const settled = [
 
 export const threadMachine = threadSetup.createMachine({
   id: 'thread',
-  context: ({ input }) => ({ threadId: input.threadId, run: input.run ?? 0, dialogs: [], pending: [] }),
+  context: ({ input }) => ({ threadId: input.threadId, run: input.run ?? 0, idleMs: input.idleMs, dialogs: [], pending: [] }),
   entry: threadSetup.enqueueActions(({ context, enqueue }) =>
     enqueue.spawnChild('askQueue', { id: 'askQueue', systemId: `askQueue:${context.threadId}` }),
   ),
@@ -289,8 +294,9 @@ export const threadMachine = threadSetup.createMachine({
       },
     },
     idle: {
-      entry: [status(false), 'armIdleTimer'],
-      exit: 'disarmIdleTimer',
+      entry: status(false),
+      // Nothing ran for idleMs: go cold.
+      after: { idleMs: 'retiring' },
       on: {
         PROMPT: [
           // Meant for a run that is over, and a newer one ran since. (Meant for the run that just ended: it starts the next, as a follow-up would.)
@@ -306,7 +312,6 @@ export const threadMachine = threadSetup.createMachine({
         ],
         ABORT: { actions: abortRefused('idle') },
         ASK: { actions: spawnDialog(false) },
-        IDLE_TIMEOUT: 'retiring',
         DISPOSE: dispose
       },
     },

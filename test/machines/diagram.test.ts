@@ -76,6 +76,11 @@ describe('toMermaid', () => {
       ].join('\n'),
     )
   })
+  it('draws a delayed transition as after its delay, keyed by the event xstate raises for it', () => {
+    const timed = setup({ delays: { wait: 5 } }).createMachine({ id: 't', initial: 'a', states: { a: { after: { wait: 'b' } }, b: {} } })
+    expect(toMermaid(timed)).toContain('a --> b : after wait')
+    expect(transitionsOf(timed).map((t) => t.key)).toEqual(['t.a|xstate.after.wait.t.a|0'])
+  })
   it('lists every transition with a key that names its source, event and priority', () => {
     expect(transitionsOf(m).map((t) => t.key)).toEqual(['m|PING|0', 'm.a|GO|0', 'm.a|STAY|0', 'm.b.a|always|0'])
   })

@@ -16,6 +16,7 @@ import { fc, test } from '@fast-check/vitest'
 import {
   createActor,
   fromCallback,
+  SimulatedClock,
   initialTransition,
   transition,
   type AnyTransitionDefinition,
@@ -57,12 +58,19 @@ const THREAD_ACTIONS = [
   'recordError',
   'tellRuntimeAbort',
   'recordSettled',
-  'armIdleTimer',
-  'disarmIdleTimer',
   'disposeRuntime',
   'rejectPrompt',
 ] as const
 const DIALOG_ACTIONS = ['showRequest', 'watch', 'unwatch', 'recordSettle', 'resolveExtension', 'resolveWithdrawn'] as const
+
+/** The thread's idle release, on the harness's simulated clock. */
+const IDLE_MS = 1000
+/**
+ * `idleMs` elapses: in the graph, the idle state's own `after` event (xstate names it after the delay
+ * and the state); on a live actor, the simulated clock moved on by IDLE_MS.
+ */
+const IDLE_ELAPSES = { type: 'xstate.after.idleMs.thread.idle' } as unknown as ThreadEvent
+const INPUT = { threadId: 't1', idleMs: IDLE_MS }
 
 interface Options {
   /** How the fake runtime's clearQueue answers, at once (it throws: `failed`); without it the answer is left to the test. */
@@ -120,8 +128,10 @@ function liveThread(opts: Options = {}) {
     actions: threadActions as never,
     actors: { dialog: dialogMachine.provide({ actions: dialogActions as never }), clearQueue },
   })
+  const clock = new SimulatedClock()
   const actor = createActor(machine, {
-    input: { threadId: 't1' },
+    input: INPUT,
+    clock,
     inspect: (ev) => {
       if (ev.type === '@xstate.microstep')
         for (const t of (ev as unknown as { _transitions: AnyTransitionDefinition[] })._transitions) taken.add(transitionKey(t))
@@ -145,9 +155,13 @@ function liveThread(opts: Options = {}) {
     }
     sent.push(e)
     log.push({ who: 'send', action: e.type, run: actor.getSnapshot().context.run, params: e })
-    actor.send(e)
+    if (e.type === IDLE_ELAPSES.type) clock.increment(IDLE_MS)
+    else actor.send(e)
   }
-  return { actor, send, log, emitted, taken, sent, queue }
+  /** The idle release's timers pending on the clock (the machine's own `after`). */
+  const idleTimers = () =>
+    Object.values(actor.system.getSnapshot()._scheduledEvents).filter((x) => x.event.type === IDLE_ELAPSES.type).length
+  return { actor, send, log, emitted, taken, sent, queue, idleTimers }
 }
 type Harness = ReturnType<typeof liveThread>
 
@@ -193,7 +207,7 @@ function assertState(expected: Snap['value'], h: Harness) {
   const snap = h.actor.getSnapshot()
   expect(snap.value).toEqual(expected)
   const status = thread(h, 'publishStatus').at(-1)?.params
-  const armed = thread(h, 'armIdleTimer').length - thread(h, 'disarmIdleTimer').length
+  const armed = h.idleTimers()
   const state = typeof expected === 'string' ? expected : `aborting.${(expected as { aborting: string }).aborting}`
   switch (state) {
     case 'cold':
@@ -341,7 +355,7 @@ function eventsFor(snap: Snap): ThreadEvent[] {
     { type: 'QUEUE_CLEAR_FAILED', message: 'the runtime threw' },
     { type: 'SETTLED', aborted: false, unclaimed: [] },
     { type: 'SETTLED', aborted: true, unclaimed: [{ messageId: 'u1', text: 'unclaimed' }] },
-    { type: 'IDLE_TIMEOUT' },
+    IDLE_ELAPSES,
     { type: 'DISPOSE', reason: 'deleted', dialogOutcome: 'cancelled' },
     { type: 'DISPOSE', reason: 'shutdown', dialogOutcome: 'aborted' },
     { type: 'DIALOG.CANCEL', dialogId: 'unknown' },
@@ -383,6 +397,8 @@ const describeEvent = (e: ThreadEvent): string => {
       return `${e.type} ${e.dialogId}`
     case 'DISPOSE':
       return `DISPOSE(${e.dialogOutcome})`
+    case IDLE_ELAPSES.type:
+      return 'idleMs elapses'
     default:
       return e.type
   }
@@ -423,13 +439,13 @@ function takenBy(events: ThreadEvent[]) {
   return h.taken
 }
 
-const shortest = getShortestPaths(model, { input: { threadId: 't1' }, events: eventsFor, serializeState })
+const shortest = getShortestPaths(model, { input: INPUT, events: eventsFor, serializeState })
 
 /** Stops: from a run with one question open, every simple path of a stop until the run settles. */
 const running = ['LIVE', 'PROMPT', 'ASK'].reduce<Snap>(
   (s, type) =>
     step(s, type === 'LIVE' ? { type: 'LIVE' } : type === 'PROMPT' ? P('steer') : { type: 'ASK', dialogId: 'd1', spec, origin })[0],
-  initialTransition(threadMachine, { threadId: 't1' })[0],
+  initialTransition(threadMachine, INPUT)[0],
 )
 const prefix: ThreadEvent[] = [{ type: 'LIVE' }, P('steer'), { type: 'ASK', dialogId: 'd1', spec, origin }]
 const STOP_EVENTS = new Set(['ABORT', 'QUEUE_CLEARED', 'QUEUE_CLEAR_FAILED', 'SETTLED', 'ASK'])
@@ -442,14 +458,14 @@ const stops = getSimplePaths(model, {
 }).map((p) => ({
   ...p,
   steps: [
-    { event: { type: 'xstate.init' } as unknown as ThreadEvent, state: initialTransition(threadMachine, { threadId: 't1' })[0] },
+    { event: { type: 'xstate.init' } as unknown as ThreadEvent, state: initialTransition(threadMachine, INPUT)[0] },
     ...prefix.map((event) => ({ event, state: running })),
     ...p.steps.slice(1),
   ],
 }))
 // the prefix's intermediate states are checked by value only where they are reached
 for (const p of stops) {
-  const s0 = initialTransition(threadMachine, { threadId: 't1' })[0]
+  const s0 = initialTransition(threadMachine, INPUT)[0]
   const s1 = step(s0, prefix[0])[0]
   const s2 = step(s1, prefix[1])[0]
   p.steps[1] = { event: prefix[0], state: s1 }
@@ -492,7 +508,7 @@ const ask2: ThreadEvent = { type: 'ASK', dialogId: 'd2', spec, origin }
 const REENTRANT: { title: string; events: ThreadEvent[]; final: Snap['value'] }[] = [
   {
     title: 'a question asked while the thread is going cold is refused: never shown, resolved with its cancel value, and the thread still goes cold',
-    events: [{ type: 'LIVE' }, { type: 'ASK', dialogId: 'd1', spec, origin }, { type: 'IDLE_TIMEOUT' }],
+    events: [{ type: 'LIVE' }, { type: 'ASK', dialogId: 'd1', spec, origin }, IDLE_ELAPSES],
     final: 'cold',
   },
   {
@@ -502,7 +518,7 @@ const REENTRANT: { title: string; events: ThreadEvent[]; final: Snap['value'] }[
   },
 ]
 function replayReentrant({ events, final }: (typeof REENTRANT)[number]) {
-  const h = liveThread({ reentrant: { action: 'disarmIdleTimer', event: ask2 } })
+  const h = liveThread({ reentrant: { action: 'disposeRuntime', event: ask2 } })
   for (const e of events) h.send(e)
   assertState(final, h)
   expect(h.log.filter((e) => e.who === 'd2').map((e) => e.action)).toEqual(['resolveWithdrawn'])
@@ -512,6 +528,25 @@ function replayReentrant({ events, final }: (typeof REENTRANT)[number]) {
 
 describe('thread machine: requests that arrive re-entrantly while the thread leaves idle', () => {
   for (const r of REENTRANT) it(r.title, () => void replayReentrant(r))
+})
+
+describe('thread machine: the idle release is its own delay', () => {
+  it('idle for idleMs on its clock, the thread goes cold and releases the runtime; a run in between starts the wait again', () => {
+    const h = liveThread({ clear: () => 'cleared' })
+    const clock = () => h.actor.system.getSnapshot()._scheduledEvents
+    h.send({ type: 'LIVE' })
+    h.send(P('steer'))
+    expect(Object.keys(clock())).toEqual([])
+    h.send({ type: 'SETTLED', aborted: false, unclaimed: [] })
+    expect(h.idleTimers()).toBe(1)
+    h.send(P('steer', 'enqueue', 1))
+    expect(h.idleTimers()).toBe(0)
+    h.send({ type: 'SETTLED', aborted: false, unclaimed: [] })
+    h.send(IDLE_ELAPSES)
+    expect(h.actor.getSnapshot().value).toBe('cold')
+    expect(thread(h, 'disposeRuntime').map((e) => e.params)).toEqual([{ reason: 'idle' }])
+    expect(h.idleTimers()).toBe(0)
+  })
 })
 
 describe('thread machine: a steer or follow-up carries the run its tab shows', () => {
@@ -580,7 +615,7 @@ const moveArb: fc.Arbitrary<Move> = fc.oneof(
       { type: 'SETTLED', aborted: true, unclaimed: [] },
     ).map((event) => ({ kind: 'event' as const, event })),
   },
-  { weight: 1, arbitrary: fc.constantFrom<ThreadEvent>({ type: 'IDLE_TIMEOUT' }, { type: 'ABORT', run: 1 }).map((event) => ({ kind: 'event' as const, event })) },
+  { weight: 1, arbitrary: fc.constantFrom<ThreadEvent>(IDLE_ELAPSES, { type: 'ABORT', run: 1 }).map((event) => ({ kind: 'event' as const, event })) },
   { weight: 2, arbitrary: fc.constant({ kind: 'ask' as const }) },
   {
     weight: 2,

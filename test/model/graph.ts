@@ -182,7 +182,7 @@ function apply(sim: Sim, c: Command): void {
       if (m.state === 'cold') m.send({ type: 'ASK', dialogId: `c${++sim.asked}`, spec: confirm, origin: { kind: 'extension' as const, name: 'walk' } })
       return apply(sim, P('plain'))
     case 'retire':
-      if (m.state === 'idle') m.send({ type: 'IDLE_TIMEOUT' })
+      if (m.state === 'idle') m.elapseIdle()
       if (sim.extAsk && !m.dialogs.includes(sim.extAsk)) sim.extAsk = undefined
       return
   }

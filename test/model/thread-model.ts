@@ -16,7 +16,7 @@
  * `ASK`, a `settled` nobody expected is the runtime's `SETTLED`, a `dialog-settled {timeout}` is the
  * dialog's own `TIMEOUT`.
  */
-import { createActor, fromCallback, type AnyTransitionDefinition } from 'xstate'
+import { createActor, fromCallback, SimulatedClock, type AnyTransitionDefinition } from 'xstate'
 import { askQueueMachine, type AskQueueEvent, type AskStatus } from '../../src/machines/ask-queue.machine.js'
 import { dialogMachine, type DialogEmitted } from '../../src/machines/dialog.machine.js'
 import { threadMachine, type PromptRequest, type ThreadEmitted, type ThreadEvent } from '../../src/machines/thread.machine.js'
@@ -43,6 +43,9 @@ export interface Queued {
 
 export type Reply = ThreadEmitted | DialogEmitted
 
+/** The model's idle release, on its simulated clock (the server's own value does not matter here). */
+const MODEL_IDLE_MS = 1000
+
 /** Transitions taken by every model, for the coverage report (thread and dialog machines). */
 export const taken = new Set<string>()
 
@@ -67,6 +70,8 @@ export class ThreadModel {
   /** Asks the queue holds (asked, not yet resolved): a stop's signal reaches each. */
   #asks = new Set<string>()
   #signal = false
+  /** The machine's clock: time passes only when the feed says it did (the idle release). */
+  readonly #clock = new SimulatedClock()
   readonly actor
   #n = 0
 
@@ -87,8 +92,6 @@ export class ThreadModel {
           this.#signal = true
         },
         recordSettled: (_, p) => expect({ type: 'settled', ...p }),
-        armIdleTimer: () => {},
-        disarmIdleTimer: () => {},
         disposeRuntime: (_, { reason }) => {
           // The host's release clears the runtime's queue and reports each prompt rejected, at once.
           // steering first, then follow-ups, as the runtime's clearQueue hands them over
@@ -129,7 +132,8 @@ export class ThreadModel {
       },
     })
     this.actor = createActor(machine, {
-      input: { threadId, run },
+      input: { threadId, run, idleMs: MODEL_IDLE_MS },
+      clock: this.#clock,
       inspect: (ev) => {
         if (ev.type === '@xstate.microstep')
           for (const t of (ev as unknown as { _transitions: AnyTransitionDefinition[] })._transitions) {
@@ -179,6 +183,11 @@ export class ThreadModel {
       this.#signal = false
       for (const askId of [...this.#asks]) this.ask({ type: 'SIGNAL', askId })
     }
+  }
+
+  /** The server's idle timer fired: the model's thread has been idle for its idleMs too. */
+  elapseIdle(): void {
+    this.#clock.increment(MODEL_IDLE_MS)
   }
 
   /** An event of the thread's ask-queue (an `ask_user_question` call, or how its card ended). */

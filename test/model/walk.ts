@@ -277,7 +277,7 @@ export class Walk {
     let e = m.expected[0]
     if (!e && m.state === 'idle' && ((d.type === 'status' && !d.live) || (d.type === 'dialog-settled' && d.outcome === 'cancelled'))) {
       // the idle timer (the runtime's input, like a settle): the thread retires
-      m.send({ type: 'IDLE_TIMEOUT' })
+      m.elapseIdle()
       e = m.expected[0]
     }
     if (!e && d.type === 'dialog-settled' && d.outcome === 'aborted' && d.id === this.#extAsk) {
