@@ -346,11 +346,10 @@ export class LiveThread {
                 blocking: true,
                 dialog: context.spec,
                 origin: context.origin,
-                ...(context.expiresAt !== undefined ? { expiresAt: context.expiresAt } : {}),
+                // when the dialog's own timer will fire, for the tabs' countdown (it is shown as it starts)
+                ...(context.expiresIn !== undefined ? { expiresAt: Date.now() + context.expiresIn } : {}),
               })
             },
-            watch: ({ context, system }) => of(system).#dialogs.watch(context.id, context.expiresAt),
-            unwatch: ({ context, system }) => of(system).#dialogs.unwatch(context.id),
             recordSettle: ({ context, system }) => {
               of(system).#feed.append({ type: 'dialog-settled', id: context.id, outcome: context.outcome as DialogOutcome })
             },

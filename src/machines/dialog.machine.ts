@@ -15,9 +15,15 @@
  * (`validateDialogAnswer`). A browser cancel is replied `dialog.answered` too: the question is done.
  * Replies are emitted with the caller's `replyTo`, as the thread's are.
  *
- * Pure: the feed, the timer, the signal and the extension's promise arrive as provided actions.
+ * Time and the signal are its own: the extension's timeout is an `after` delay on the actor's clock
+ * (a question with a timeout waits in `open.expiring`, one without in `open.waiting`), and the
+ * extension's AbortSignal is listened to by an invoked callback actor for as long as it is open.
+ * A fired signal is reported to the parent (the thread), which sends back ABORT: the runtime fires
+ * a run's signals as the thread stops or deletes the run, and then the thread's own ending (aborted,
+ * cancelled) must win — the report reaches the thread after the event it is taking.
+ * The feed and the extension's promise arrive as provided actions.
  */
-import { assign, emit, setup } from 'xstate'
+import { assign, emit, fromCallback, sendParent, setup } from 'xstate'
 import {
   validateDialogAnswer,
   type DialogAnswer,
@@ -26,18 +32,29 @@ import {
   type DialogSpec,
 } from '../schemas/index.js'
 
+/** Timeouts beyond what a timer can hold (about 24.8 days) mean "no timeout", as do none and 0. */
+export const MAX_TIMER_MS = 2 ** 31 - 1
+
+/** The timeout a question waits under: the extension's, when a timer can hold it. */
+export function expiryOf(timeoutMs: number | undefined): number | undefined {
+  return timeoutMs !== undefined && timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS ? timeoutMs : undefined
+}
+
 export interface DialogInput {
   id: string
   spec: DialogSpec
   origin: DialogOrigin
-  expiresAt?: number
-  /** The extension's signal was already aborted when it asked. */
-  signalAborted?: boolean
+  /** The extension's timeout (ms); the question expires this long after it was asked. */
+  timeoutMs?: number
+  /** The extension's signal: aborted, it takes the question back (already aborted: never shown). */
+  signal?: AbortSignal
   /** The thread takes no questions now (being built, stopping, going cold or disposed). */
   refused?: boolean
 }
 
 export interface DialogContext extends DialogInput {
+  /** The timeout it expires after, once `expiryOf` kept it; none: it waits until something else ends it. */
+  expiresIn?: number
   outcome?: DialogOutcome
   answer?: DialogAnswer
 }
@@ -46,8 +63,10 @@ export type DialogEvent =
   /** An answer as it arrived: checked here, against this question. */
   | { type: 'ANSWER'; answer: unknown; replyTo?: string }
   | { type: 'CANCEL'; replyTo?: string }
-  | { type: 'TIMEOUT' }
+  /** The run was stopped, the thread disposed, or (through the thread) the extension's own signal fired. */
   | { type: 'ABORT' }
+  /** The extension's signal fired (from the invoked listener): reported to the parent, which decides. */
+  | { type: 'SIGNALLED' }
 
 export type DialogEmitted =
   | { type: 'dialog.answered'; replyTo: string }
@@ -62,12 +81,23 @@ export const dialogMachine = setup({
     events: {} as DialogEvent,
     emitted: {} as DialogEmitted,
   },
+  actors: {
+    /** The extension's signal, listened to while the question is open: its abort comes back as SIGNALLED. */
+    signal: fromCallback<DialogEvent, { signal?: AbortSignal }>(({ input, sendBack }) => {
+      const { signal } = input
+      if (!signal) return
+      const onAbort = () => sendBack({ type: 'SIGNALLED' })
+      signal.addEventListener('abort', onAbort, { once: true })
+      return () => signal.removeEventListener('abort', onAbort)
+    }),
+  },
+  delays: {
+    /** The extension's timeout, from when the question was shown (it is shown as it is asked). */
+    expiry: ({ context }) => context.expiresIn ?? MAX_TIMER_MS,
+  },
   actions: {
-    /** Emit `extension-ui-request` on the thread's feed. */
+    /** Emit `extension-ui-request` on the thread's feed (with `expiresAt` when it expires). */
     showRequest: () => {},
-    /** Start the extension's timeout and listen to its signal; their expiry comes back as events. */
-    watch: () => {},
-    unwatch: () => {},
     /** Emit `dialog-settled {id, outcome}` on the thread's feed. */
     recordSettle: () => {},
     /** Resolve the extension's promise with the outcome (and the answer, when answered). */
@@ -76,21 +106,29 @@ export const dialogMachine = setup({
     resolveWithdrawn: () => {},
   },
   guards: {
-    withdrawn: ({ context }) => Boolean(context.signalAborted || context.refused),
+    withdrawn: ({ context }) => Boolean(context.signal?.aborted || context.refused),
+    expires: ({ context }) => context.expiresIn !== undefined,
     answersThisDialog: ({ context, event }) =>
       event.type === 'ANSWER' && validateDialogAnswer(context.spec, event.answer) === undefined,
   },
 }).createMachine({
   id: 'dialog',
-  context: ({ input }) => ({ ...input }),
+  context: ({ input }) => ({ ...input, expiresIn: expiryOf(input.timeoutMs) }),
   initial: 'asked',
   states: {
     asked: {
-      always: [{ guard: 'withdrawn', target: 'withdrawn' }, { target: 'open' }],
+      always: [{ guard: 'withdrawn', target: 'withdrawn' }, { guard: 'expires', target: 'open.expiring' }, { target: 'open' }],
     },
     open: {
-      entry: ['showRequest', 'watch'],
-      exit: 'unwatch',
+      entry: 'showRequest',
+      invoke: { id: 'signal', src: 'signal', input: ({ context }) => ({ signal: context.signal }) },
+      initial: 'waiting',
+      states: {
+        waiting: {},
+        expiring: {
+          after: { expiry: { target: '#dialog.settled', actions: assign({ outcome: 'timeout' }) } },
+        },
+      },
       on: {
         ANSWER: [
           {
@@ -113,8 +151,8 @@ export const dialogMachine = setup({
           target: 'settled',
           actions: [assign({ outcome: 'cancelled' }), emit(({ event }) => ({ type: 'dialog.answered', replyTo: replyTo(event) }) as const)],
         },
-        TIMEOUT: { target: 'settled', actions: assign({ outcome: 'timeout' }) },
         ABORT: { target: 'settled', actions: assign({ outcome: 'aborted' }) },
+        SIGNALLED: { actions: sendParent(({ context }) => ({ type: 'DIALOG.SIGNAL', dialogId: context.id })) },
       },
     },
     settled: {

@@ -74,13 +74,15 @@ export type ThreadEvent =
       dialogId: string
       spec: DialogSpec
       origin: DialogOrigin
-      expiresAt?: number
-      signalAborted?: boolean
+      /** The extension's timeout (ms): the dialog keeps it as its own `after` delay. */
+      timeoutMs?: number
+      /** The extension's signal: the dialog listens to it while it is open. */
+      signal?: AbortSignal
     }
   /** An answer as it arrived; the dialog it names decides whether it answers the question. */
   | { type: 'DIALOG.ANSWER'; dialogId: string; answer: unknown; replyTo?: string }
   | { type: 'DIALOG.CANCEL'; dialogId: string; replyTo?: string }
-  | { type: 'DIALOG.TIMEOUT'; dialogId: string }
+  /** A dialog's extension signal fired (the dialog reports it): the dialog settles `aborted` unless it already ended. */
   | { type: 'DIALOG.SIGNAL'; dialogId: string }
   | { type: 'DISPOSE'; reason: string; dialogOutcome: Extract<DialogOutcome, 'cancelled' | 'aborted'> }
 
@@ -168,8 +170,8 @@ const status = (busy: boolean, live = true) =>
 const spawnDialog = (refused: boolean) =>
   enqueueActions(({ event, enqueue }) => {
     if (event.type !== 'ASK') return
-    const { dialogId: id, spec, origin, expiresAt, signalAborted } = event
-    enqueue.spawnChild('dialog', { id, input: { id, spec, origin, expiresAt, signalAborted, refused } })
+    const { dialogId: id, spec, origin, timeoutMs, signal } = event
+    enqueue.spawnChild('dialog', { id, input: { id, spec, origin, timeoutMs, signal, refused } })
     enqueue.assign({ dialogs: ({ context }) => [...context.dialogs, id] })
   })
 
@@ -178,20 +180,20 @@ const settleDialogs = (type: 'ABORT' | 'CANCEL') =>
     for (const id of context.dialogs) enqueue.sendTo(id, { type })
   })
 
-const forward = (type: 'ANSWER' | 'CANCEL' | 'TIMEOUT' | 'ABORT') => ({
+const forward = (type: 'ANSWER' | 'CANCEL' | 'ABORT') => ({
   guard: 'knownDialog' as const,
   actions: enqueueActions(({ event, enqueue, self }) => {
-    if (!('dialogId' in event)) return
-    // Two ways may end one dialog in the same instant (the stop and the extension's own signal);
-    // the first already finished it, and its done event is still on its way.
+    if (event.type !== 'DIALOG.ANSWER' && event.type !== 'DIALOG.CANCEL' && event.type !== 'DIALOG.SIGNAL') return
+    // The dialog may have ended in this same instant (its timeout, the stop that fired its signal)
+    // and its done event is still on its way: an answer is too late, a signal changes nothing.
     if (self?.getSnapshot?.().children[event.dialogId]?.getSnapshot().status === 'done') {
-      if (event.type === 'DIALOG.ANSWER' || event.type === 'DIALOG.CANCEL') enqueue.emit({ type: 'dialog.gone', replyTo: replyToOf(event) })
+      if (event.type !== 'DIALOG.SIGNAL') enqueue.emit({ type: 'dialog.gone', replyTo: replyToOf(event) })
       return
     }
     const replyTo = replyToOf(event)
     enqueue.sendTo(
       event.dialogId,
-      type === 'ANSWER' && event.type === 'DIALOG.ANSWER' ? { type, answer: event.answer, replyTo } : type === 'CANCEL' ? { type, replyTo } : { type },
+      event.type === 'DIALOG.ANSWER' ? { type: 'ANSWER', answer: event.answer, replyTo } : type === 'CANCEL' ? { type, replyTo } : { type: 'ABORT' },
     )
   }),
 })
@@ -272,7 +274,6 @@ export const threadMachine = threadSetup.createMachine({
     ASK: { actions: spawnDialog(true) },
     'DIALOG.ANSWER': forwardRequest('ANSWER'),
     'DIALOG.CANCEL': forwardRequest('CANCEL'),
-    'DIALOG.TIMEOUT': forward('TIMEOUT'),
     'DIALOG.SIGNAL': forward('ABORT'),
     // A dialog child reached its final state: forget its id and release the child.
     ['xstate.done.actor.*' as 'LIVE']: {

@@ -73,3 +73,33 @@ describe('live thread: a stop', () => {
     expect(seen.find((o) => o.type === 'error')).toMatchObject({ message: 'the queue could not be cleared: queue mirror corrupted' })
   })
 })
+
+describe('live thread: a question bound to the run', () => {
+  it("a question whose signal the runtime fires as the thread ends the run settles as the thread decides: aborted on a stop, cancelled on a delete", async () => {
+    for (const [how, outcome] of [
+      ['stop', 'aborted'],
+      ['delete', 'cancelled'],
+    ] as const) {
+      const { thread, runtime, seen } = liveThread()
+      await thread.prompt({ messageId: 'p1', text: 'hello', admission: 'enqueue', deliverAs: 'steer' })
+      // the tool's signal: pi raises it synchronously inside abort()
+      const run = new AbortController()
+      runtime.onAbort = () => run.abort()
+      const question = runtime.ui.ask({ ...confirm, signal: run.signal })
+      if (how === 'stop') await thread.stop()
+      else await thread.dispose('deleted', 'cancelled')
+      expect(await question).toEqual({ outcome })
+      expect(seen.filter((o) => o.type === 'dialog-settled')).toMatchObject([{ outcome }])
+    }
+  })
+
+  it("a question whose extension takes it back by its own signal settles aborted, and the thread stays live", async () => {
+    const { thread, runtime, seen } = liveThread()
+    const own = new AbortController()
+    const question = runtime.ui.ask({ ...confirm, signal: own.signal })
+    own.abort()
+    expect(await question).toEqual({ outcome: 'aborted' })
+    expect(seen.filter((o) => o.type === 'dialog-settled')).toMatchObject([{ outcome: 'aborted' }])
+    expect(thread.live).toBe(true)
+  })
+})

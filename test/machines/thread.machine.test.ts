@@ -24,7 +24,7 @@ import {
 } from 'xstate'
 import { getShortestPaths, getSimplePaths } from 'xstate/graph'
 import { describe, expect, it, vi } from 'vitest'
-import { dialogMachine, type DialogInput } from '../../src/machines/dialog.machine.js'
+import { dialogMachine, MAX_TIMER_MS, type DialogEvent, type DialogInput } from '../../src/machines/dialog.machine.js'
 import {
   threadMachine,
   type PromptRequest,
@@ -61,7 +61,12 @@ const THREAD_ACTIONS = [
   'disposeRuntime',
   'rejectPrompt',
 ] as const
-const DIALOG_ACTIONS = ['showRequest', 'watch', 'unwatch', 'recordSettle', 'resolveExtension', 'resolveWithdrawn'] as const
+const DIALOG_ACTIONS = ['showRequest', 'recordSettle', 'resolveExtension', 'resolveWithdrawn'] as const
+
+/** The event xstate raises for a state's `after` delay, read off the machine. */
+function afterEventOf(machine: Parameters<typeof transitionsOf>[0], state: string): string {
+  return transitionsOf(machine).find((t) => t.source === state && t.event.startsWith('xstate.after.'))!.event
+}
 
 /** The thread's idle release, on the harness's simulated clock. */
 const IDLE_MS = 1000
@@ -69,8 +74,25 @@ const IDLE_MS = 1000
  * `idleMs` elapses: in the graph, the idle state's own `after` event (xstate names it after the delay
  * and the state); on a live actor, the simulated clock moved on by IDLE_MS.
  */
-const IDLE_ELAPSES = { type: 'xstate.after.idleMs.thread.idle' } as unknown as ThreadEvent
+const IDLE_ELAPSES = { type: afterEventOf(threadMachine, 'thread.idle') } as unknown as ThreadEvent
 const INPUT = { threadId: 't1', idleMs: IDLE_MS }
+
+/**
+ * Each question has a timeout (the longest a timer holds, so the idle clock never reaches it) and a
+ * signal. The dialog tests prove both on the dialog's own clock and signal; here they are two more
+ * ways a question ends while the thread does whatever it does:
+ * - `EXPIRE d`: that question's timeout elapses (its `after` event, delivered to that one dialog);
+ * - `SIGNAL d`: the extension aborts that question's signal (on a live actor, its AbortController);
+ *   the dialog reports it to the thread, so in the graph it is the thread's `DIALOG.SIGNAL`.
+ */
+const DIALOG_TIMEOUT_MS = MAX_TIMER_MS
+type DialogEnd = { type: 'test.EXPIRE' | 'test.SIGNAL'; dialogId: string }
+const expire = (dialogId: string) => ({ type: 'test.EXPIRE', dialogId }) as unknown as ThreadEvent
+const signal = (dialogId: string) => ({ type: 'test.SIGNAL', dialogId }) as unknown as ThreadEvent
+/** The event as a question's own ending, when it is one. */
+const dialogEnd = (e: { type: string }) => (e.type === 'test.EXPIRE' || e.type === 'test.SIGNAL' ? (e as unknown as DialogEnd) : undefined)
+/** What the dialog itself receives when its timeout elapses. */
+const EXPIRES = { type: afterEventOf(dialogMachine, 'dialog.open.expiring') } as unknown as DialogEvent
 
 interface Options {
   /** How the fake runtime's clearQueue answers, at once (it throws: `failed`); without it the answer is left to the test. */
@@ -145,6 +167,8 @@ function liveThread(opts: Options = {}) {
     })
   actor.start()
   const sent: ThreadEvent[] = []
+  /** Each question's signal, by dialog id (the latest question of that id). */
+  const signals = new Map<string, AbortController>()
   /** Sends an event; a PROMPT gets a unique message id (`m-steer#3`) so replies are checked per prompt. */
   const send = (event: ThreadEvent) => {
     let e = event
@@ -153,9 +177,17 @@ function liveThread(opts: Options = {}) {
       ids.set(e.messageId, n)
       e = { ...e, messageId: `${e.messageId}#${n}` }
     }
+    if (e.type === 'ASK') {
+      const controller = new AbortController()
+      signals.set(e.dialogId, controller)
+      e = { ...e, signal: controller.signal }
+    }
     sent.push(e)
     log.push({ who: 'send', action: e.type, run: actor.getSnapshot().context.run, params: e })
+    const end = dialogEnd(e)
     if (e.type === IDLE_ELAPSES.type) clock.increment(IDLE_MS)
+    else if (end?.type === 'test.SIGNAL') signals.get(end.dialogId)?.abort()
+    else if (end) actor.getSnapshot().children[end.dialogId]?.send(EXPIRES as never)
     else actor.send(e)
   }
   /** The idle release's timers pending on the clock (the machine's own `after`). */
@@ -285,9 +317,20 @@ const hidden = new WeakMap<object, Map<string, DialogSnap>>()
 /** One thread step plus the done events of the dialogs it settles, as a live actor processes them. */
 function step(snap: Snap, event: ThreadEvent): [Snap, unknown[]] {
   const dialogs = new Map(hidden.get(snap) ?? [])
-  let [next, actions] = transition(threadMachine, snap, event)
-  const all: unknown[] = [...actions]
   const queue: ThreadEvent[] = []
+  let [next, actions]: [Snap, unknown[]] = [snap, []]
+  const end = dialogEnd(event)
+  if (end?.type === 'test.EXPIRE') {
+    // one question's own timeout: its dialog moves, and the thread hears that it ended
+    const child = dialogs.get(end.dialogId)
+    if (child && child.status !== 'done') {
+      const [after] = transition(dialogMachine, child, EXPIRES)
+      dialogs.set(end.dialogId, after)
+      if (after.status === 'done') queue.push(doneEvent(end.dialogId))
+    }
+  } else if (end) [next, actions] = transition(threadMachine, snap, { type: 'DIALOG.SIGNAL', dialogId: end.dialogId })
+  else [next, actions] = transition(threadMachine, snap, event)
+  const all: unknown[] = [...actions]
   const visit = (list: unknown[]) => {
     for (const a of list as { type: string; params?: Record<string, unknown> }[]) {
       if (a.type === 'xstate.spawnChild' && a.params?.src === 'dialog') {
@@ -361,15 +404,15 @@ function eventsFor(snap: Snap): ThreadEvent[] {
     { type: 'DIALOG.CANCEL', dialogId: 'unknown' },
   )
   const free = DIALOG_NAMES.find((n) => !c.dialogs.includes(n))
-  if (free) events.push({ type: 'ASK', dialogId: free, spec, origin })
+  if (free) events.push({ type: 'ASK', dialogId: free, spec, origin, timeoutMs: DIALOG_TIMEOUT_MS })
   const [first] = c.dialogs
   if (first)
     events.push(
       { type: 'DIALOG.ANSWER', dialogId: first, answer: { value: 'yes' } },
       { type: 'DIALOG.ANSWER', dialogId: first, answer: { value: 'not offered' } },
       { type: 'DIALOG.CANCEL', dialogId: first },
-      { type: 'DIALOG.TIMEOUT', dialogId: first },
-      { type: 'DIALOG.SIGNAL', dialogId: first },
+      expire(first),
+      signal(first),
     )
   return events
 }
@@ -392,15 +435,17 @@ const describeEvent = (e: ThreadEvent): string => {
     case 'DIALOG.ANSWER':
       return `DIALOG.ANSWER ${e.dialogId} ${(e.answer as { value: string }).value === 'yes' ? 'valid' : 'refused'}`
     case 'DIALOG.CANCEL':
-    case 'DIALOG.TIMEOUT':
-    case 'DIALOG.SIGNAL':
+    case 'DIALOG.CANCEL':
       return `${e.type} ${e.dialogId}`
     case 'DISPOSE':
       return `DISPOSE(${e.dialogOutcome})`
     case IDLE_ELAPSES.type:
       return 'idleMs elapses'
-    default:
+    default: {
+      const end = dialogEnd(e)
+      if (end) return end.type === 'test.EXPIRE' ? `${end.dialogId} times out` : `${end.dialogId}'s signal fires`
       return e.type
+    }
   }
 }
 
@@ -444,10 +489,10 @@ const shortest = getShortestPaths(model, { input: INPUT, events: eventsFor, seri
 /** Stops: from a run with one question open, every simple path of a stop until the run settles. */
 const running = ['LIVE', 'PROMPT', 'ASK'].reduce<Snap>(
   (s, type) =>
-    step(s, type === 'LIVE' ? { type: 'LIVE' } : type === 'PROMPT' ? P('steer') : { type: 'ASK', dialogId: 'd1', spec, origin })[0],
+    step(s, type === 'LIVE' ? { type: 'LIVE' } : type === 'PROMPT' ? P('steer') : { type: 'ASK', dialogId: 'd1', spec, origin, timeoutMs: DIALOG_TIMEOUT_MS })[0],
   initialTransition(threadMachine, INPUT)[0],
 )
-const prefix: ThreadEvent[] = [{ type: 'LIVE' }, P('steer'), { type: 'ASK', dialogId: 'd1', spec, origin }]
+const prefix: ThreadEvent[] = [{ type: 'LIVE' }, P('steer'), { type: 'ASK', dialogId: 'd1', spec, origin, timeoutMs: DIALOG_TIMEOUT_MS }]
 const STOP_EVENTS = new Set(['ABORT', 'QUEUE_CLEARED', 'QUEUE_CLEAR_FAILED', 'SETTLED', 'ASK'])
 const stops = getSimplePaths(model, {
   fromState: running,
@@ -504,16 +549,16 @@ describe('thread machine: a path for every transition the state paths miss, repl
  * `retiring` and `disposing` are left as soon as the last dialog settles, and a dialog settles at
  * once; a question reaches them only when it is asked re-entrantly, while the thread is leaving idle.
  */
-const ask2: ThreadEvent = { type: 'ASK', dialogId: 'd2', spec, origin }
+const ask2: ThreadEvent = { type: 'ASK', dialogId: 'd2', spec, origin, timeoutMs: DIALOG_TIMEOUT_MS }
 const REENTRANT: { title: string; events: ThreadEvent[]; final: Snap['value'] }[] = [
   {
     title: 'a question asked while the thread is going cold is refused: never shown, resolved with its cancel value, and the thread still goes cold',
-    events: [{ type: 'LIVE' }, { type: 'ASK', dialogId: 'd1', spec, origin }, IDLE_ELAPSES],
+    events: [{ type: 'LIVE' }, { type: 'ASK', dialogId: 'd1', spec, origin, timeoutMs: DIALOG_TIMEOUT_MS }, IDLE_ELAPSES],
     final: 'cold',
   },
   {
     title: 'a question asked while the thread is being disposed is refused: never shown, resolved with its cancel value, and the thread is still disposed',
-    events: [{ type: 'LIVE' }, { type: 'ASK', dialogId: 'd1', spec, origin }, { type: 'DISPOSE', reason: 'deleted', dialogOutcome: 'cancelled' }],
+    events: [{ type: 'LIVE' }, { type: 'ASK', dialogId: 'd1', spec, origin, timeoutMs: DIALOG_TIMEOUT_MS }, { type: 'DISPOSE', reason: 'deleted', dialogOutcome: 'cancelled' }],
     final: 'disposed',
   },
 ]
@@ -602,7 +647,7 @@ describe('thread machine: coverage of the model-based paths', () => {
 type Move =
   | { kind: 'event'; event: ThreadEvent }
   | { kind: 'ask' }
-  | { kind: 'dialog'; type: 'DIALOG.ANSWER' | 'DIALOG.CANCEL' | 'DIALOG.TIMEOUT' | 'DIALOG.SIGNAL'; valid: boolean }
+  | { kind: 'dialog'; type: 'DIALOG.ANSWER' | 'DIALOG.CANCEL' | 'test.EXPIRE' | 'test.SIGNAL'; valid: boolean }
 
 const moveArb: fc.Arbitrary<Move> = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(P('steer'), P('followUp'), P('steer', 'reject')).map((event) => ({ kind: 'event' as const, event })) },
@@ -621,7 +666,7 @@ const moveArb: fc.Arbitrary<Move> = fc.oneof(
     weight: 2,
     arbitrary: fc.record({
       kind: fc.constant('dialog' as const),
-      type: fc.constantFrom('DIALOG.ANSWER' as const, 'DIALOG.CANCEL' as const, 'DIALOG.TIMEOUT' as const, 'DIALOG.SIGNAL' as const),
+      type: fc.constantFrom('DIALOG.ANSWER' as const, 'DIALOG.CANCEL' as const, 'test.EXPIRE' as const, 'test.SIGNAL' as const),
       valid: fc.boolean(),
     }),
   },
@@ -638,11 +683,12 @@ function play(moves: Move[], clears: ('cleared' | 'failed')[] = ['cleared'], dis
   for (const m of moves) {
     if (h.actor.getSnapshot().status === 'done') break
     const ctx = h.actor.getSnapshot().context
-    if (m.kind === 'ask') h.send({ type: 'ASK', dialogId: `q${++asks}`, spec, origin })
+    if (m.kind === 'ask') h.send({ type: 'ASK', dialogId: `q${++asks}`, spec, origin, timeoutMs: DIALOG_TIMEOUT_MS })
     else if (m.kind === 'dialog') {
       const id = ctx.dialogs[0] ?? 'q-none'
       if (m.type === 'DIALOG.ANSWER') h.send({ type: m.type, dialogId: id, answer: { value: m.valid ? 'yes' : 'nope' } })
-      else h.send({ type: m.type, dialogId: id })
+      else if (m.type === 'DIALOG.CANCEL') h.send({ type: m.type, dialogId: id })
+      else h.send(m.type === 'test.EXPIRE' ? expire(id) : signal(id))
     } else if (m.event.type === 'SETTLED' && m.event.aborted) {
       const unclaimed = [...h.queue.steering, ...h.queue.followUp]
       h.queue.steering = []
@@ -754,7 +800,7 @@ describe('thread machine: properties over random sequences', () => {
       const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
       try {
         for (const m of after) if (m.kind === 'event') h.actor.send(m.event)
-        h.actor.send({ type: 'ASK', dialogId: 'late', spec, origin })
+        h.actor.send({ type: 'ASK', dialogId: 'late', spec, origin, timeoutMs: DIALOG_TIMEOUT_MS })
       } finally {
         warn.mockRestore()
       }
@@ -798,7 +844,7 @@ describe('thread machine: replies a caller waits on', () => {
     h.send({ type: 'LIVE' })
     h.send(P('steer'))
     h.send(P('followUp'))
-    h.send({ type: 'ASK', dialogId: 'd1', spec, origin })
+    h.send({ type: 'ASK', dialogId: 'd1', spec, origin, timeoutMs: DIALOG_TIMEOUT_MS })
     h.send({ type: 'ABORT', replyTo: 'stop-1' })
     expect(h.actor.getSnapshot().value).toEqual({ aborting: 'stopping' })
     expect(h.emitted.filter((e) => e.type === 'abort.answered')).toEqual([{ type: 'abort.answered', replyTo: 'stop-1', restored: [] }])

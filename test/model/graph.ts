@@ -14,7 +14,7 @@ import { getShortestPaths } from 'xstate/graph'
 import type { ActorLogic, AnyEventObject } from 'xstate'
 import type { Command, RunKind } from './commands.js'
 import { describeCommand } from './commands.js'
-import { ThreadModel } from './thread-model.js'
+import { MODEL_TIMEOUT_MS, ThreadModel } from './thread-model.js'
 
 const confirm = { method: 'confirm' as const, title: 'Deploy?', message: '' }
 const question = (n: number) => ({
@@ -142,8 +142,8 @@ function apply(sim: Sim, c: Command): void {
       if (busy(m)) return
       m.prompt('text', 'enqueue', 'steer')
       sim.kind = 'confirm'
-      m.send({ type: 'ASK', dialogId: `d${++sim.asked}`, spec: confirm, origin, expiresAt: 1 })
-      m.send({ type: 'DIALOG.TIMEOUT', dialogId: `d${sim.asked}` })
+      m.send({ type: 'ASK', dialogId: `d${++sim.asked}`, spec: confirm, origin, timeoutMs: MODEL_TIMEOUT_MS })
+      m.expire(`d${sim.asked}`)
       return runOn(sim)
     case 'delete':
       if (m.state !== 'cold') m.send({ type: 'DISPOSE', reason: 'deleted', dialogOutcome: 'cancelled' })
@@ -175,7 +175,7 @@ function apply(sim: Sim, c: Command): void {
       sim.extAsk = `e${++sim.asked}`
       return void m.send({ type: 'ASK', dialogId: sim.extAsk, spec: confirm, origin: { kind: 'extension' as const, name: 'walk' } })
     case 'withdraw':
-      if (sim.extAsk && m.dialogs.includes(sim.extAsk)) m.send({ type: 'DIALOG.SIGNAL', dialogId: sim.extAsk })
+      if (sim.extAsk && m.dialogs.includes(sim.extAsk)) m.withdraw(sim.extAsk)
       sim.extAsk = undefined
       return
     case 'cold-ask':

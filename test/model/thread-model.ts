@@ -13,14 +13,16 @@
  * emptied by `clearQueue`, which answers `QUEUE_CLEARED` at once as the pi adapter does, and by the
  * `user-message` frames that say the agent took a prompt), and the events the runtime sends the
  * machine, which are read off the feed: an `extension-ui-request` nobody expected is the runtime's
- * `ASK`, a `settled` nobody expected is the runtime's `SETTLED`, a `dialog-settled {timeout}` is the
- * dialog's own `TIMEOUT`.
+ * `ASK`, a `settled` nobody expected is the runtime's `SETTLED`. Time and signals are the machines'
+ * own, so the model moves them as the feed says the server's moved: a retire is its simulated clock
+ * moving on by its idleMs, a `dialog-settled {timeout}` that question's timeout elapsing, an
+ * extension taking its question back that question's signal aborted.
  */
 import { createActor, fromCallback, SimulatedClock, type AnyTransitionDefinition } from 'xstate'
 import { askQueueMachine, type AskQueueEvent, type AskStatus } from '../../src/machines/ask-queue.machine.js'
-import { dialogMachine, type DialogEmitted } from '../../src/machines/dialog.machine.js'
+import { dialogMachine, MAX_TIMER_MS, type DialogEmitted } from '../../src/machines/dialog.machine.js'
 import { threadMachine, type PromptRequest, type ThreadEmitted, type ThreadEvent } from '../../src/machines/thread.machine.js'
-import { transitionKey } from '../../src/machines/diagram.js'
+import { transitionKey, transitionsOf } from '../../src/machines/diagram.js'
 
 /** A frame the machine itself writes on the server's feed, in the order it writes them. */
 export type Expected =
@@ -45,6 +47,10 @@ export type Reply = ThreadEmitted | DialogEmitted
 
 /** The model's idle release, on its simulated clock (the server's own value does not matter here). */
 const MODEL_IDLE_MS = 1000
+/** A question's timeout in the model: it elapses only when the feed says the server's did, never on the idle clock. */
+export const MODEL_TIMEOUT_MS = MAX_TIMER_MS
+/** The event a question's own timer raises when its timeout elapses. */
+const EXPIRES = { type: transitionsOf(dialogMachine).find((t) => t.source === 'dialog.open.expiring')!.event }
 
 /** Transitions taken by every model, for the coverage report (thread and dialog machines). */
 export const taken = new Set<string>()
@@ -72,6 +78,8 @@ export class ThreadModel {
   #signal = false
   /** The machine's clock: time passes only when the feed says it did (the idle release). */
   readonly #clock = new SimulatedClock()
+  /** Each question's signal (the model's stand-in for the extension's), by dialog id. */
+  readonly #signals = new Map<string, AbortController>()
   readonly actor
   #n = 0
 
@@ -178,6 +186,11 @@ export class ThreadModel {
   }
 
   send(event: ThreadEvent): void {
+    if (event.type === 'ASK' && !event.signal) {
+      const controller = new AbortController()
+      this.#signals.set(event.dialogId, controller)
+      event = { ...event, signal: controller.signal }
+    }
     if (this.snapshot.status === 'active') this.actor.send(event)
     if (this.#signal) {
       this.#signal = false
@@ -188,6 +201,16 @@ export class ThreadModel {
   /** The server's idle timer fired: the model's thread has been idle for its idleMs too. */
   elapseIdle(): void {
     this.#clock.increment(MODEL_IDLE_MS)
+  }
+
+  /** The server's question timed out: so does the model's (its own timer's event, to that question alone). */
+  expire(dialogId: string): void {
+    if (this.snapshot.status === 'active') this.snapshot.children[dialogId]?.send(EXPIRES as never)
+  }
+
+  /** The extension took its question back: the model's question hears its signal. */
+  withdraw(dialogId: string): void {
+    this.#signals.get(dialogId)?.abort()
   }
 
   /** An event of the thread's ask-queue (an `ask_user_question` call, or how its card ended). */

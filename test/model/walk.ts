@@ -17,7 +17,7 @@ import { api } from '../server/harness.js'
 import { describeCommand, type Command, type RunKind } from './commands.js'
 import { Follower, sleep, type Connection, type Frame } from './follower.js'
 import { startModelServer, type ModelServer } from './server.js'
-import { MACHINE_FRAMES, ThreadModel, type Expected, type Reply } from './thread-model.js'
+import { MACHINE_FRAMES, MODEL_TIMEOUT_MS, ThreadModel, type Expected, type Reply } from './thread-model.js'
 
 export class Divergence extends Error {
   /** The known server bug this divergence is an instance of (see docs/testing.md), if any. */
@@ -282,19 +282,19 @@ export class Walk {
     }
     if (!e && d.type === 'dialog-settled' && d.outcome === 'aborted' && d.id === this.#extAsk) {
       // the extension's own signal took its question back
-      m.send({ type: 'DIALOG.SIGNAL', dialogId: d.id })
+      m.withdraw(d.id)
       e = m.expected[0]
     }
     if (!e || !this.#matches(e, d)) {
       if (!e && d.type === 'extension-ui-request')
-        m.send({ type: 'ASK', dialogId: d.id, spec: d.dialog, origin: d.origin, ...(d.expiresAt ? { expiresAt: d.expiresAt } : {}) })
+        m.send({ type: 'ASK', dialogId: d.id, spec: d.dialog, origin: d.origin, ...(d.expiresAt ? { timeoutMs: MODEL_TIMEOUT_MS } : {}) })
       else if (!e && d.type === 'settled') {
         // what the run left in the runtime's queue (a run an extension cut short): the adapter hands it over with the settle
         const left = [...m.queue.filter((q) => q.deliverAs === 'steer'), ...m.queue.filter((q) => q.deliverAs === 'followUp')]
         m.queue = []
         m.send({ type: 'SETTLED', aborted: d.aborted, unclaimed: left.map((q) => ({ messageId: q.id, text: q.text })) })
       }
-      else if (!e && d.type === 'dialog-settled' && d.outcome === 'timeout') m.send({ type: 'DIALOG.TIMEOUT', dialogId: d.id })
+      else if (!e && d.type === 'dialog-settled' && d.outcome === 'timeout') m.expire(d.id)
       else if (d.type === 'prompt-rejected') {
         // the runtime's own report (a fate like any other), not the machine's
         m.queue = m.queue.filter((q) => q.serverId !== d.messageId)
