@@ -1,22 +1,22 @@
 /**
  * `ask_user_question` calls waiting their turn: the thread's ask-queue machine decides the order and
- * the outcome; this file holds each call's resolver and signal, shows its one-question card through
- * the dialog bridge when the queue says so, and reports how the card ended back to the queue.
+ * the outcome; this file holds each call's resolver and signal, and opens its one-question card
+ * through the dialog bridge when the queue's invoked `card` actor asks for it, resolving with how
+ * the card ended (the answer travels back to the queue with it, and from the queue to the call).
  */
 import { randomUUID } from 'node:crypto'
-import type { AskStatus } from '../machines/ask-queue.machine.js'
+import type { AskAnswer, AskStatus, CardOutcome } from '../machines/ask-queue.machine.js'
 import type { AskUserResult, DialogRequest, DialogResolution, UiBridge } from '../runtime/port.js'
 
 type Question = Parameters<UiBridge['askUser']>[0]
 type Options = Parameters<UiBridge['askUser']>[1]
-type QueueEvent = { type: 'ASK' | 'SIGNAL' | 'ANSWERED' | 'SKIPPED' | 'CANCELLED'; askId: string }
+type QueueEvent = { type: 'ASK' | 'SIGNAL'; askId: string }
 
 interface WaitingAsk {
   question: Question
   options: Options
   resolve: (result: AskUserResult) => void
   unhook: () => void
-  answer?: AskUserResult
 }
 
 export class AskBridge {
@@ -41,35 +41,27 @@ export class AskBridge {
     })
   }
 
-  /** The queue's turn for this ask: show its card, and tell the queue how it ended. */
-  async show(askId: string, send: (event: QueueEvent) => void): Promise<void> {
+  /** The queue's turn for this ask: its card, shown as a dialog; resolves with how the card ended. */
+  async card(askId: string): Promise<CardOutcome> {
     const ask = this.#asks.get(askId)
-    if (!ask) return send({ type: 'CANCELLED', askId })
+    if (!ask) return { status: 'cancelled' }
     const resolution = await this.ask({
       spec: { method: 'questionnaire', title: ask.question.prompt, questions: [ask.question] },
       origin: { kind: 'tool', name: 'ask_user_question', ...(ask.options.toolCallId ? { toolCallId: ask.options.toolCallId } : {}) },
       signal: ask.options.signal,
     })
-    // Disposed while the card was open: the ask was already resolved and its queue is gone.
-    if (!this.#asks.has(askId)) return
     const answer = resolution.answer && 'answers' in resolution.answer ? resolution.answer.answers[0] : undefined
-    if (resolution.outcome === 'answered' && answer && !answer.skipped) {
-      ask.answer = { status: 'answered', ...pick(answer) }
-      send({ type: 'ANSWERED', askId })
-    } else if (resolution.outcome === 'answered') {
-      send({ type: 'SKIPPED', askId })
-    } else {
-      send({ type: 'CANCELLED', askId })
-    }
+    if (resolution.outcome === 'answered' && answer && !answer.skipped) return { status: 'answered', answer: pick(answer) }
+    return resolution.outcome === 'answered' ? { status: 'skipped' } : { status: 'cancelled' }
   }
 
   /** The queue's decision reaches the tool call. */
-  resolve(askId: string, status: AskStatus): void {
+  resolve(askId: string, status: AskStatus, answer?: AskAnswer): void {
     const ask = this.#asks.get(askId)
     this.#asks.delete(askId)
     if (!ask) return
     ask.unhook()
-    ask.resolve(status === 'answered' && ask.answer ? ask.answer : { status })
+    ask.resolve(status === 'answered' && answer ? { status, ...answer } : { status })
   }
 
   /** The thread is going away with its ask-queue: every waiting call hears `cancelled`. */
@@ -78,7 +70,7 @@ export class AskBridge {
   }
 }
 
-function pick(answer: { value?: string; values?: string[]; other?: string }) {
+function pick(answer: { value?: string; values?: string[]; other?: string }): AskAnswer {
   return {
     ...(answer.value !== undefined ? { value: answer.value } : {}),
     ...(answer.values !== undefined ? { values: answer.values } : {}),

@@ -6,9 +6,9 @@
  * the machine emits, so a route never second-guesses the machine.
  */
 import { randomUUID } from 'node:crypto'
-import { createActor, fromCallback, type ActorRefFrom, type Subscription } from 'xstate'
+import { createActor, fromCallback, fromPromise, type ActorRefFrom, type Subscription } from 'xstate'
 import type { CommandInfo, DialogOutcome, ObservationInput, ThinkingLevel } from '../schemas/index.js'
-import { askQueueMachine } from '../machines/ask-queue.machine.js'
+import { askQueueMachine, type CardOutcome } from '../machines/ask-queue.machine.js'
 import { dialogMachine, type DialogEmitted } from '../machines/dialog.machine.js'
 import {
   threadMachine,
@@ -358,13 +358,12 @@ export class LiveThread {
           },
         }),
         askQueue: askQueueMachine.provide({
+          actors: {
+            // Starts once the queue has taken its step, so opening the card (an ASK to the thread) never lands inside it.
+            card: fromPromise<CardOutcome, { askId: string }>(({ input, system }) => of(system).#asks.card(input.askId)),
+          },
           actions: {
-            // Opening the card sends ASK to the thread; do it after this action, not inside it.
-            show: ({ self, system }, { askId }) => {
-              const thread = of(system)
-              queueMicrotask(() => void thread.#asks.show(askId, (event) => self.send(event)))
-            },
-            resolve: ({ system }, { askId, status }) => of(system).#asks.resolve(askId, status),
+            resolve: ({ system }, { askId, status, answer }) => of(system).#asks.resolve(askId, status, answer),
           },
         }),
       },

@@ -8,11 +8,24 @@
  * the head and is never shown; the batch-cancel flag resets only once the queue is idle. (A tool
  * with no UI bound never asks: it answers `unavailable` itself, before the queue.)
  *
- * Pure: showing a question and resolving a tool call arrive as provided actions.
+ * The card shown is an invoked promise actor (`card`, provided by the host: it opens the question's
+ * dialog and resolves with how it ended); its `onDone` carries the outcome and the answer, so the
+ * queue resolves the tool call with the answer itself and moves on. Resolving a tool call arrives as
+ * a provided action.
  */
-import { assign, setup } from 'xstate'
+import { assign, fromPromise, setup } from 'xstate'
 
 export type AskStatus = 'answered' | 'skipped' | 'cancelled' | 'unavailable'
+
+/** What the human chose on an answered card. */
+export interface AskAnswer {
+  value?: string
+  values?: string[]
+  other?: string
+}
+
+/** How a card ended: answered (with the answer), skipped, or cancelled (Escape, a signal, a stop: it cancels the batch). */
+export type CardOutcome = { status: 'answered'; answer: AskAnswer } | { status: 'skipped' } | { status: 'cancelled' }
 
 export interface AskWaiter {
   askId: string
@@ -29,29 +42,29 @@ export type AskQueueEvent =
   | { type: 'ASK'; askId: string }
   /** The tool call's abort signal fired. */
   | { type: 'SIGNAL'; askId: string }
-  /** The shown question's dialog settled. `cancelled` is the human's Escape: it cancels the batch. */
-  | { type: 'ANSWERED'; askId: string }
-  | { type: 'SKIPPED'; askId: string }
-  | { type: 'CANCELLED'; askId: string }
 
-export type AskResolution = { askId: string; status: AskStatus }
+/** The queue's decision for one tool call: its status, and the answer when answered. */
+export type AskResolution = { askId: string; status: AskStatus; answer?: AskAnswer }
 
-const isCurrent = ({ context, event }: { context: AskQueueContext; event: AskQueueEvent }) =>
-  event.askId === context.current
+type CardDone = { output: CardOutcome }
+const ended = (status: CardOutcome['status']) => ({ event }: { event: unknown }) => (event as CardDone).output.status === status
 
 export const askQueueMachine = setup({
   types: {
     context: {} as AskQueueContext,
     events: {} as AskQueueEvent,
   },
+  actors: {
+    /** The card of this ask: shows its one-question dialog, resolves with how it ended. */
+    card: fromPromise<CardOutcome, { askId: string }>(() => new Promise<CardOutcome>(() => {})),
+  },
   actions: {
-    /** Open the one-question dialog of this ask. */
-    show: (_, _params: { askId: string }) => {},
     /** Resolve the tool call waiting on this ask. */
     resolve: (_, _params: AskResolution) => {},
   },
   guards: {
-    isCurrent,
+    answered: ended('answered'),
+    skipped: ended('skipped'),
     nothingWaiting: ({ context }) => context.waiting.length === 0,
     headWithdrawn: ({ context }) => context.batchCancelled || context.waiting[0].aborted,
   },
@@ -63,16 +76,38 @@ export const askQueueMachine = setup({
     idle: {
       entry: assign({ batchCancelled: false, current: undefined }),
       on: {
-        ASK: {
-          target: 'showing',
-          actions: [
-            assign({ current: ({ event }) => event.askId }),
-            { type: 'show', params: ({ event }) => ({ askId: event.askId }) },
-          ],
-        },
+        ASK: { target: 'showing', actions: assign({ current: ({ event }) => event.askId }) },
       },
     },
     showing: {
+      invoke: {
+        id: 'card',
+        src: 'card',
+        input: ({ context }) => ({ askId: context.current! }),
+        onDone: [
+          {
+            guard: 'answered',
+            target: 'advancing',
+            actions: {
+              type: 'resolve',
+              params: ({ context, event }) => ({ askId: context.current!, status: 'answered', answer: answerOf(event.output) }),
+            },
+          },
+          {
+            guard: 'skipped',
+            target: 'advancing',
+            actions: { type: 'resolve', params: ({ context }) => ({ askId: context.current!, status: 'skipped' }) },
+          },
+          {
+            // Escape, or the card's own signal: this one is cancelled, and so is the rest of the batch
+            target: 'advancing',
+            actions: [
+              { type: 'resolve', params: ({ context }) => ({ askId: context.current!, status: 'cancelled' }) },
+              assign({ batchCancelled: true }),
+            ],
+          },
+        ],
+      },
       on: {
         ASK: { actions: assign({ waiting: ({ context, event }) => [...context.waiting, { askId: event.askId, aborted: false }] }) },
         SIGNAL: {
@@ -82,24 +117,6 @@ export const askQueueMachine = setup({
             waiting: ({ context, event }) =>
               context.waiting.map((w) => (w.askId === event.askId ? { ...w, aborted: true } : w)),
           }),
-        },
-        ANSWERED: {
-          guard: 'isCurrent',
-          target: 'advancing',
-          actions: { type: 'resolve', params: ({ event }) => ({ askId: event.askId, status: 'answered' }) },
-        },
-        SKIPPED: {
-          guard: 'isCurrent',
-          target: 'advancing',
-          actions: { type: 'resolve', params: ({ event }) => ({ askId: event.askId, status: 'skipped' }) },
-        },
-        CANCELLED: {
-          guard: 'isCurrent',
-          target: 'advancing',
-          actions: [
-            { type: 'resolve', params: ({ event }) => ({ askId: event.askId, status: 'cancelled' }) },
-            assign({ batchCancelled: true }),
-          ],
         },
       },
     },
@@ -117,14 +134,15 @@ export const askQueueMachine = setup({
         },
         {
           target: 'showing',
-          actions: [
-            assign({ current: ({ context }) => context.waiting[0].askId, waiting: ({ context }) => context.waiting.slice(1) }),
-            { type: 'show', params: ({ context }) => ({ askId: context.current! }) },
-          ],
+          actions: assign({ current: ({ context }) => context.waiting[0].askId, waiting: ({ context }) => context.waiting.slice(1) }),
         },
       ],
     },
   },
 })
+
+function answerOf(output: CardOutcome): AskAnswer | undefined {
+  return output.status === 'answered' ? output.answer : undefined
+}
 
 export type AskQueueMachine = typeof askQueueMachine

@@ -1,14 +1,32 @@
 /**
  * The ask-queue machine (ADR-0032): questions shown one at a time in FIFO order, each ask resolved
  * exactly once, Cancel drains the batch, a signalled waiter is never shown, and with no UI every ask
- * is `unavailable`. Model-based paths from `xstate/graph` are replayed on a live actor with
- * recording `show`/`resolve`; properties run random sequences of asks, signals and outcomes.
+ * is `unavailable`. Model-based paths from `xstate/graph` are replayed on a live actor whose `card`
+ * actor is a real promise per ask, resolved by the test (and awaited: its onDone is the card's end),
+ * with a recording `resolve`; properties run random sequences of asks, signals and outcomes.
  */
 import { fc, test } from '@fast-check/vitest'
-import { createActor, transition, type AnyTransitionDefinition, type SnapshotFrom } from 'xstate'
+import { createActor, fromPromise, transition, type AnyTransitionDefinition, type SnapshotFrom } from 'xstate'
 import { getShortestPaths, getSimplePaths } from 'xstate/graph'
 import { describe, expect, it } from 'vitest'
-import { askQueueMachine, type AskQueueEvent, type AskStatus } from '../../src/machines/ask-queue.machine.js'
+import { askQueueMachine, type AskQueueEvent, type AskStatus, type CardOutcome } from '../../src/machines/ask-queue.machine.js'
+
+/**
+ * The shown card of `askId` ends: in the graph, the done event of the queue's invoked `card` actor
+ * (its output the outcome; `askId` names the card for the titles, xstate ignores it); on a live actor,
+ * that card's promise resolved with the outcome.
+ */
+type CardEnd = { type: 'xstate.done.actor.card'; output: CardOutcome; askId: string }
+type Ev = AskQueueEvent | CardEnd
+const CARD_DONE = 'xstate.done.actor.card'
+const cardEnds = (askId: string, status: CardOutcome['status']): Ev => ({
+  type: CARD_DONE,
+  output: status === 'answered' ? { status, answer: { value: 'yes' } } : { status },
+  askId,
+})
+const isCardEnd = (e: Ev): e is CardEnd => e.type === CARD_DONE
+/** Lets a resolved card's promise reach the queue (its onDone). */
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve))
 import { transitionKey, transitionsOf } from '../../src/machines/diagram.js'
 
 type Snap = SnapshotFrom<typeof askQueueMachine>
@@ -28,12 +46,17 @@ function liveQueue() {
   const drained = new Set<string>()
   const generation = new Map<string, number>()
   const taken = new Set<string>()
+  /** Each shown card's resolver, by live ask id. */
+  const cards = new Map<string, (outcome: CardOutcome) => void>()
   const machine = askQueueMachine.provide({
+    actors: {
+      card: fromPromise<CardOutcome, { askId: string }>(({ input }) => {
+        shown.push(input.askId)
+        log.push(`show ${input.askId}`)
+        return new Promise<CardOutcome>((resolve) => cards.set(input.askId, resolve))
+      }),
+    },
     actions: {
-      show: (_, { askId }) => {
-        shown.push(askId)
-        log.push(`show ${askId}`)
-      },
       resolve: (_, r) => {
         resolved.push(r)
         log.push(`resolve ${r.askId} ${r.status}`)
@@ -48,15 +71,19 @@ function liveQueue() {
   })
   actor.start()
   const live = (name: string) => `${name}#${generation.get(name) ?? 0}`
-  const send = (event: AskQueueEvent) => {
+  /** Sends an event; a card's end resolves that card's promise (if it is the one shown) and waits for its onDone. */
+  const send = async (event: Ev) => {
     if (event.type === 'ASK') generation.set(event.askId, (generation.get(event.askId) ?? 0) + 1)
     const e = { ...event, askId: live(event.askId) }
     const snap = actor.getSnapshot()
     if (e.type === 'ASK') asked.push(e.askId)
     if (e.type === 'SIGNAL' && snap.context.waiting.some((w) => w.askId === e.askId)) signalled.add(e.askId)
-    if (e.type === 'CANCELLED' && snap.value === 'showing' && snap.context.current === e.askId)
-      for (const w of snap.context.waiting) drained.add(w.askId)
-    actor.send(e)
+    if (isCardEnd(e)) {
+      const shownNow = snap.value === 'showing' && snap.context.current === e.askId
+      if (shownNow && e.output.status === 'cancelled') for (const w of snap.context.waiting) drained.add(w.askId)
+      if (shownNow) cards.get(e.askId)?.(e.output)
+      await settle()
+    } else actor.send(e)
   }
   return { actor, send, shown, resolved, log, asked, signalled, drained, taken, live }
 }
@@ -115,19 +142,17 @@ function assertState(state: string, h: Harness) {
 
 const NAMES = ['a1', 'a2', 'a3']
 
-/** Events offered in each state: a new ask (up to three in the queue), and a signal and each outcome for every ask in it. */
-function eventsFor(snap: Snap): AskQueueEvent[] {
+/** Events offered in each state: a new ask (up to three in the queue), a signal for every ask in it, and each way the shown card can end. */
+function eventsFor(snap: Snap): Ev[] {
   const inQueue = [snap.context.current, ...snap.context.waiting.map((w) => w.askId)].filter((x): x is string => !!x)
   const fresh = NAMES.find((n) => !inQueue.includes(n))
-  const events: AskQueueEvent[] = fresh ? [{ type: 'ASK', askId: fresh }] : []
-  for (const askId of inQueue) {
-    events.push({ type: 'SIGNAL', askId })
-    for (const type of ['ANSWERED', 'SKIPPED', 'CANCELLED'] as const) events.push({ type, askId })
-  }
+  const events: Ev[] = fresh ? [{ type: 'ASK', askId: fresh }] : []
+  for (const askId of inQueue) events.push({ type: 'SIGNAL', askId })
+  if (snap.context.current) for (const status of ['answered', 'skipped', 'cancelled'] as const) events.push(cardEnds(snap.context.current, status))
   return events
 }
 
-const describeEvent = (e: AskQueueEvent) => `${e.type} ${e.askId}`
+const describeEvent = (e: Ev) => (isCardEnd(e) ? `card ${e.askId} ${e.output.status}` : `${e.type} ${e.askId}`)
 
 const PROMISE: Record<string, string> = {
   idle: 'every ask resolved exactly once, nothing shown, batch flag reset',
@@ -142,20 +167,20 @@ function pathTitle(path: Path) {
   return `${events.length ? events.join(' → ') : '(no event)'} ⇒ ${state}: ${PROMISE[state]}`
 }
 
-function replay(path: Path) {
+async function replay(path: Path) {
   const h = liveQueue()
   assertState(String(path.steps[0].state.value), h)
   for (const step of path.steps.slice(1)) {
-    h.send(step.event)
+    await h.send(step.event)
     assertState(String(step.state.value), h)
   }
   return h.taken
 }
 
 /** The transitions a sequence of events takes on a live actor (no assertions). */
-function takenBy(events: AskQueueEvent[]) {
+async function takenBy(events: Ev[]) {
   const h = liveQueue()
-  for (const e of events) h.send(e)
+  for (const e of events) await h.send(e)
   return h.taken
 }
 
@@ -164,46 +189,47 @@ function takenBy(events: AskQueueEvent[]) {
  * kept when it takes a transition no earlier path took. Shortest and simple paths visit states; a
  * transition back to a visited state (a Cancel draining into `idle`) needs a path of its own.
  */
-function coveringPaths(shortest: Path[], covered: Set<string>): Path[] {
+async function coveringPaths(shortest: Path[], covered: Set<string>): Promise<Path[]> {
   const out: Path[] = []
   for (const p of [...shortest].sort((a, b) => a.steps.length - b.steps.length)) {
     for (const event of eventsFor(p.state)) {
-      const events = [...p.steps.slice(1).map((s) => s.event), event]
-      const fresh = [...takenBy(events)].filter((k) => !covered.has(k))
+      const events = [...p.steps.slice(1).map((s) => s.event as Ev), event]
+      const fresh = [...(await takenBy(events))].filter((k) => !covered.has(k))
       if (fresh.length === 0) continue
       for (const k of fresh) covered.add(k)
-      const [state] = transition(askQueueMachine, p.state, event)
-      out.push({ state, steps: [...p.steps, { event, state }], weight: p.weight + 1 })
+      const [state] = transition(askQueueMachine, p.state, event as AskQueueEvent)
+      out.push({ state, steps: [...p.steps, { event: event as AskQueueEvent, state }], weight: p.weight + 1 })
     }
   }
   return out
 }
 
-const shortest = getShortestPaths(askQueueMachine, { events: eventsFor })
+const graphEvents = (s: Snap) => eventsFor(s) as AskQueueEvent[]
+const shortest = getShortestPaths(askQueueMachine, { events: graphEvents })
 // Simple paths through a queue of at most two, so the set stays small.
 const simple = getSimplePaths(askQueueMachine, {
-  events: (s: Snap) => eventsFor(s).filter((e) => e.type !== 'ASK' || e.askId !== 'a3'),
+  events: (s: Snap) => graphEvents(s).filter((e) => e.type !== 'ASK' || e.askId !== 'a3'),
 })
 const covered = new Set<string>()
-for (const p of [...shortest, ...simple]) for (const k of takenBy(p.steps.slice(1).map((s) => s.event))) covered.add(k)
-const covering = coveringPaths(shortest, covered)
+for (const p of [...shortest, ...simple]) for (const k of await takenBy(p.steps.slice(1).map((s) => s.event))) covered.add(k)
+const covering = await coveringPaths(shortest, covered)
 
 describe('ask-queue machine: every shortest path, replayed on a live actor', () => {
-  for (const path of shortest) it(pathTitle(path), () => void replay(path))
+  for (const path of shortest) it(pathTitle(path), async () => void (await replay(path)))
 })
 
 describe('ask-queue machine: every simple path through a queue of two, replayed on a live actor', () => {
-  for (const path of simple) it(pathTitle(path), () => void replay(path))
+  for (const path of simple) it(pathTitle(path), async () => void (await replay(path)))
 })
 
 describe('ask-queue machine: a path for every transition the state paths miss, replayed on a live actor', () => {
-  for (const path of covering) it(pathTitle(path), () => void replay(path))
+  for (const path of covering) it(pathTitle(path), async () => void (await replay(path)))
 })
 
 describe('ask-queue machine: coverage of the model-based paths', () => {
-  it('the traversed paths reach every state and take every transition the ask-queue machine defines', () => {
+  it('the traversed paths reach every state and take every transition the ask-queue machine defines', async () => {
     const taken = new Set<string>()
-    for (const path of [...shortest, ...simple, ...covering]) for (const k of replay(path)) taken.add(k)
+    for (const path of [...shortest, ...simple, ...covering]) for (const k of await replay(path)) taken.add(k)
     const reached = new Set([...taken].map((k) => k.split('|')[0]))
     for (const p of shortest) reached.add(`askQueue.${String(p.state.value)}`)
     const missingStates = Object.values(askQueueMachine.root.states)
@@ -218,36 +244,37 @@ describe('ask-queue machine: coverage of the model-based paths', () => {
 
 describe('ask-queue machine: properties over random sequences', () => {
   const name = fc.constantFrom(...NAMES, 'a4')
-  const event: fc.Arbitrary<AskQueueEvent> = fc.oneof(
+  /** An ask, a signal, or a card's end (of the named ask: it ends only if it is the one shown). */
+  const event: fc.Arbitrary<Ev> = fc.oneof(
     { weight: 3, arbitrary: name.map((askId) => ({ type: 'ASK' as const, askId })) },
-    fc.constantFrom('SIGNAL', 'ANSWERED', 'SKIPPED', 'CANCELLED').chain((type) =>
-      name.map((askId) => ({ type, askId }) as AskQueueEvent),
-    ),
+    name.map((askId) => ({ type: 'SIGNAL' as const, askId })),
+    fc.constantFrom<CardOutcome['status']>('answered', 'skipped', 'cancelled').chain((status) => name.map((askId) => cardEnds(askId, status))),
   )
   /** A fresh name per ASK while it is still queued: reusing a queued name is not a caller's move. */
-  const sendAll = (h: Harness, events: AskQueueEvent[]) => {
+  const sendAll = async (h: Harness, events: Ev[]) => {
     for (const e of events) {
       const snap = h.actor.getSnapshot()
       const inQueue = [snap.context.current, ...snap.context.waiting.map((w) => w.askId)]
       if (e.type === 'ASK' && inQueue.includes(h.live(e.askId))) continue
-      h.send(e)
+      await h.send(e)
       assertInvariants(h)
     }
   }
   /** Answer whatever is shown until the queue is idle. */
-  const drain = (h: Harness) => {
+  const drain = async (h: Harness) => {
     for (let i = 0; i < 20 && h.actor.getSnapshot().value === 'showing'; i++) {
-      h.actor.send({ type: 'ANSWERED', askId: h.actor.getSnapshot().context.current! })
+      const current = h.actor.getSnapshot().context.current!
+      await h.send(cardEnds(current.slice(0, current.indexOf('#')), 'answered'))
       assertInvariants(h)
     }
   }
 
   test.prop([fc.array(event, { maxLength: 25 })], { numRuns: 150 })(
     'questions are shown one at a time in FIFO order and each ask is resolved exactly once',
-    (events) => {
+    async (events) => {
       const h = liveQueue()
-      sendAll(h, events)
-      drain(h)
+      await sendAll(h, events)
+      await drain(h)
       expect(h.actor.getSnapshot().value).toBe('idle')
       expect(h.resolved.map((r) => r.askId).sort()).toEqual([...h.asked].sort())
     },
@@ -255,10 +282,10 @@ describe('ask-queue machine: properties over random sequences', () => {
 
   test.prop([fc.array(event, { maxLength: 25 })], { numRuns: 150 })(
     'after a Cancel every waiting ask resolves cancelled without being shown, and a signalled waiter is never shown',
-    (events) => {
+    async (events) => {
       const h = liveQueue()
-      sendAll(h, events)
-      drain(h)
+      await sendAll(h, events)
+      await drain(h)
       for (const id of [...h.drained, ...h.signalled]) {
         expect(h.shown).not.toContain(id)
         expect(h.resolved.filter((r) => r.askId === id)).toEqual([{ askId: id, status: 'cancelled' }])
@@ -268,13 +295,13 @@ describe('ask-queue machine: properties over random sequences', () => {
 
   test.prop([fc.array(event, { maxLength: 25 })], { numRuns: 100 })(
     'batchCancelled is false whenever the queue is idle',
-    (events) => {
+    async (events) => {
       const h = liveQueue()
       const seen: boolean[] = []
       h.actor.subscribe((s) => {
         if (s.value === 'idle') seen.push(s.context.batchCancelled)
       })
-      sendAll(h, events)
+      await sendAll(h, events)
       expect(seen.every((b) => b === false)).toBe(true)
     },
   )

@@ -18,8 +18,8 @@
  * moving on by its idleMs, a `dialog-settled {timeout}` that question's timeout elapsing, an
  * extension taking its question back that question's signal aborted.
  */
-import { createActor, fromCallback, SimulatedClock, type AnyTransitionDefinition } from 'xstate'
-import { askQueueMachine, type AskQueueEvent, type AskStatus } from '../../src/machines/ask-queue.machine.js'
+import { createActor, fromCallback, fromPromise, SimulatedClock, type AnyTransitionDefinition } from 'xstate'
+import { askQueueMachine, type AskQueueEvent, type AskStatus, type CardOutcome } from '../../src/machines/ask-queue.machine.js'
 import { dialogMachine, MAX_TIMER_MS, type DialogEmitted } from '../../src/machines/dialog.machine.js'
 import { threadMachine, type PromptRequest, type ThreadEmitted, type ThreadEvent } from '../../src/machines/thread.machine.js'
 import { transitionKey, transitionsOf } from '../../src/machines/diagram.js'
@@ -129,8 +129,14 @@ export class ThreadModel {
           },
         }),
         askQueue: askQueueMachine.provide({
+          actors: {
+            // the card is shown as the queue invokes it; how it ends is read off the feed (`cardEnded`)
+            card: fromPromise<CardOutcome, { askId: string }>(({ input }) => {
+              this.askShown.push(input.askId)
+              return new Promise<CardOutcome>(() => {})
+            }),
+          },
           actions: {
-            show: (_, { askId }) => void this.askShown.push(askId),
             resolve: (_, { askId, status }) => {
               this.askResolved.set(askId, status)
               this.#asks.delete(askId)
@@ -219,6 +225,17 @@ export class ThreadModel {
     if (!queue) return
     if (event.type === 'ASK') this.#asks.add(event.askId)
     queue.send(event)
+  }
+
+  /**
+   * The server's card for this ask ended (its dialog settled on the feed): the model's card ends the
+   * same way. Its done event is delivered at once, as the card's promise would deliver it, so the
+   * model is told in the order the feed shows.
+   */
+  cardEnded(askId: string, outcome: CardOutcome): void {
+    const queue = this.snapshot.status === 'active' ? this.snapshot.children.askQueue : undefined
+    if (!queue || (queue.getSnapshot() as { context: { current?: string } }).context.current !== askId) return
+    queue.send({ type: 'xstate.done.actor.card', output: outcome } as never)
   }
 
   /**

@@ -312,7 +312,7 @@ export class Walk {
     if (ask !== undefined) {
       // how the card ended reaches the ask-queue, as the ask bridge reports it
       const skipped = this.#skipped.has(d.id)
-      m.ask({ type: d.outcome !== 'answered' ? 'CANCELLED' : skipped ? 'SKIPPED' : 'ANSWERED', askId: ask })
+      m.cardEnded(ask, d.outcome !== 'answered' ? { status: 'cancelled' } : skipped ? { status: 'skipped' } : { status: 'answered', answer: {} })
     }
     if (d.type === 'settled') this.#held = false
   }
