@@ -94,15 +94,11 @@ export function transitionsOf(machine: AnyStateMachine): TransitionInfo[] {
 
 /**
  * How an event reads in a diagram: a delayed transition's event (`xstate.after.<delay>.<state id>`)
- * as `after <delay>`, an invoked actor's completion (`xstate.done.actor.<id>`, `xstate.error.actor.<id>`)
- * as `done <id>` / `error <id>`; any other as it is.
+ * as `after <delay>`; any other as it is.
  */
 export function eventLabel(event: string): string {
   const after = /^xstate\.after\.([^.]+)\./.exec(event)
-  if (after) return `after ${after[1]}`
-  const actor = /^xstate\.(done|error)\.actor\.(.+)$/.exec(event)
-  if (actor && !actor[2].includes('*')) return `${actor[1]} ${actor[2]}`
-  return event
+  return after ? `after ${after[1]}` : event
 }
 
 /**
