@@ -129,6 +129,7 @@ export class Inspection {
     // Whatever happened before we looked (or while nobody looked): read each actor as it is now.
     const seen = new Set<string>()
     const walk = (ref: AnyActorRef) => {
+      if (!runsMachine(ref)) return
       const actorId = this.#pathOf(ref)
       seen.add(actorId)
       const snapshot = snapshotOf(ref)
@@ -154,6 +155,7 @@ export class Inspection {
   }
 
   #onInspection(threadId: string, e: InspectionEvent): void {
+    if (!runsMachine(e.actorRef as AnyActorRef)) return
     switch (e.type) {
       case '@xstate.actor':
         // Registered before its snapshot exists; the first snapshot follows at start.
@@ -297,4 +299,12 @@ export function digest(value: unknown, depth = 0): unknown {
 
 function isActorRef(value: object): value is AnyActorRef {
   return 'sessionId' in value && 'send' in value && typeof (value as { getSnapshot?: unknown }).getSnapshot === 'function'
+}
+
+/**
+ * The inspector draws machines. A machine's invoked helpers (a dialog's signal listener, the
+ * ask-queue's card, the thread's queue clearer) are its own business: their events show on it.
+ */
+function runsMachine(ref: AnyActorRef): boolean {
+  return machineIdOf(ref) !== undefined
 }
