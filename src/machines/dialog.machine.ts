@@ -15,15 +15,16 @@
  * (`validateDialogAnswer`). A browser cancel is replied `dialog.answered` too: the question is done.
  * Replies are emitted with the caller's `replyTo`, as the thread's are.
  *
- * Time and the signal are its own: the extension's timeout is an `after` delay on the actor's clock
- * (a question with a timeout waits in `open.expiring`, one without in `open.waiting`), and the
+ * Time and the signal are its own: the extension's timeout is a delayed TIMEOUT the open question
+ * raises to itself on entry (an `after` delay, armed only when it has a timeout; cancelled on exit),
+ * on the actor's clock, and the
  * extension's AbortSignal is listened to by an invoked callback actor for as long as it is open.
  * A fired signal is reported to the parent (the thread), which sends back ABORT: the runtime fires
  * a run's signals as the thread stops or deletes the run, and then the thread's own ending (aborted,
  * cancelled) must win — the report reaches the thread after the event it is taking.
  * The feed and the extension's promise arrive as provided actions.
  */
-import { assign, emit, fromCallback, sendParent, setup } from 'xstate'
+import { assign, cancel, emit, enqueueActions, fromCallback, sendParent, setup } from 'xstate'
 import {
   validateDialogAnswer,
   type DialogAnswer,
@@ -63,6 +64,8 @@ export type DialogEvent =
   /** An answer as it arrived: checked here, against this question. */
   | { type: 'ANSWER'; answer: unknown; replyTo?: string }
   | { type: 'CANCEL'; replyTo?: string }
+  /** Its own timer: raised to itself, `expiry` after it opened, when it has a timeout. */
+  | { type: 'TIMEOUT' }
   /** The run was stopped, the thread disposed, or (through the thread) the extension's own signal fired. */
   | { type: 'ABORT' }
   /** The extension's signal fired (from the invoked listener): reported to the parent, which decides. */
@@ -117,18 +120,19 @@ export const dialogMachine = setup({
   initial: 'asked',
   states: {
     asked: {
-      always: [{ guard: 'withdrawn', target: 'withdrawn' }, { guard: 'expires', target: 'open.expiring' }, { target: 'open' }],
+      always: [{ guard: 'withdrawn', target: 'withdrawn' }, { target: 'open' }],
     },
     open: {
-      entry: 'showRequest',
+      // The timer is xstate's own delayed event (what `after` compiles to), armed only for a question
+      // that expires, so one without a timeout holds no timer; leaving `open` any way cancels it.
+      entry: [
+        'showRequest',
+        enqueueActions(({ context, enqueue }) => {
+          if (context.expiresIn !== undefined) enqueue.raise({ type: 'TIMEOUT' }, { id: 'expiry', delay: 'expiry' })
+        }),
+      ],
+      exit: cancel('expiry'),
       invoke: { id: 'signal', src: 'signal', input: ({ context }) => ({ signal: context.signal }) },
-      initial: 'waiting',
-      states: {
-        waiting: {},
-        expiring: {
-          after: { expiry: { target: '#dialog.settled', actions: assign({ outcome: 'timeout' }) } },
-        },
-      },
       on: {
         ANSWER: [
           {
@@ -151,6 +155,7 @@ export const dialogMachine = setup({
           target: 'settled',
           actions: [assign({ outcome: 'cancelled' }), emit(({ event }) => ({ type: 'dialog.answered', replyTo: replyTo(event) }) as const)],
         },
+        TIMEOUT: { guard: 'expires', target: 'settled', actions: assign({ outcome: 'timeout' }) },
         ABORT: { target: 'settled', actions: assign({ outcome: 'aborted' }) },
         SIGNALLED: { actions: sendParent(({ context }) => ({ type: 'DIALOG.SIGNAL', dialogId: context.id })) },
       },

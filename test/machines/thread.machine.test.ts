@@ -81,7 +81,7 @@ const INPUT = { threadId: 't1', idleMs: IDLE_MS }
  * Each question has a timeout (the longest a timer holds, so the idle clock never reaches it) and a
  * signal. The dialog tests prove both on the dialog's own clock and signal; here they are two more
  * ways a question ends while the thread does whatever it does:
- * - `EXPIRE d`: that question's timeout elapses (its `after` event, delivered to that one dialog);
+ * - `EXPIRE d`: that question's timeout elapses (the TIMEOUT its timer raises, delivered to that one dialog);
  * - `SIGNAL d`: the extension aborts that question's signal (on a live actor, its AbortController);
  *   the dialog reports it to the thread, so in the graph it is the thread's `DIALOG.SIGNAL`.
  */
@@ -92,7 +92,7 @@ const signal = (dialogId: string) => ({ type: 'test.SIGNAL', dialogId }) as unkn
 /** The event as a question's own ending, when it is one. */
 const dialogEnd = (e: { type: string }) => (e.type === 'test.EXPIRE' || e.type === 'test.SIGNAL' ? (e as unknown as DialogEnd) : undefined)
 /** What the dialog itself receives when its timeout elapses. */
-const EXPIRES = { type: afterEventOf(dialogMachine, 'dialog.open.expiring') } as unknown as DialogEvent
+const EXPIRES: DialogEvent = { type: 'TIMEOUT' }
 
 interface Options {
   /** How the fake runtime's clearQueue answers, at once (it throws: `failed`); without it the answer is left to the test. */
