@@ -238,12 +238,6 @@ export class LiveThread {
     })
   }
 
-  /** `stop()` with the texts only. Kept for the registry until it reads the ids `stop()` hands back. */
-  async abort(run?: number): Promise<AbortOutcome> {
-    const outcome = await this.stop(run)
-    return outcome.kind === 'stopped' ? { kind: 'stopped', restored: outcome.restored.map((p) => p.text) } : outcome
-  }
-
   /** An answer as it arrived (`cancelled: true` withdraws the question); the question's own dialog machine decides. */
   answer(dialogId: string, payload: Record<string, unknown>): Promise<AnswerOutcome> {
     const replyTo = randomUUID()

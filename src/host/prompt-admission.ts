@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { Log } from './store/journal.js'
-import { writeFault, type IdempotencyClaim, type PromptFate, type ThreadStore, type WriteFault } from './store/port.js'
+import { writeFault, type IdempotencyClaim, type ThreadStore, type WriteFault } from './store/port.js'
 import type { LiveThread, PromptOutcome } from './live-thread.js'
 import { factsOf } from './thread-display.js'
 import type { ThreadSlot } from './thread-slot.js'
@@ -64,17 +64,6 @@ export class PromptAdmission {
       this.store.withdrawPrompt(threadId, messageId)
     } catch (error) {
       this.log?.('warn', `store write failed: ${String(error)}`)
-    }
-  }
-
-  /** A stop handed these texts back: their prompts' fate (oldest queued prompt with the text first). */
-  restored(slot: ThreadSlot, texts: string[]): void {
-    const open = this.store.openPrompts(slot.threadId).filter((p) => p.queued && !p.fate)
-    for (const text of texts) {
-      const i = open.findIndex((p) => p.text === text)
-      if (i === -1) continue
-      const [p] = open.splice(i, 1)
-      slot.journal.fate(p.messageId, { kind: 'restored' } satisfies PromptFate)
     }
   }
 }

@@ -323,9 +323,11 @@ export class ThreadRegistry {
       const slot = this.#slots.get(threadId)
       const thread = slot?.thread
       if (!slot || !thread) return { kind: 'not-live' }
-      const outcome = await thread.abort(run)
-      if (outcome.kind === 'stopped' && outcome.restored.length > 0) this.#admission.restored(slot, outcome.restored)
-      return outcome
+      const outcome = await thread.stop(run)
+      if (outcome.kind !== 'stopped') return outcome
+      // Handed back to the caller: each prompt's fate, by the id it was journaled under.
+      for (const p of outcome.restored) slot.journal.fate(p.messageId, { kind: 'restored' })
+      return { kind: 'stopped', restored: outcome.restored.map((p) => p.text) }
     })
   }
 

@@ -52,7 +52,7 @@ describe('live thread: a stop', () => {
     const question = runtime.ui.ask(confirm)
     runtime.clearThrows = true
     runtime.holdAbort = true
-    expect(await thread.abort()).toEqual({ kind: 'stopped', restored: [] })
+    expect(await thread.stop()).toEqual({ kind: "stopped", restored: [] })
     expect(runtime.calls.slice(-2)).toEqual(['clearQueue', 'abort'])
     expect(await question).toEqual({ outcome: 'aborted' })
     expect(seen.find((o) => o.type === 'error')).toMatchObject({ message: 'the queue could not be cleared: queue mirror corrupted' })
