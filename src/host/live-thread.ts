@@ -295,6 +295,7 @@ export class LiveThread {
       actions: {
         publishStatus: ({ system }, status) => void of(system).#feed.append({ type: 'status', ...status }),
         startRun: ({ system }, { prompt, run }) => of(system).#runtime?.prompt({ messageId: prompt.messageId, text: prompt.text }, run),
+        adoptRun: ({ system }, { run }) => of(system).#runtime?.adoptRun(run),
         queuePrompt: ({ system }, { prompt }) => {
           const queued = { messageId: prompt.messageId, text: prompt.text }
           if (prompt.deliverAs === 'followUp') of(system).#runtime?.followUp(queued)
@@ -368,6 +369,9 @@ export class LiveThread {
     switch (event.type) {
       case 'settled':
         this.actor.send({ type: 'SETTLED', aborted: event.aborted, unclaimed: event.unclaimed })
+        return
+      case 'run-started':
+        this.actor.send({ type: 'RUN_STARTED' })
         return
       case 'user-message':
         this.#feed.append({ ...event, run: this.run })

@@ -62,6 +62,8 @@ export interface ThreadContext {
 export type ThreadEvent =
   /** The runtime is attached; `run` is the highest run its persisted session records (it may be ahead after a crash). */
   | { type: 'LIVE'; run?: number }
+  /** The runtime began a run nobody prompted (an extension's own). */
+  | { type: 'RUN_STARTED' }
   | ({ type: 'PROMPT' } & PromptRequest)
   | { type: 'ABORT'; run?: number; replyTo?: string }
   /** The runtime's queue, emptied: the prompts it held, with the ids they were admitted under. */
@@ -137,6 +139,8 @@ const threadSetup = setup({
     /** Emit `status {live, busy, run}` on the feed. */
     publishStatus: (_, _params: { live: boolean; busy: boolean; run: number }) => {},
     startRun: (_, _params: { prompt: PromptRequest; run: number }) => {},
+    /** The runtime started a run of its own (an extension's sendUserMessage): it is run `run`. */
+    adoptRun: (_, _params: { run: number }) => {},
     queuePrompt: (_, _params: { prompt: PromptRequest }) => {},
     /** Emit an `error` observation: something was lost and the humans must hear it. */
     recordError: (_, _params: { message: string }) => {},
@@ -311,6 +315,12 @@ export const threadMachine = threadSetup.createMachine({
             ],
           },
         ],
+        // An extension started a run (pi.sendUserMessage, a triggered turn): it is the thread's next
+        // run, busy and stoppable like any, and prompts sent meanwhile queue into it.
+        RUN_STARTED: {
+          target: 'running',
+          actions: [assign({ run: ({ context }) => context.run + 1 }), { type: 'adoptRun', params: ({ context }) => ({ run: context.run }) }],
+        },
         ABORT: { actions: abortRefused('idle') },
         ASK: { actions: spawnDialog(false) },
         DISPOSE: dispose

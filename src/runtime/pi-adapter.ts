@@ -39,9 +39,12 @@ export const SHUTDOWN_HANDLERS_MS = 3000
 
 interface Run {
   number: number
-  prompt: QueuedPrompt
+  /** The prompt that started it; none for a run an extension started (`run-started`). */
+  prompt?: QueuedPrompt
   promptDelivered: boolean
   aborted: boolean
+  /** Handed to pi: from here pi's `agent_settled` ends it (before, a settle is another run's). */
+  sent: boolean
 }
 
 export class PiRuntime implements AgentRuntime {
@@ -78,7 +81,7 @@ export class PiRuntime implements AgentRuntime {
       this.emit({ type: 'prompt-rejected', messageId: prompt.messageId, reason: 'A run is already in progress.' })
       return
     }
-    const run: Run = { number: runNumber, prompt, promptDelivered: false, aborted: false }
+    const run: Run = { number: runNumber, prompt, promptDelivered: false, aborted: false, sent: false }
     this.run = run
     this.append(RUN_ENTRY, { run: run.number })
     const trust = this.pendingTrust
@@ -104,7 +107,8 @@ export class PiRuntime implements AgentRuntime {
   }
 
   private send(run: Run): void {
-    const { prompt } = run
+    const prompt = run.prompt!
+    run.sent = true
     // Before each run: a reload may have given the session a new runner.
     skipUnheardEvents(this.session.extensionRunner)
     // pi's own input path: extension commands, skills and prompt templates are handled as in its CLI.
@@ -234,13 +238,13 @@ export class PiRuntime implements AgentRuntime {
   /** pi is delivering a user message: the run's own prompt first, then queued ones by text, oldest first. */
   private userMessageId(text: string): string {
     const run = this.run
-    if (run && !run.promptDelivered && text === run.prompt.text) {
+    if (run?.prompt && !run.promptDelivered && text === run.prompt.text) {
       run.promptDelivered = true
       return run.prompt.messageId
     }
     const queued = this.queue.claim(text)
     if (queued !== undefined) return queued
-    if (run && !run.promptDelivered) {
+    if (run?.prompt && !run.promptDelivered) {
       // An input handler rewrote the prompt's text; it is still this run's prompt.
       run.promptDelivered = true
       return run.prompt.messageId
@@ -248,7 +252,20 @@ export class PiRuntime implements AgentRuntime {
     return randomUUID()
   }
 
+  /** The run the host numbered after `run-started`. */
+  adoptRun(runNumber: number): void {
+    if (!this.run || this.run.prompt) return
+    this.run.number = runNumber
+    this.append(RUN_ENTRY, { run: runNumber })
+  }
+
   private onSessionEvent(event: AgentSessionEvent): void {
+    // pi began a run nobody prompted (an extension's sendUserMessage or triggered turn): it is a run
+    // of the thread, said before its first event so the host numbers it and its messages carry it.
+    if (event.type === 'agent_start' && !this.run) {
+      this.run = { number: 0, promptDelivered: true, aborted: false, sent: true }
+      this.emit({ type: 'run-started' })
+    }
     for (const mapped of this.mapper.map(event)) {
       // A user message outside a run (an extension's own sendUserMessage) keeps no run number.
       if (mapped.type === 'user-message') this.mark({ messageId: mapped.messageId, ...(this.run ? { run: this.run.number } : {}) })
@@ -256,7 +273,8 @@ export class PiRuntime implements AgentRuntime {
       if (mapped.type === 'assistant-end') this.mark({ messageId: mapped.messageId })
       this.emit(mapped)
     }
-    if (event.type === 'agent_settled' && this.run) this.settle(this.run, event.aborted)
+    // A settle before our run was handed to pi ends an extension's run inside it, not ours.
+    if (event.type === 'agent_settled' && this.run?.sent) this.settle(this.run, event.aborted)
   }
 
   private mark(marker: IdsMarker): void {

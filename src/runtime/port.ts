@@ -54,6 +54,11 @@ export type RuntimeEvent =
   /** The runtime's own note about the run (an auto-retry): `persist` puts it in the transcript. */
   | { type: 'notify'; message: string; level: NotifyLevel; persist?: true }
   | { type: 'error'; message: string }
+  /**
+   * A run began that no prompt started (an extension's `pi.sendUserMessage`, a triggered turn): the
+   * host numbers it (`adoptRun`) before any of its events, and it ends by its own `settled`.
+   */
+  | { type: 'run-started' }
   | {
       type: 'settled'
       aborted: boolean
@@ -73,6 +78,8 @@ export interface AgentRuntime {
    * with this prompt. Only called while idle. The run ends with a `settled` event.
    */
   prompt(prompt: QueuedPrompt, run: number): void
+  /** The run the runtime said it started (`run-started`) is run number `run`: recorded like a prompted one. */
+  adoptRun(run: number): void
   /** The highest run number its persisted session records, so a thread's count never goes back after a crash. */
   lastRun(): number
   /** Queues a prompt into the running run: delivered after the current tool calls, before the next model call. */

@@ -56,6 +56,17 @@ export class FakeRuntime implements AgentRuntime {
     this.aborted = false
     this.emit({ type: 'user-message', messageId: p.messageId, text: p.text })
   }
+  /** A run the runtime starts of its own accord, as an extension's sendUserMessage does in pi. */
+  startOwnRun(text: string): void {
+    this.running = true
+    this.aborted = false
+    this.emit({ type: 'run-started' })
+    this.emit({ type: 'user-message', messageId: `own-${this.runs.length}`, text })
+  }
+  adoptRun(run: number): void {
+    this.calls.push(`adopt:${run}`)
+    this.runs.push(run)
+  }
   steer(p: QueuedPrompt): void {
     this.calls.push(`steer:${p.text}`)
     this.steering.push(p)

@@ -54,6 +54,7 @@ interface Entry {
 const THREAD_ACTIONS = [
   'publishStatus',
   'startRun',
+  'adoptRun',
   'queuePrompt',
   'recordError',
   'tellRuntimeAbort',
@@ -255,7 +256,9 @@ function assertState(expected: Snap['value'], h: Harness) {
     case 'running': {
       expect(status).toEqual({ live: true, busy: true, run: snap.context.run })
       expect(armed).toBe(0)
-      expect((thread(h, 'startRun').at(-1)?.params as { run: number }).run).toBe(snap.context.run)
+      // the runtime was told this run's number: a prompt started it, or it started one of its own (adopted)
+      const told = h.log.filter((x) => x.who === 'thread' && (x.action === 'startRun' || x.action === 'adoptRun')).at(-1)
+      expect((told?.params as { run: number }).run).toBe(snap.context.run)
       break
     }
     case 'aborting.clearing': {
@@ -396,6 +399,7 @@ function eventsFor(snap: Snap): ThreadEvent[] {
       followUp: [{ messageId: 'f1', text: 'f1' }],
     },
     { type: 'QUEUE_CLEAR_FAILED', message: 'the runtime threw' },
+    { type: 'RUN_STARTED' },
     { type: 'SETTLED', aborted: false, unclaimed: [] },
     { type: 'SETTLED', aborted: true, unclaimed: [{ messageId: 'u1', text: 'unclaimed' }] },
     IDLE_ELAPSES,

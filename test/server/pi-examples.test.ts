@@ -55,3 +55,37 @@ describe('titlebar-spinner.ts: ctx.ui.setTitle', () => {
     expect(writes()).toBe(before)
   })
 })
+
+describe('send-user-message.ts: a run the extension starts', () => {
+  it('/ask starts the next run of the thread: busy, stoppable, and a prompt sent during it is queued into it and runs', async () => {
+    const host = await withExamples(['send-user-message.ts'], { demoDelayMs: 30 })
+    await api(host.url, 'POST', '/api/threads', { id: 'ask' })
+    const tab = await follow('ask')
+    expect((await api(host.url, 'POST', '/api/threads/ask/prompt', { message: '/ask slow 40' })).status).toBe(202)
+    await tab.waitFor(is('status', { busy: true, run: 2 }))
+    expect((await api(host.url, 'GET', '/api/threads/ask')).body).toMatchObject({ busy: true, run: 2 })
+    await tab.waitFor(is('assistant-delta'))
+    const queued = await api(host.url, 'POST', '/api/threads/ask/prompt', { message: 'and then this', deliverAs: 'followUp' })
+    expect(queued).toMatchObject({ status: 202, body: { run: 2, queued: true } })
+    await tab.waitFor((f) => f.event === 'user-message' && f.data.text === 'and then this')
+    await tab.waitFor(is('status', { busy: false }))
+    const users = tab.frames.filter(is('user-message')).map((f) => [f.data.text, f.data.run])
+    expect(users).toEqual([
+      ['slow 40', 2],
+      ['and then this', 2],
+    ])
+    expect(tab.frames.some((f) => f.event === 'prompt-rejected')).toBe(false)
+  })
+
+  it('Stop ends a run the extension started, with the queue handed back', async () => {
+    const host = await withExamples(['send-user-message.ts'], { demoDelayMs: 30 })
+    await api(host.url, 'POST', '/api/threads', { id: 'stop' })
+    const tab = await follow('stop')
+    await api(host.url, 'POST', '/api/threads/stop/prompt', { message: '/ask slow 200' })
+    await tab.waitFor(is('assistant-delta'))
+    await api(host.url, 'POST', '/api/threads/stop/prompt', { message: 'queued text', deliverAs: 'followUp' })
+    const stopped = await api(host.url, 'POST', '/api/threads/stop/abort', {})
+    expect(stopped).toMatchObject({ status: 200, body: { restored: ['queued text'] } })
+    await tab.waitFor(is('settled', { run: 2, aborted: true }))
+  })
+})
