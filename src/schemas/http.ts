@@ -1,7 +1,6 @@
 /** Request bodies, receipts and error shapes of the HTTP API (see docs/api.md). */
 import { Type, type Static } from 'typebox'
 import { QuestionAnswer, type DialogAnswer } from './dialog.js'
-import { ErrorCode } from './outcomes.js'
 
 export const THREAD_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$'
 export const MAX_PROMPT_CHARS = 100_000
@@ -185,6 +184,3 @@ export const CommandReceipt = Type.Object({
   thread: ThreadSummary,
 })
 export type CommandReceipt = Static<typeof CommandReceipt>
-
-export const ErrorBody = Type.Object({ error: Type.String(), code: ErrorCode }, { additionalProperties: true })
-export type ErrorBody = Static<typeof ErrorBody>

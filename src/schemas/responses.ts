@@ -3,7 +3,7 @@
  * (api-routes.ts) puts them per route and status; the server registers them (so they reach the
  * OpenAPI document) and the typed client infers its result and error types from them.
  *
- * Every error is an ErrorBody (`{error, code, ...details}`: `code` is stable, src/schemas/outcomes.ts);
+ * Every error body is `{error, code, ...details}` (`code` is stable: src/schemas/outcomes.ts);
  * the shapes below only name the details a route adds. The success bodies live in http.ts, beside the
  * requests.
  */
