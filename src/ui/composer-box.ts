@@ -9,6 +9,7 @@ import { customElement, property, query, state } from 'lit/decorators.js'
 import type { CommandInfo, DeliverAs, QueueState } from '../schemas/index.js'
 import { describeError, isNetworkError } from './api.js'
 import { composerBoxStyles } from './composer-box.styles.js'
+import { loadDraft, saveDraft } from './drafts.js'
 
 export type ComposerSend = (text: string, deliverAs: DeliverAs | undefined) => Promise<void>
 export type ComposerStop = () => Promise<string[]>
@@ -46,6 +47,8 @@ export class ComposerBox extends LitElement {
   @property({ attribute: false }) draftChanged: (text: string) => void = () => {}
   /** The follow is connected: an "unreachable" error from before is over once it is. */
   @property({ type: Boolean }) connected = true
+  /** The thread this composer writes to: its draft is kept per thread (drafts.ts). */
+  @property({ attribute: false }) threadId: string | undefined
   /** The thread's `/` commands (`GET /api/threads/:id/commands`), asked when the draft starts with `/`. */
   @property({ attribute: false }) loadCommands: (() => Promise<CommandInfo[]>) | undefined
 
@@ -154,6 +157,8 @@ export class ComposerBox extends LitElement {
 
   protected override willUpdate(changed: PropertyValues<this>): void {
     if (changed.has('connected') && this.connected && this.#errorIsNetwork) this.#setError(undefined)
+    // Another thread: the box shows that thread's draft, never the one typed for the last.
+    if (changed.has('threadId') && this.threadId !== undefined) this.draft = loadDraft(this.threadId)
     // Another thread: its commands are its own.
     if (changed.has('loadCommands') && this.#commandsFor !== this.loadCommands) {
       this.commands = undefined
@@ -173,6 +178,7 @@ export class ComposerBox extends LitElement {
 
   protected override updated(changed: PropertyValues<this>): void {
     if (!changed.has('draft')) return
+    if (this.threadId !== undefined) saveDraft(this.threadId, this.draft)
     this.#autosize()
     // Not per keystroke: one report when typing pauses.
     clearTimeout(this.#draftTimer)

@@ -257,6 +257,7 @@ export class ThreadPane extends LitElement {
           .stop=${this.#stop}
           .draftChanged=${this.#reportDraft}
           .loadCommands=${this.#loadCommands}
+          .threadId=${this.threadId}
           ?connected=${this.following.live}
         ></composer-box>`}
       </div>
