@@ -148,8 +148,8 @@ export class LiveThread {
     setStatus: (key, text) => {
       if (!sameEntry(this.#feed.view.statusItems, key, text)) this.#show({ type: 'status-item', key, ...(text !== undefined ? { text } : {}) })
     },
-    setWidget: (key, lines) => {
-      if (!sameEntry(this.#feed.view.widgets, key, lines)) this.#show({ type: 'widget', key, ...(lines !== undefined ? { lines } : {}) })
+    setWidget: (key, lines, placement) => {
+      if (!sameEntry(this.#feed.view.widgets, key, lines)) this.#show({ type: 'widget', key, ...(lines !== undefined ? { lines, ...(placement ? { placement } : {}) } : {}) })
     },
     setWorking: (working) => {
       if (JSON.stringify(this.#feed.view.working) !== JSON.stringify(working)) this.#show({ type: 'working', ...working })

@@ -196,6 +196,8 @@ export const Snapshot = Type.Object({
   statusItems: Type.Record(Type.String(), Type.String()),
   /** Extensions' widgets by key (`widget`), each a block of text lines; cleared when the thread goes cold. */
   widgets: Type.Record(Type.String(), Type.Array(Type.String())),
+  /** Where a widget asked to go, by key, for the widgets that gave a placement (absent: none did). */
+  widgetPlacements: Type.Optional(Type.Record(Type.String(), WidgetPlacement)),
   /** The busy indicator (`working`); back to `{visible: true}` when the thread goes cold. */
   working: WorkingState,
   /**

@@ -49,6 +49,7 @@ function step(draft: Draft, o: Observation): void {
       if (!o.live && view.status.live) {
         view.statusItems = {}
         view.widgets = {}
+        delete view.widgetPlacements
         view.working = { visible: true }
         delete view.liveTitle
       }
@@ -108,9 +109,14 @@ function step(draft: Draft, o: Observation): void {
     case 'status-item':
       view.statusItems = withKey(view.statusItems, o.key, o.text)
       return
-    case 'widget':
+    case 'widget': {
       view.widgets = withKey(view.widgets, o.key, o.lines)
+      // A widget set again without a placement goes back to pi's default.
+      const placements = withKey(view.widgetPlacements ?? {}, o.key, o.lines !== undefined ? o.placement : undefined)
+      if (Object.keys(placements).length > 0) view.widgetPlacements = placements
+      else delete view.widgetPlacements
       return
+    }
     case 'working':
       view.working = o.message !== undefined ? { message: o.message, visible: o.visible } : { visible: o.visible }
       return

@@ -89,6 +89,9 @@ export const threadPaneStyles = [
       gap: 0.4rem;
       margin-bottom: 0.5rem;
     }
+    .widgets.below {
+      margin: 0.5rem 0 0;
+    }
     .widget {
       margin: 0;
       padding: 0.4rem 0.75rem;

@@ -12,7 +12,7 @@
 import { LitElement, html, nothing } from 'lit'
 import { customElement, property, query, state } from 'lit/decorators.js'
 import { repeat } from 'lit/directives/repeat.js'
-import type { CommandInfo, DeliverAs, DialogAnswerBody, ModelList, ThreadSummary, UpdateThreadBody } from '../schemas/index.js'
+import type { CommandInfo, DeliverAs, DialogAnswerBody, ModelList, ThreadSummary, UpdateThreadBody, WidgetPlacement } from '../schemas/index.js'
 import { api as defaultApi, isConflict, isNotFound, isStaleRun, type Api } from './api.js'
 import type { ComposerBox } from './composer-box.js'
 import type { DialogCard } from './dialog-card.js'
@@ -249,7 +249,7 @@ export class ThreadPane extends LitElement {
         : nothing}
       </div>
       <div class="column foot" style="width:100%;box-sizing:border-box" @keydown=${this.#onEscape}>
-        ${this.#surface(view.widgets, view.statusItems)}
+        ${this.#surface(view.widgets, view.statusItems, view.widgetPlacements, 'aboveEditor')}
         ${this.summary?.unavailable ? nothing : html`<composer-box
           ?busy=${view.status.busy}
           .queue=${view.queue}
@@ -260,16 +260,25 @@ export class ThreadPane extends LitElement {
           .threadId=${this.threadId}
           ?connected=${this.following.live}
         ></composer-box>`}
+        ${this.#surface(view.widgets, {}, view.widgetPlacements, 'belowEditor')}
       </div>
     `
   }
 
-  /** Extensions' widgets (blocks of lines) and status items (chips), above the composer. */
-  #surface(widgets: Record<string, string[]>, statusItems: Record<string, string>) {
-    const blocks = Object.entries(widgets)
+  /**
+   * Extensions' widgets (blocks of lines) and status items (chips) on one side of the composer:
+   * above it unless a widget asked for `belowEditor` (pi's placement).
+   */
+  #surface(
+    widgets: Record<string, string[]>,
+    statusItems: Record<string, string>,
+    placements: Record<string, WidgetPlacement> | undefined,
+    side: WidgetPlacement,
+  ) {
+    const blocks = Object.entries(widgets).filter(([key]) => (placements?.[key] ?? 'aboveEditor') === side)
     const chips = Object.entries(statusItems).filter(([, text]) => text !== '')
     return html`${blocks.length
-      ? html`<div class="widgets" aria-label="Extension widgets">
+      ? html`<div class="widgets ${side === 'belowEditor' ? 'below' : ''}" aria-label=${side === 'belowEditor' ? 'Extension widgets below the editor' : 'Extension widgets'}>
           ${blocks.map(([key, lines]) => html`<pre class="widget" data-widget=${key}>${lines.join('\n')}</pre>`)}
         </div>`
       : nothing}

@@ -89,3 +89,21 @@ describe('send-user-message.ts: a run the extension starts', () => {
     await tab.waitFor(is('settled', { run: 2, aborted: true }))
   })
 })
+
+describe('widget-placement.ts: setWidget with a placement', () => {
+  it('keeps where each widget asked to go, live and in a late follower’s snapshot', async () => {
+    const host = await withExamples(['widget-placement.ts'])
+    await api(host.url, 'POST', '/api/threads', { id: 'place' })
+    const tab = await follow('place')
+    // Building the thread's runtime (its commands) starts its session: the example sets its widgets then.
+    expect((await api(host.url, 'GET', '/api/threads/place/commands')).status).toBe(200)
+    const below = await tab.waitFor((f) => f.event === 'widget' && f.data.key === 'widget-below')
+    expect(below.data).toMatchObject({ lines: ['Below editor widget'], placement: 'belowEditor' })
+    const above = tab.frames.find((f) => f.event === 'widget' && f.data.key === 'widget-above')!
+    expect(above.data.placement).toBeUndefined()
+    const late = await follow('place')
+    const snapshot = (await late.waitFor(is('snapshot'))).data
+    expect(snapshot.widgets).toEqual({ 'widget-above': ['Above editor widget'], 'widget-below': ['Below editor widget'] })
+    expect(snapshot.widgetPlacements).toEqual({ 'widget-below': 'belowEditor' })
+  })
+})

@@ -82,6 +82,19 @@ describe('extension UI in the browser', () => {
     expect(el.shadowRoot!.querySelector('[data-widget]')).toBeNull()
   })
 
+  test("a widget placed belowEditor is drawn below the composer, the others above it", async () => {
+    const { el, es } = await tab()
+    const n = feed()
+    es.frame(n({ type: 'widget', key: 'widget-above', lines: ['Above editor widget'] }))
+    es.frame(n({ type: 'widget', key: 'widget-below', lines: ['Below editor widget'], placement: 'belowEditor' }))
+    await expect.element(page.getByText('Below editor widget')).toBeVisible()
+    const box = composer(el)
+    const above = el.shadowRoot!.querySelector('[data-widget="widget-above"]') as HTMLElement
+    const below = el.shadowRoot!.querySelector('[data-widget="widget-below"]') as HTMLElement
+    expect(above.compareDocumentPosition(box) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy()
+    expect(below.compareDocumentPosition(box) & Node.DOCUMENT_POSITION_PRECEDING).toBeTruthy()
+  })
+
   test('the working message replaces "Working" in the busy indicator, and setWorkingVisible(false) hides it', async () => {
     const { el, es } = await tab()
     const n = feed()
