@@ -141,6 +141,8 @@ export class EventMapper {
       }
       case 'message_end': {
         const message = event.message
+        // pi announces an extension's message as it enters the session; one it does not display stays out of sight.
+        if (message.role === 'custom') return message.display ? [{ type: 'custom-message', customType: message.customType, text: messageText(message) }] : []
         if (message.role !== 'assistant') return []
         const messageId = this.currentAssistant()
         this.assistantId = undefined

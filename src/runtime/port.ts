@@ -51,6 +51,8 @@ export type RuntimeEvent =
   | { type: 'prompt-rejected'; messageId: string; reason: string }
   /** An extension consumed the prompt (a command, or an input handler that took it): no model turn. */
   | { type: 'prompt-handled'; messageId: string; text: string }
+  /** A message an extension displays in the conversation (pi's custom message with `display: true`). */
+  | { type: 'custom-message'; customType: string; text: string }
   /** The runtime's own note about the run (an auto-retry): `persist` puts it in the transcript. */
   | { type: 'notify'; message: string; level: NotifyLevel; persist?: true }
   | { type: 'error'; message: string }

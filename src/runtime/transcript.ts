@@ -110,6 +110,10 @@ export function foldTranscript(entries: SessionEntry[]): TranscriptEntry[] {
       marker = m
       continue
     }
+    if (entry.type === 'custom_message') {
+      if (entry.display) out.push({ kind: 'custom', customType: entry.customType, text: customText(entry.content) })
+      continue
+    }
     if (entry.type !== 'message') continue
     const message = entry.message
     const messageId = marker?.messageId ?? entry.id
@@ -148,6 +152,11 @@ export function foldTranscript(entries: SessionEntry[]): TranscriptEntry[] {
     }
   }
   return out
+}
+
+/** A custom message's content (a string, or pi's text and image parts) as text. */
+function customText(content: unknown): string {
+  return messageText({ role: 'custom', content } as unknown as Parameters<typeof messageText>[0])
 }
 
 /**

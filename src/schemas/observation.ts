@@ -122,6 +122,11 @@ export const WorkingObservation = obs('working', { message: Type.Optional(Type.S
 export const TitleObservation = obs('title', { title: Type.String() })
 /** An extension's `setEditorText` / `pasteToEditor`: fills the composer of every tab whose draft is empty. */
 export const EditorTextObservation = obs('editor-text', { text: Type.String() })
+/**
+ * A message an extension displays in the conversation (`pi.sendMessage({customType, content, display: true})`):
+ * a transcript entry labelled with its `customType`. pi's own renderer for it (a TUI component) does not travel.
+ */
+export const CustomMessageObservation = obs('custom-message', { customType: Type.String(), text: Type.String() })
 export const SettledObservation = obs('settled', { run: Type.Integer(), aborted: Type.Boolean() })
 export const ErrorObservation = obs('error', { message: Type.String() })
 
@@ -145,6 +150,7 @@ export const Observation = Type.Union([
   WorkingObservation,
   TitleObservation,
   EditorTextObservation,
+  CustomMessageObservation,
   SettledObservation,
   ErrorObservation,
 ])
@@ -179,6 +185,8 @@ export const TranscriptEntry = Type.Union([
   Type.Object({ kind: Type.Literal('stopped'), run: Type.Integer() }),
   Type.Object({ kind: Type.Literal('rejected'), messageId: Type.String(), reason: Type.String(), text: Type.Optional(Type.String()) }),
   Type.Object({ kind: Type.Literal('handled'), messageId: Type.String(), text: Type.String() }),
+  /** An extension's displayed message (`custom-message`). */
+  Type.Object({ kind: Type.Literal('custom'), customType: Type.String(), text: Type.String() }),
   Type.Object({ kind: Type.Literal('error'), message: Type.String() }),
 ])
 export type TranscriptEntry = Static<typeof TranscriptEntry>

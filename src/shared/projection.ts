@@ -126,6 +126,8 @@ function step(draft: Draft, o: Observation): void {
     // The editor text belongs to the composers that take it, not to the view.
     case 'editor-text':
       return
+    case 'custom-message':
+      return append(draft, { kind: 'custom', customType: o.customType, text: o.text })
     case 'settled':
       if (o.aborted) append(draft, { kind: 'stopped', run: o.run })
       return

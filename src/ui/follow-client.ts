@@ -32,6 +32,7 @@ const FRAME_EVENT_SET: Record<ObservationType, true> = {
   working: true,
   title: true,
   'editor-text': true,
+  'custom-message': true,
   settled: true,
   error: true,
 }

@@ -201,6 +201,21 @@ export const transcriptViewStyles = [
       color: var(--th-fg-soft);
       font-size: 0.75rem;
     }
+    .custom {
+      align-self: stretch;
+      white-space: pre-wrap;
+      padding: 0.5rem 0.8rem;
+      border: 1px solid var(--th-border);
+      border-radius: 10px;
+      background: var(--th-bg-soft);
+    }
+    .custom .label {
+      display: block;
+      font-family: var(--th-mono);
+      font-size: 0.72rem;
+      color: var(--th-fg-soft);
+      margin-bottom: 0.2rem;
+    }
     .notify {
       align-self: center;
       font-size: 0.85rem;

@@ -284,6 +284,8 @@ export class TranscriptView extends LitElement {
         return this.#rejected(e.messageId, e.reason, e.text)
       case 'handled':
         return html`<div class="user handled" data-message=${e.messageId}>${e.text}<span class="tag">handled by an extension</span></div>`
+      case 'custom':
+        return html`<div class="custom" data-custom=${e.customType}><span class="label">${e.customType}</span>${e.text}</div>`
       case 'error':
         return html`<div class="error" role="alert">${e.message}</div>`
     }

@@ -25,6 +25,14 @@ async function withExamples(files: string[], options: { demoDelayMs?: number } =
   return h
 }
 
+/** threadhost stopped and started again on the same data and agent dirs: every thread is cold, read from its files. */
+async function restart(): Promise<Harness> {
+  const dataDir = h!.dataDir
+  await h!.close({ keepData: true })
+  h = await startHarness({ agentDir, dataDir, demoDelayMs: 20 })
+  return h
+}
+
 async function follow(thread: string): Promise<SseClient> {
   const client = await SseClient.open(`${h!.url}/api/threads/${thread}/follow`)
   clients.push(client)
@@ -105,5 +113,30 @@ describe('widget-placement.ts: setWidget with a placement', () => {
     const snapshot = (await late.waitFor(is('snapshot'))).data
     expect(snapshot.widgets).toEqual({ 'widget-above': ['Above editor widget'], 'widget-below': ['Below editor widget'] })
     expect(snapshot.widgetPlacements).toEqual({ 'widget-below': 'belowEditor' })
+  })
+})
+
+describe('message-renderer.ts: pi.sendMessage with display: true', () => {
+  it("shows the extension's message to every follower as a transcript entry labelled with its customType, and again after a restart", async () => {
+    const host = await withExamples(['message-renderer.ts'])
+    await api(host.url, 'POST', '/api/threads', { id: 'disk' })
+    const tab = await follow('disk')
+    // pi writes a session file once it holds a reply: a conversation first, then the extension's message.
+    expect((await api(host.url, 'POST', '/api/threads/disk/prompt', { message: 'hello' })).status).toBe(202)
+    await tab.waitFor(is('settled', { run: 1 }))
+    expect((await api(host.url, 'POST', '/api/threads/disk/prompt', { message: '/status warn disk full' })).status).toBe(202)
+    const shown = await tab.waitFor(is('custom-message'))
+    expect(shown.data).toMatchObject({ customType: 'status-update', text: 'disk full' })
+    await tab.waitFor(is('settled', { run: 2 }))
+    const entry = { kind: 'custom', customType: 'status-update', text: 'disk full' }
+    const late = await follow('disk')
+    expect((await late.waitFor(is('snapshot'))).data.transcript).toContainEqual(entry)
+
+    const again = await restart()
+    const reader = await SseClient.open(`${again.url}/api/threads/disk/follow`)
+    clients.push(reader)
+    const snapshot = (await reader.waitFor(is('snapshot'))).data
+    expect(snapshot.status.live).toBe(false)
+    expect(snapshot.transcript).toContainEqual(entry)
   })
 })

@@ -73,3 +73,14 @@ describe('transcript tool output', () => {
     expect(reply.querySelector('pre')).toBeNull()
   })
 })
+
+describe("an extension's displayed message", () => {
+  test('renders as a plain message block labelled with its customType, its text as written', async () => {
+    const { root } = await mount([{ kind: 'custom', customType: 'status-update', text: 'disk full\n<b>not bold</b>' }])
+    const block = root.querySelector('[data-custom="status-update"]') as HTMLElement
+    await expect.element(block).toBeVisible()
+    expect(block.querySelector('.label')!.textContent).toBe('status-update')
+    expect(block.querySelector('b')).toBeNull()
+    expect(block.innerText).toContain('disk full\n<b>not bold</b>')
+  })
+})
