@@ -6,7 +6,7 @@
  */
 import { fromPromise } from 'xstate'
 import { threadSlotMachine } from '../machines/thread-slot.machine.js'
-import { SessionDamaged, type RuntimeFactory } from '../runtime/port.js'
+import { SessionDamaged, type RuntimeFactory, type SessionChange } from '../runtime/port.js'
 import { LiveThread } from './live-thread.js'
 import type { Log } from './store/journal.js'
 import type { ThreadStore } from './store/port.js'
@@ -87,7 +87,14 @@ async function build(deps: SlotLifecycleDeps, slot: ThreadSlot): Promise<LiveThr
   deps.notifyLive(live, 'started')
   try {
     const { threadId, model, thinkingLevel, cwd } = slot.record
-    const runtime = await deps.runtimes.create({ threadId, model, ...(thinkingLevel ? { thinkingLevel } : {}), cwd: cwd ?? deps.defaultCwd, ui: live.ui })
+    const runtime = await deps.runtimes.create({
+      threadId,
+      model,
+      ...(thinkingLevel ? { thinkingLevel } : {}),
+      cwd: cwd ?? deps.defaultCwd,
+      ui: live.ui,
+      onSessionChange: (change) => sessionChanged(deps, slot, change),
+    })
     if (slot.doomed || deps.closing()) {
       await runtime.dispose()
       throw new ThreadGone(deps.closing() ? 'closing' : 'deleted')
@@ -98,6 +105,14 @@ async function build(deps: SlotLifecycleDeps, slot: ThreadSlot): Promise<LiveThr
     live.actor.stop()
     deps.notifyLive(live, 'retired')
     throw error
+  }
+}
+
+/** The thread's session changed itself (an extension's pi.setSessionName): its row says so at once, so the summary and the list show it. */
+function sessionChanged(deps: SlotLifecycleDeps, slot: ThreadSlot, change: SessionChange): void {
+  if (change.name !== undefined) {
+    const { name: _old, ...facts } = slot.record.facts ?? {}
+    deps.feeds.keepFacts(slot, change.name ? { ...facts, name: change.name } : facts)
   }
 }
 

@@ -185,6 +185,11 @@ export interface ThreadActions {
   switchSession?(request: { sessionPath: string; threadId?: string }): Promise<ActionResult>
 }
 
+/** What the runtime's session now says about itself (`undefined`: unchanged): `name` is pi's session name, `''` when it was cleared. */
+export interface SessionChange {
+  name?: string
+}
+
 export interface RuntimeOptions {
   threadId: string
   /** `demo`, or `<provider>/<model-id>` that the model catalog accepted. */
@@ -196,6 +201,8 @@ export interface RuntimeOptions {
   ui: UiBridge
   /** What the host can do when an extension's command asks for another session (see ThreadActions). */
   actions?: ThreadActions
+  /** The session's name changed (an extension's pi.setSessionName): the thread's summary should say so at once. */
+  onSessionChange?: (change: SessionChange) => void
 }
 
 export type ModelCheck = { ok: true; model: ModelInfo } | { ok: false; reason: string }

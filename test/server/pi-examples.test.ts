@@ -3,7 +3,7 @@
  * `extensions/`, driven over HTTP/SSE as a user's browser tab would: what the host owes each of them
  * across its layers (issue 19).
  */
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -17,11 +17,16 @@ let agentDir: string | undefined
 const clients: SseClient[] = []
 
 /** A threadhost whose agent dir holds exactly these example files, as a pi user would install them. */
-async function withExamples(files: string[], options: { demoDelayMs?: number } = {}): Promise<Harness> {
+async function withExamples(
+  files: string[],
+  options: { demoDelayMs?: number; idleMs?: number; agentFiles?: Record<string, unknown> } = {},
+): Promise<Harness> {
   agentDir = await mkdtemp(join(tmpdir(), 'threadhost-examples-'))
   await mkdir(join(agentDir, 'extensions'))
   for (const file of files) await copyFile(join(EXAMPLES, file), join(agentDir, 'extensions', file))
-  h = await startHarness({ agentDir, demoDelayMs: options.demoDelayMs ?? 20 })
+  // The user's own pi settings beside them (models.json, presets.json …), as JSON.
+  for (const [name, json] of Object.entries(options.agentFiles ?? {})) await writeFile(join(agentDir, name), JSON.stringify(json))
+  h = await startHarness({ agentDir, demoDelayMs: options.demoDelayMs ?? 20, ...(options.idleMs ? { idleMs: options.idleMs } : {}) })
   return h
 }
 
@@ -140,3 +145,16 @@ describe('message-renderer.ts: pi.sendMessage with display: true', () => {
     expect(snapshot.transcript).toContainEqual(entry)
   })
 })
+
+describe('session-name.ts: pi.setSessionName', () => {
+  it('titles the thread at once, in its summary and the list, while it is still live', async () => {
+    const host = await withExamples(['session-name.ts'])
+    await api(host.url, 'POST', '/api/threads', { id: 'sn' })
+    const tab = await follow('sn')
+    expect((await api(host.url, 'POST', '/api/threads/sn/prompt', { message: '/session-name Release notes' })).status).toBe(202)
+    await tab.waitFor(is('settled', { run: 1 }))
+    expect((await api(host.url, 'GET', '/api/threads/sn')).body).toMatchObject({ title: 'Release notes', live: true })
+    expect((await api(host.url, 'GET', '/api/threads')).body.threads.find((t: { threadId: string }) => t.threadId === 'sn').title).toBe('Release notes')
+  })
+})
+
