@@ -108,11 +108,25 @@ async function build(deps: SlotLifecycleDeps, slot: ThreadSlot): Promise<LiveThr
   }
 }
 
-/** The thread's session changed itself (an extension's pi.setSessionName): its row says so at once, so the summary and the list show it. */
+/**
+ * The thread's session changed itself (an extension's pi.setModel, setThinkingLevel, setSessionName):
+ * its row says so at once — the summary, the list and the settings show it — and the next build of
+ * its runtime uses the model and thinking level it switched to.
+ */
 function sessionChanged(deps: SlotLifecycleDeps, slot: ThreadSlot, change: SessionChange): void {
   if (change.name !== undefined) {
     const { name: _old, ...facts } = slot.record.facts ?? {}
     deps.feeds.keepFacts(slot, change.name ? { ...facts, name: change.name } : facts)
+  }
+  const model = change.model ?? slot.record.model
+  const thinkingLevel = change.thinkingLevel ?? slot.record.thinkingLevel
+  if (model === slot.record.model && thinkingLevel === slot.record.thinkingLevel) return
+  slot.record = { ...slot.record, model, ...(thinkingLevel ? { thinkingLevel } : {}) }
+  try {
+    deps.persist(slot)
+  } catch (error) {
+    // The row in memory has it (the summary and a rebuild use that); the next write of the row carries it.
+    deps.log?.('warn', `[${slot.threadId}] store write failed: ${String(error)}`)
   }
 }
 

@@ -96,10 +96,14 @@ export class PiModels implements ModelCatalog {
     return (await this.check(name)).ok ? name : DEMO_MODEL
   }
 
+  /** How threadhost's API names pi's model: `demo`, or `<provider>/<model-id>`. */
+  nameOf(model: Model<Api>): string {
+    return model.provider === DEMO_PROVIDER ? DEMO_MODEL : `${model.provider}/${model.id}`
+  }
+
   private info(model: Model<Api>): ModelInfo {
-    const demo = model.provider === DEMO_PROVIDER
     return {
-      name: demo ? DEMO_MODEL : `${model.provider}/${model.id}`,
+      name: this.nameOf(model),
       provider: model.provider,
       id: model.id,
       label: model.name,

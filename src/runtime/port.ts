@@ -185,8 +185,13 @@ export interface ThreadActions {
   switchSession?(request: { sessionPath: string; threadId?: string }): Promise<ActionResult>
 }
 
-/** What the runtime's session now says about itself (`undefined`: unchanged): `name` is pi's session name, `''` when it was cleared. */
+/**
+ * What the runtime's session now says about itself (`undefined`: unchanged). `model` is a catalog
+ * name (`demo` or `<provider>/<model-id>`); `name` is pi's session name, `''` when it was cleared.
+ */
 export interface SessionChange {
+  model?: string
+  thinkingLevel?: ThinkingLevel
   name?: string
 }
 
@@ -201,7 +206,11 @@ export interface RuntimeOptions {
   ui: UiBridge
   /** What the host can do when an extension's command asks for another session (see ThreadActions). */
   actions?: ThreadActions
-  /** The session's name changed (an extension's pi.setSessionName): the thread's summary should say so at once. */
+  /**
+   * The session's model, thinking level or name changed (an extension's pi.setModel, setThinkingLevel,
+   * setSessionName, or the host's own configure): the thread's row should say so at once, and a
+   * rebuild of the runtime use it.
+   */
   onSessionChange?: (change: SessionChange) => void
 }
 

@@ -1,14 +1,23 @@
 /**
- * What a thread's pi session says about itself as it changes — its session name — told to the host
- * as it happens, whoever changed it: an extension (`pi.setSessionName`, e.g. session-name.ts) or
- * pi's own commands. pi tells it to extensions (`session_info_changed`), so threadhost listens as
- * one: an extension of its own that every session loads.
+ * What a thread's pi session says about itself as it changes — the model and thinking level it runs
+ * on, its session name — told to the host as it happens, whoever changed it: an extension
+ * (`pi.setModel`, `pi.setThinkingLevel`, `pi.setSessionName`, e.g. preset.ts or session-name.ts),
+ * pi's own commands, or the host's configure. pi tells these to extensions (`model_select`,
+ * `thinking_level_select`, `session_info_changed`), so threadhost listens as one: an extension of
+ * its own that every session loads.
  */
+import type { Api, Model } from '@earendil-works/pi-ai'
 import type { ExtensionFactory } from '@earendil-works/pi-coding-agent'
+import { THINKING_LEVELS, type ThinkingLevel } from '../schemas/index.js'
 import type { SessionChange } from './port.js'
 
-export function sessionChangesExtension(changed: (change: SessionChange) => void): ExtensionFactory {
+/** A level threadhost's API can name (pi may know more, e.g. `max`): one it cannot is left unsaid. */
+const known = (level: string): ThinkingLevel | undefined => (THINKING_LEVELS as readonly string[]).includes(level) ? (level as ThinkingLevel) : undefined
+
+export function sessionChangesExtension(changed: (change: SessionChange) => void, nameOf: (model: Model<Api>) => string): ExtensionFactory {
   return (pi) => {
+    pi.on('model_select', (event) => changed({ model: nameOf(event.model), thinkingLevel: known(pi.getThinkingLevel()) }))
+    pi.on('thinking_level_select', (event) => changed({ thinkingLevel: known(event.level) }))
     // pi's normalized name; cleared is the empty name, as pi's own `session_info` records it.
     pi.on('session_info_changed', (event) => changed({ name: event.name ?? '' }))
   }

@@ -77,7 +77,7 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
       ...own(ASK_USER_QUESTION, askUserQuestionExtension(ui, log)),
       ...own(UI_DIALOG, uiDialogExtension(ui, log)),
       toolPermissionExtension(toolPolicy),
-      ...(onSessionChange ? [sessionChangesExtension(onSessionChange)] : []),
+      ...(onSessionChange ? [sessionChangesExtension(onSessionChange, (m) => models.nameOf(m))] : []),
       ...(options.extraExtensions?.(ui) ?? []),
     ]
     const resourceLoader = new DefaultResourceLoader({

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { api, is, SseClient, startHarness, type Harness } from './harness.js'
+import { LocalLlm } from './local-llm.js'
 
 const EXAMPLES = fileURLToPath(new URL('../../node_modules/@earendil-works/pi-coding-agent/examples/extensions/', import.meta.url))
 
@@ -44,9 +45,13 @@ async function follow(thread: string): Promise<SseClient> {
   return client
 }
 
+let llm: LocalLlm | undefined
+
 afterEach(async () => {
   for (const c of clients.splice(0)) c.close()
   await h?.close()
+  await llm?.close()
+  llm = undefined
   if (agentDir) await rm(agentDir, { recursive: true, force: true })
   h = agentDir = undefined
 })
@@ -158,3 +163,36 @@ describe('session-name.ts: pi.setSessionName', () => {
   })
 })
 
+describe('preset.ts: pi.setModel and pi.setThinkingLevel', () => {
+  it('the thread reports the model and thinking level the preset switched to at once, and a rebuild after an idle release runs on them', async () => {
+    llm = new LocalLlm()
+    await llm.start()
+    const local = {
+      baseUrl: llm.url,
+      api: 'openai-completions',
+      apiKey: 'local-key',
+      models: [{ id: 'chat', name: 'Local chat', reasoning: true, input: ['text'], contextWindow: 32000, maxTokens: 4096, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } }],
+    }
+    const host = await withExamples(['preset.ts'], {
+      idleMs: 300,
+      agentFiles: {
+        'models.json': { providers: { 'my-local': local } },
+        'presets.json': { local: { provider: 'my-local', model: 'chat', thinkingLevel: 'high' } },
+      },
+    })
+    await api(host.url, 'POST', '/api/threads', { id: 'pre', model: 'demo' })
+    const tab = await follow('pre')
+    expect((await api(host.url, 'POST', '/api/threads/pre/prompt', { message: '/preset local' })).status).toBe(202)
+    await tab.waitFor(is('settled', { run: 1 }))
+    const switched = { model: 'my-local/chat', thinkingLevel: 'high' }
+    expect((await api(host.url, 'GET', '/api/threads/pre')).body).toMatchObject({ ...switched, live: true })
+    expect((await api(host.url, 'GET', '/api/threads')).body.threads.find((t: { threadId: string }) => t.threadId === 'pre')).toMatchObject(switched)
+
+    // Idle: the runtime is released; the next prompt builds the thread again, on what the preset chose.
+    await tab.waitFor((f) => f.event === 'status' && f.data.live === false)
+    expect((await api(host.url, 'POST', '/api/threads/pre/prompt', { message: 'hello' })).status).toBe(202)
+    const reply = await tab.waitFor(is('assistant-end'))
+    expect(reply.data).toMatchObject({ provider: 'my-local', model: 'chat', text: 'Local model heard: hello' })
+    expect(llm.requests).toHaveLength(1)
+  })
+})
