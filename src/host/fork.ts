@@ -36,6 +36,8 @@ export interface ForkDeps {
     { kind: 'created'; threadId: string } | { kind: 'taken' } | { kind: 'invalid'; reason: string }
   >
   summary: (threadId: string) => ThreadSummary | undefined
+  /** Asks the source thread's extensions (pi's `session_before_fork`) before anything is written. */
+  ask?: (messageId: string) => Promise<{ cancelled: boolean }>
   newId?: () => string
 }
 
@@ -51,6 +53,7 @@ export async function forkThread(deps: ForkDeps, source: ThreadRow, fromMessageI
   }
   const prompt = forkPrompt(transcript, fromMessageId)
   if (!prompt) return { kind: 'unknown-message' }
+  if ((await deps.ask?.(prompt.messageId))?.cancelled) return { kind: 'fork-cancelled', reason: 'one of them said no; nothing was forked' }
   const threadId = (deps.newId ?? (() => randomUUID().slice(0, 8)))()
   const forked = await runtimes.fork({ sourceThreadId: source.threadId, threadId, beforeMessageId: prompt.messageId })
   if (forked.kind === 'unknown-message') return forked

@@ -213,6 +213,11 @@ export class LiveThread {
     await this.#runtime?.compact(instructions)
   }
 
+  /** Whether the thread's extensions let a fork before its user message `messageId` go ahead. */
+  async beforeFork(messageId: string): Promise<{ cancelled: boolean }> {
+    return (await this.#runtime?.beforeFork?.(messageId)) ?? { cancelled: false }
+  }
+
   /** A model or thinking level for the runs to come; the registry calls it only while idle. */
   async configure(change: { model?: string; thinkingLevel?: ThinkingLevel }): Promise<void> {
     await this.#runtime?.configure(change)

@@ -195,7 +195,16 @@ export class ThreadRegistry {
         }
         return created
       }
-      return forkThread({ runtimes: this.#options.runtimes, create, summary: (id) => this.get(id) }, slot.record, fromMessageId)
+      // The source's extensions are asked, as pi asks them before its own fork: a cold source is built to ask them.
+      const ask = async (messageId: string) => {
+        if (slot.damage !== undefined) return { cancelled: false }
+        const live = await slot.ensureLive().catch((error: unknown) => {
+          this.#options.log?.('warn', `[${threadId}] fork: the thread's extensions could not be asked (${String(error)})`)
+          return undefined
+        })
+        return (await live?.beforeFork(messageId)) ?? { cancelled: false }
+      }
+      return forkThread({ runtimes: this.#options.runtimes, create, summary: (id) => this.get(id), ask }, slot.record, fromMessageId)
     })
   }
 

@@ -14,12 +14,12 @@
 import { randomUUID } from 'node:crypto'
 import type { AgentSession, AgentSessionEvent } from '@earendil-works/pi-coding-agent'
 import type { CommandInfo, ThinkingLevel, TranscriptEntry } from '../schemas/index.js'
-import type { AgentRuntime, ClearedQueue, QueuedPrompt, RuntimeEvent, RuntimeListener } from './port.js'
+import type { ActionResult, AgentRuntime, ClearedQueue, QueuedPrompt, RuntimeEvent, RuntimeListener } from './port.js'
 import type { PiModels } from './pi-models.js'
 import { errorText, type RuntimeLogger } from './extension-ui.js'
 import { EventMapper } from './map-events.js'
 import { skipUnheardEvents } from './unheard-events.js'
-import { foldTranscript, IDS_ENTRY, lastRun, RUN_ENTRY, type IdsMarker } from './transcript.js'
+import { foldTranscript, IDS_ENTRY, lastRun, RUN_ENTRY, userEntryId, type IdsMarker } from './transcript.js'
 import { QueueMirror, type QueuedInputDisposition } from './queue-mirror.js'
 import { asThread } from './extension-output.js'
 
@@ -167,6 +167,20 @@ export class PiRuntime implements AgentRuntime {
 
   async compact(instructions?: string): Promise<void> {
     await this.within(() => this.session.compact(instructions || undefined))
+  }
+
+  /**
+   * pi's `session_before_fork` for a fork before the user message `messageId`, as pi's own fork asks
+   * it (position `before`). threadhost's fork makes a new thread and leaves this session as it is, so
+   * pi's other fork events, which tell a session it now is the fork, have no session to go to here.
+   */
+  async beforeFork(messageId: string): Promise<ActionResult> {
+    const runner = this.session.extensionRunner
+    if (!runner.hasHandlers('session_before_fork')) return { cancelled: false }
+    const entryId = userEntryId(this.session.sessionManager.getBranch(), messageId)
+    if (entryId === undefined) return { cancelled: false }
+    const result = await this.within(() => runner.emit({ type: 'session_before_fork', entryId, position: 'before' }))
+    return { cancelled: result?.cancel === true }
   }
 
   async configure(change: { model?: string; thinkingLevel?: ThinkingLevel }): Promise<void> {

@@ -103,6 +103,11 @@ export interface AgentRuntime {
   commands(): CommandInfo[]
   /** Summarises the conversation so far into a shorter context (pi's /compact). Only called while idle. */
   compact(instructions?: string): Promise<void>
+  /**
+   * Asks the thread's extensions whether a fork before its user message `messageId` may go ahead
+   * (pi's `session_before_fork`): `cancelled` when one refused. Optional: a runtime without it asks nobody.
+   */
+  beforeFork?(messageId: string): Promise<ActionResult>
   /** Switches model and/or thinking level for the runs to come. Only called while idle. */
   configure(change: { model?: string; thinkingLevel?: ThinkingLevel }): Promise<void>
   dispose(): Promise<void>

@@ -187,6 +187,23 @@ export function forkPoint(branch: SessionEntry[], messageId: string): string | n
   return undefined
 }
 
+/** pi's entry id of the user message the host knows as `messageId` on this branch, if there is one. */
+export function userEntryId(branch: SessionEntry[], messageId: string): string | undefined {
+  let marker: IdsMarker | undefined
+  for (const entry of branch) {
+    const m = markerOf(entry)
+    if (m) {
+      marker = m
+      continue
+    }
+    if (entry.type !== 'message') continue
+    const id = marker?.messageId ?? entry.id
+    marker = undefined
+    if (entry.message.role === 'user' && id === messageId) return entry.id
+  }
+  return undefined
+}
+
 /** What a run writes before its prompt: the host's run entry, and pi's record of the system prompt it ran with. */
 function opensRun(entry: SessionEntry): boolean {
   if (entry.type === 'custom') return entry.customType === RUN_ENTRY

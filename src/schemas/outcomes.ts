@@ -43,6 +43,7 @@ export const ERROR_CODES = [
   'SETTINGS_REFUSED',
   'MESSAGE_NOT_FOUND',
   'FORK_REFUSED',
+  'FORK_CANCELLED',
   'RUNTIME_FAILED',
   'QUESTION_NOT_OPEN',
   'ANSWER_REFUSED',
@@ -80,6 +81,8 @@ export type ForkOutcome =
   | { kind: 'invalid'; reason: string }
   /** The thread's session file is damaged: it cannot be read, so nothing can be forked from it. */
   | { kind: 'unavailable'; reason: string }
+  /** One of the thread's extensions cancelled it (pi's `session_before_fork`): nothing was written. */
+  | { kind: 'fork-cancelled'; reason: string }
 
 /** What the thread machine made of a prompt. */
 export type PromptOutcome =
@@ -247,6 +250,9 @@ export const forkOutcomes: OutcomeTable<ForkOutcome, ThreadContext & { fromMessa
   'unknown-message': refusal(404, 'MESSAGE_NOT_FOUND', (_, c) => `thread ${c.threadId} has no message ${c.fromMessageId} to fork at`),
   invalid: invalid('FORK_REFUSED'),
   unavailable,
+  'fork-cancelled': refusal(409, 'FORK_CANCELLED', (o, c) => `thread ${c.threadId}'s extensions cancelled the fork: ${o.reason}`, {
+    reason: 'fork-cancelled',
+  }),
 }
 
 export interface PromptContext extends ThreadContext {

@@ -3,6 +3,7 @@
  * `extensions/`, driven over HTTP/SSE as a user's browser tab would: what the host owes each of them
  * across its layers (issue 19).
  */
+import { execFileSync } from 'node:child_process'
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -194,5 +195,57 @@ describe('preset.ts: pi.setModel and pi.setThinkingLevel', () => {
     const reply = await tab.waitFor(is('assistant-end'))
     expect(reply.data).toMatchObject({ provider: 'my-local', model: 'chat', text: 'Local model heard: hello' })
     expect(llm.requests).toHaveLength(1)
+  })
+})
+
+describe('confirm-destructive.ts: session_before_fork', () => {
+  it("asks the source thread's extension before a fork: a no refuses it with 409 FORK_CANCELLED and writes nothing, a yes forks; a cold source is built to ask", async () => {
+    const host = await withExamples(['confirm-destructive.ts'])
+    await api(host.url, 'POST', '/api/threads', { id: 'src' })
+    const tab = await follow('src')
+    expect((await api(host.url, 'POST', '/api/threads/src/prompt', { message: 'first question' })).status).toBe(202)
+    await tab.waitFor(is('settled', { run: 1 }))
+    const fromMessageId = tab.frames.find(is('user-message'))!.data.messageId as string
+    const threads = async () => (await api(host.url, 'GET', '/api/threads')).body.threads.length
+
+    const refused = api(host.url, 'POST', '/api/threads/src/fork', { fromMessageId })
+    const asked = await tab.waitFor(is('extension-ui-request'))
+    expect(asked.data.dialog).toMatchObject({ method: 'select', options: ['Yes, create fork', 'No, stay in current session'] })
+    expect((await api(host.url, 'POST', '/api/threads/src/dialog', { id: asked.data.id, value: 'No, stay in current session' })).status).toBe(204)
+    const no = await refused
+    expect(no.status).toBe(409)
+    expect(no.body).toMatchObject({ code: 'FORK_CANCELLED', reason: 'fork-cancelled' })
+    expect(await threads()).toBe(1)
+
+    // After a restart the source is cold: its extensions are still asked.
+    const again = await restart()
+    const reader = await SseClient.open(`${again.url}/api/threads/src/follow`)
+    clients.push(reader)
+    const forked = api(again.url, 'POST', '/api/threads/src/fork', { fromMessageId })
+    const second = await reader.waitFor(is('extension-ui-request'))
+    expect((await api(again.url, 'POST', '/api/threads/src/dialog', { id: second.data.id, value: 'Yes, create fork' })).status).toBe(204)
+    const yes = await forked
+    expect(yes.status).toBe(201)
+    expect(yes.body).toMatchObject({ prompt: 'first question', thread: { parentId: 'src' } })
+  })
+})
+
+describe('dirty-repo-guard.ts: session_before_fork', () => {
+  it('a fork of a thread whose workspace has uncommitted changes waits for the guard, and its no refuses the fork', async () => {
+    const host = await withExamples(['dirty-repo-guard.ts'])
+    const repo = join(host.dataDir, 'repo')
+    await mkdir(repo)
+    execFileSync('git', ['init', '-q'], { cwd: repo })
+    await writeFile(join(repo, 'notes.txt'), 'not committed')
+    await api(host.url, 'POST', '/api/threads', { id: 'dirty', cwd: repo })
+    const tab = await follow('dirty')
+    expect((await api(host.url, 'POST', '/api/threads/dirty/prompt', { message: 'hello' })).status).toBe(202)
+    await tab.waitFor(is('settled', { run: 1 }))
+    const fromMessageId = tab.frames.find(is('user-message'))!.data.messageId as string
+    const refused = api(host.url, 'POST', '/api/threads/dirty/fork', { fromMessageId })
+    const asked = await tab.waitFor(is('extension-ui-request'))
+    expect(asked.data.dialog.title).toContain('1 uncommitted file(s). fork anyway?')
+    expect((await api(host.url, 'POST', '/api/threads/dirty/dialog', { id: asked.data.id, value: 'No, let me commit first' })).status).toBe(204)
+    expect((await refused).body).toMatchObject({ code: 'FORK_CANCELLED' })
   })
 })
