@@ -309,7 +309,7 @@ export class LiveThread {
         recordError: ({ system }, { message }) => {
           const thread = of(system)
           thread.#log('error', message)
-          thread.#feed.append({ type: 'error', message })
+          thread.#feed.append({ type: 'failure', message })
         },
         tellRuntimeAbort: ({ system }) => {
           const thread = of(system)
@@ -402,7 +402,7 @@ export class LiveThread {
       }
     } catch (error) {
       // A release must still release: the loss is said, and the runtime is still stopped and disposed.
-      this.#feed.append({ type: 'error', message: `the queue could not be cleared: ${errorText(error)}` })
+      this.#feed.append({ type: 'failure', message: `the queue could not be cleared: ${errorText(error)}` })
     }
     // Nothing the released runtime says afterwards belongs on the feed: the thread has moved on.
     this.#unsubscribe?.()

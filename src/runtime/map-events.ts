@@ -154,7 +154,7 @@ export class EventMapper {
           ...replyFacts(message),
         }
         if (message.stopReason !== 'error') return [end]
-        return [end, { type: 'error', message: message.errorMessage ?? 'The model failed without a message.' }]
+        return [end, { type: 'failure', message: message.errorMessage ?? 'The model failed without a message.' }]
       }
       case 'tool_execution_start':
         return [{ type: 'tool-start', toolCallId: event.toolCallId, name: event.toolName, args: jsonSafe(event.args) }]

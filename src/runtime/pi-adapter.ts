@@ -232,7 +232,7 @@ export class PiRuntime implements AgentRuntime {
 
   /** For failures pi reports outside the event stream (extension errors). */
   reportError(message: string): void {
-    this.emit({ type: 'error', message })
+    this.emit({ type: 'failure', message })
   }
 
   private enqueue(kind: 'steer' | 'followUp', prompt: QueuedPrompt, send: (text: string) => Promise<QueuedInputDisposition>): void {

@@ -55,7 +55,7 @@ export type RuntimeEvent =
   | { type: 'custom-message'; customType: string; text: string }
   /** The runtime's own note about the run (an auto-retry): `persist` puts it in the transcript. */
   | { type: 'notify'; message: string; level: NotifyLevel; persist?: true }
-  | { type: 'error'; message: string }
+  | { type: 'failure'; message: string }
   /**
    * A run began that no prompt started (an extension's `pi.sendUserMessage`, a triggered turn): the
    * host numbers it (`adoptRun`) before any of its events, and it ends by its own `settled`.

@@ -128,7 +128,12 @@ export const EditorTextObservation = obs('editor-text', { text: Type.String() })
  */
 export const CustomMessageObservation = obs('custom-message', { customType: Type.String(), text: Type.String() })
 export const SettledObservation = obs('settled', { run: Type.Integer(), aborted: Type.Boolean() })
-export const ErrorObservation = obs('error', { message: Type.String() })
+/**
+ * The model or the runtime failed (a provider's 500 or 429, a rejected key, an extension's error). Not
+ * named `error`: an SSE event of that name is an EventSource's own connection-error event, so a tab
+ * would take the failure for a lost connection and never show it.
+ */
+export const FailureObservation = obs('failure', { message: Type.String() })
 
 export const Observation = Type.Union([
   StatusObservation,
@@ -152,7 +157,7 @@ export const Observation = Type.Union([
   EditorTextObservation,
   CustomMessageObservation,
   SettledObservation,
-  ErrorObservation,
+  FailureObservation,
 ])
 export type Observation = Static<typeof Observation>
 export type ObservationType = Observation['type']

@@ -131,7 +131,7 @@ function step(draft: Draft, o: Observation): void {
     case 'settled':
       if (o.aborted) append(draft, { kind: 'stopped', run: o.run })
       return
-    case 'error':
+    case 'failure':
       return append(draft, { kind: 'error', message: o.message })
   }
 }

@@ -34,7 +34,7 @@ const FRAME_EVENT_SET: Record<ObservationType, true> = {
   'editor-text': true,
   'custom-message': true,
   settled: true,
-  error: true,
+  failure: true,
 }
 export const FRAME_EVENTS: string[] = Object.keys(FRAME_EVENT_SET)
 

@@ -115,4 +115,22 @@ describe("the user's own pi in the browser", () => {
     await page.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached', timeout: 15_000 })
     expect(llm.requests.length).toBe(before)
   })
+
+  test('a model that refuses shows its failure in every tab, the tabs stay connected, and the next prompt streams without a reload', async () => {
+    const threadId = await openFixtureThread('A provider that fails')
+    const second = await context.newPage()
+    await openThread(second, server.url, threadId)
+    llm.failures.push({ status: 401, message: 'Incorrect API key provided' })
+    await send(page, 'hello there')
+    for (const tab of [page, second]) {
+      await tab.getByRole('alert').filter({ hasText: 'Incorrect API key' }).waitFor()
+      await tab.getByRole('status', { name: 'Connection: Connected' }).waitFor()
+    }
+    await page.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached', timeout: 15_000 })
+    await send(page, 'and again')
+    for (const tab of [page, second]) await tab.getByText('and again').first().waitFor()
+    await expect.poll(() => llm.requests.length).toBeGreaterThanOrEqual(2)
+    await page.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached', timeout: 15_000 })
+    await second.getByRole('status', { name: 'Connection: Connected' }).waitFor()
+  })
 })

@@ -55,11 +55,11 @@ describe('live thread: a stop', () => {
     expect(await thread.stop()).toEqual({ kind: "stopped", restored: [] })
     expect(runtime.calls.slice(-2)).toEqual(['clearQueue', 'abort'])
     expect(await question).toEqual({ outcome: 'aborted' })
-    expect(seen.find((o) => o.type === 'error')).toMatchObject({ message: 'the queue could not be cleared: queue mirror corrupted' })
+    expect(seen.find((o) => o.type === 'failure')).toMatchObject({ message: 'the queue could not be cleared: queue mirror corrupted' })
     // the run still ends by its own settle
     runtime.settle()
-    const order = seen.map((o) => o.type).filter((t) => ['error', 'dialog-settled', 'settled'].includes(t))
-    expect(order).toEqual(['error', 'dialog-settled', 'settled'])
+    const order = seen.map((o) => o.type).filter((t) => ['failure', 'dialog-settled', 'settled'].includes(t))
+    expect(order).toEqual(['failure', 'dialog-settled', 'settled'])
     expect(thread.busy).toBe(false)
   })
 
@@ -70,7 +70,7 @@ describe('live thread: a stop', () => {
     await thread.dispose('deleted', 'cancelled')
     expect(runtime.calls).toContain('abort')
     expect(runtime.disposed).toBe(true)
-    expect(seen.find((o) => o.type === 'error')).toMatchObject({ message: 'the queue could not be cleared: queue mirror corrupted' })
+    expect(seen.find((o) => o.type === 'failure')).toMatchObject({ message: 'the queue could not be cleared: queue mirror corrupted' })
   })
 })
 

@@ -31,9 +31,9 @@ export type Expected =
   | { type: 'extension-ui-request'; id: string }
   | { type: 'dialog-settled'; id: string; outcome: string }
   | { type: 'prompt-rejected'; messageId: string; reason: string }
-  | { type: 'error' }
+  | { type: 'failure' }
 
-export const MACHINE_FRAMES = new Set(['status', 'settled', 'extension-ui-request', 'dialog-settled', 'prompt-rejected', 'error'])
+export const MACHINE_FRAMES = new Set(['status', 'settled', 'extension-ui-request', 'dialog-settled', 'prompt-rejected', 'failure'])
 
 export interface Queued {
   /** The model's own id; the server's messageId once its 202 named it. */
@@ -93,7 +93,7 @@ export class ThreadModel {
         queuePrompt: (_, { prompt }) =>
           this.queue.push({ id: prompt.messageId, serverId: this.serverIds.get(prompt.messageId), text: prompt.text, deliverAs: prompt.deliverAs }),
         // pi's clearQueue never throws, so the walk never sees it; were it to, the frame is expected
-        recordError: () => expect({ type: 'error' }),
+        recordError: () => expect({ type: 'failure' }),
         tellRuntimeAbort: ({ context }) => {
           this.tells.set(context.run, (this.tells.get(context.run) ?? 0) + 1)
           // the runtime's abort fires every tool's signal: each waiting ask hears it (sent once this event is done)

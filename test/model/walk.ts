@@ -348,7 +348,7 @@ export class Walk {
         return e.id === d.id && e.outcome === d.outcome
       case 'prompt-rejected':
         return (this.model.serverIds.get(e.messageId) ?? e.messageId) === d.messageId && e.reason === d.reason
-      case 'error':
+      case 'failure':
         return true
     }
   }

@@ -36,7 +36,7 @@ describe("pi's example extensions in a thread", () => {
     await rec.next('settled')
     expect(ui.notes.map((n) => n.message)).toContain('Plan mode enabled. Built-in write tools disabled.')
     expect(statuses(ui, 'plan-mode').at(-1)).toBe('⏸ plan')
-    expect(rec.of('error')).toEqual([])
+    expect(rec.of('failure')).toEqual([])
     expect(log.errors).toEqual([])
   })
 

@@ -239,7 +239,7 @@ describe('runs: steer, follow-up, Stop and settle', () => {
     runtime.prompt({ messageId: 'p', text: 'hi' })
     await rec.next('settled')
     expect(rec.of('assistant-end')[0].stopReason).toBe('error')
-    expect(rec.of('error')).toEqual([{ type: 'error', message: 'model exploded' }])
+    expect(rec.of('failure')).toEqual([{ type: 'failure', message: 'model exploded' }])
     expect(runtime.transcript().at(-1)).toEqual({ kind: 'error', message: 'model exploded' })
   })
 

@@ -45,6 +45,8 @@ export function script(request: ChatRequest): Reply {
 export class LocalLlm {
   readonly requests: ChatRequest[] = []
   readonly paths: string[] = []
+  /** Answers the next requests with these failures (status and message), as a provider that refuses. */
+  readonly failures: { status: number; message: string }[] = []
   private server!: Server
   private calls = 0
   url = ''
@@ -70,6 +72,11 @@ export class LocalLlm {
     }
     const request = JSON.parse(raw) as ChatRequest
     this.requests.push(request)
+    const failure = this.failures.shift()
+    if (failure) {
+      res.writeHead(failure.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: failure.message, type: 'invalid_request_error' } }))
+      return
+    }
     const reply = script(request)
     const id = `chatcmpl-${++this.calls}`
     const created = Math.floor(Date.now() / 1000)

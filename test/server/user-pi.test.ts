@@ -80,7 +80,7 @@ describe("the user's own models.json", () => {
     expect(deltas.map((f) => f.data.text).join('')).toBe(expected)
     expect(framesOf(tab, 'assistant-end').at(-1)!.data).toMatchObject({ text: expected, stopReason: 'stop' })
     expect(framesOf(tab, 'settled')).toEqual([expect.objectContaining({ data: expect.objectContaining({ run: 1, aborted: false }) })])
-    expect(framesOf(tab, 'error')).toEqual([])
+    expect(framesOf(tab, 'failure')).toEqual([])
     // The request pi sent: streamed, to the model id from models.json, with the user's text.
     expect(llm.paths).toEqual(['POST /v1/chat/completions'])
     expect(llm.requests[0]).toMatchObject({ model: MODEL_ID, stream: true })

@@ -61,7 +61,7 @@ const observationInput: fc.Arbitrary<ObservationInput> = fc.oneof(
   fc.record({ type: fc.constant('title' as const), title: str }),
   fc.record({ type: fc.constant('editor-text' as const), text: str }),
   fc.record({ type: fc.constant('settled' as const), run: fc.nat(5), aborted: fc.boolean() }),
-  fc.record({ type: fc.constant('error' as const), message: str }),
+  fc.record({ type: fc.constant('failure' as const), message: str }),
 ) as fc.Arbitrary<ObservationInput>
 
 /**
@@ -160,7 +160,7 @@ function reference(threadId: string, observations: Observation[]): Snapshot {
       case 'settled':
         if (o.aborted) v.transcript.push({ kind: 'stopped', run: o.run })
         break
-      case 'error':
+      case 'failure':
         v.transcript.push({ kind: 'error', message: o.message })
         break
       default:
