@@ -9,7 +9,7 @@
  * outcomes to status codes.
  */
 import { randomUUID } from 'node:crypto'
-import type { CommandInfo, ModelList, ThinkingLevel, ThreadSummary } from '../schemas/index.js'
+import type { CommandInfo, ExtensionList, ModelList, ThinkingLevel, ThreadSummary } from '../schemas/index.js'
 import type { CreateOutcome, DialogOutcomeForRoute, PromptRouteOutcome } from '../schemas/outcomes.js'
 import { SessionDamaged, type ModelCatalog, type RuntimeFactory } from '../runtime/port.js'
 import { HOST_COMMANDS, parseCommand } from './commands.js'
@@ -160,6 +160,11 @@ export class ThreadRegistry {
   /** What a new thread may run on, and what it gets when it names nothing. */
   async models(): Promise<ModelList> {
     return { models: await this.#options.models.list(), default: this.#options.defaultModel }
+  }
+
+  /** What became of the extensions the runtime loaded; `undefined` when it cannot say. */
+  extensions(): ExtensionList | undefined {
+    return this.#options.runtimes.extensions?.()
   }
 
   /** An unknown model, one without credentials, or a cwd outside the workspaces is refused before anything is written. */

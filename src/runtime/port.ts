@@ -8,6 +8,7 @@
 import type {
   CommandInfo,
   DialogAnswer,
+  ExtensionList,
   DialogOrigin,
   DialogOutcome,
   DialogSpec,
@@ -284,6 +285,11 @@ export interface RuntimeFactory {
    * never per summary. Optional: without it, summaries say less.
    */
   describe?(threadId: string): Promise<PersistedFacts | undefined>
+  /**
+   * What became of the user's and the projects' extensions in the sessions built so far: loaded,
+   * failed (to load, or in a handler), clashing. Optional: a runtime without extensions has none.
+   */
+  extensions?(): ExtensionList
 }
 
 export interface ForkRequest {

@@ -37,6 +37,7 @@ import { PiRuntime } from './pi-adapter.js'
 import { commandContextActions, shutdownNotice } from './command-actions.js'
 import { asThread } from './extension-output.js'
 import { piTheme } from './pi-theme.js'
+import { ExtensionStatus } from './extension-status.js'
 
 export interface PiRuntimeFactoryOptions {
   dataDir: string
@@ -57,6 +58,7 @@ export interface PiRuntimeFactoryOptions {
 export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): RuntimeFactory {
   const log = options.log ?? consoleLogger
   const { agentDir, models } = options
+  const extensions = new ExtensionStatus(agentDir)
   const toolPolicy = options.toolPolicy ?? DEFAULT_TOOL_POLICY
 
   /** Everything pi does while building the session (loading extensions, session_start) runs as the thread's. */
@@ -106,6 +108,7 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
           }
         : undefined,
     )
+    extensions.loaded(cwd, resourceLoader.getExtensions())
     const paths = sessionPaths(options.dataDir, threadId)
     mkdirSync(paths.dir, { recursive: true })
     // Rejects with SessionDamaged before pi ever opens a damaged file: pi would rewrite or extend it.
@@ -131,6 +134,7 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
             if (!trustAnswer(resolution, cwd, agentDir)) return
             settingsManager.setProjectTrusted(true)
             await session.reload()
+            extensions.loaded(cwd, resourceLoader.getExtensions())
           }
         : undefined
     const runtime = new PiRuntime(session, {
@@ -164,6 +168,7 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
       onError: (e) => {
         const message = `extension ${e.extensionPath} failed on ${e.event}: ${e.error}`
         log.error(message)
+        extensions.failed(cwd, threadId, e)
         runtime.reportError(message)
       },
     })
@@ -172,6 +177,7 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
 
   return {
     create,
+    extensions: () => extensions.list(),
 
     readTranscript: (threadId: string) => readPersistedTranscript(options.dataDir, threadId),
     listPersisted: () => listPersistedThreads(options.dataDir),

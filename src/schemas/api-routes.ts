@@ -47,6 +47,7 @@ import {
   withBody,
   type MediaResponse,
 } from './responses.js'
+import { ExtensionList } from './extensions.js'
 
 export interface RouteSpec {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
@@ -98,6 +99,7 @@ export const apiRoutes = {
   health: route({ method: 'GET', path: '/api/health', response: { 200: Health, ...guarded } }),
   openapi: route({ method: 'GET', path: '/api/openapi.json', response: { 200: OpenApiDocument, ...guarded } }),
   metrics: route({ method: 'GET', path: '/metrics', response: { 200: MetricsText, ...guarded } }),
+  listExtensions: route({ method: 'GET', path: '/api/extensions', response: { 200: ExtensionList, ...guarded } }),
 
   // threads
   listModels: route({ method: 'GET', path: '/api/models', response: { 200: ModelList, ...guarded } }),

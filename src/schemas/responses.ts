@@ -10,6 +10,7 @@
 import { Type, type TProperties, type TSchema } from 'typebox'
 import { MAX_PROMPT_CHARS, ThreadSummary } from './http.js'
 import { ErrorCode } from './outcomes.js'
+import { ExtensionCounts } from './extensions.js'
 
 const detailed = <P extends TProperties>(description: string, details: P) =>
   Type.Object({ error: Type.String(), code: ErrorCode, ...details }, { additionalProperties: true, description })
@@ -72,6 +73,8 @@ export const Health = Type.Object(
     reason: Type.Optional(Type.String()),
     /** `disk-full` or `read-only` (degraded only). */
     fault: Type.Optional(Type.Union([Type.Literal('disk-full'), Type.Literal('read-only')])),
+    /** How many of the user's and the projects' extensions loaded, failed or clash (`GET /api/extensions` says which). */
+    extensions: Type.Optional(ExtensionCounts),
   },
   { additionalProperties: false },
 )

@@ -25,6 +25,7 @@ import { registerRoutes } from './routes/register.js'
 import { runRoutes } from './routes/runs.js'
 import { threadRoutes } from './routes/threads.js'
 import { answerOf, guardOutcomes } from '../schemas/outcomes.js'
+import { extensionCounts } from '../schemas/extensions.js'
 import { installWriteGuards, refuseWrite } from './writes.js'
 import { writeFault } from '../host/store/port.js'
 
@@ -142,7 +143,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       health: {
         tags: ['meta'],
         summary: '`ok`, or `degraded` with the reason: the data dir is full or read-only, so requests that write are refused',
-        handler: async () => writes.health(),
+        handler: async () => {
+          const extensions = registry.extensions()
+          return { ...writes.health(), ...(extensions ? { extensions: extensionCounts(extensions) } : {}) }
+        },
+      },
+      listExtensions: {
+        tags: ['meta'],
+        summary: "The user's and the projects' pi extensions: what loaded, what failed and why, which tool names clash",
+        description:
+          'As the latest thread session built for each scope found them: the agent dir\'s extensions (`scope: user`) with every session, a workspace\'s (`scope: project`, its `cwd`) with each session there. A failure with an `event` is a handler that threw (`session_start`, …); without one, the file did not load.',
+        handler: async () => registry.extensions() ?? { loaded: [], failed: [], clashes: [] },
       },
       ...threadRoutes(registry),
       ...runRoutes(registry, writes),

@@ -10,6 +10,7 @@ import type {
   CreateThreadBody,
   DeliverAs,
   DialogAnswerBody,
+  ExtensionList,
   ForkReceipt,
   ModelList,
   PromptReceipt,
@@ -103,6 +104,8 @@ export const api = {
   listThreads: (): Promise<ThreadSummary[]> =>
     client.call('listThreads').then((r) => r.threads, tokenHint),
   getThread: (id: string): Promise<ThreadSummary> => client.call('getThread', thread(id)).catch(tokenHint),
+  /** What became of the user's pi extensions: loaded, failed (and why), clashing tool names. */
+  listExtensions: (): Promise<ExtensionList> => client.call('listExtensions').catch(tokenHint),
   /** `demo` and every model pi has credentials for, and the name new threads get by default. */
   listModels: (): Promise<ModelList> => client.call('listModels').catch(tokenHint),
   /** `model` (a `name` from listModels), `thinkingLevel` and `cwd` are optional: the server's defaults otherwise. */

@@ -23,6 +23,14 @@ export const appShellStyles = [
     main {
       min-width: 0;
       min-height: 0;
+      display: flex;
+      flex-direction: column;
+    }
+    /* The extension notice (when there is one) above; the pane or the page below takes the rest. */
+    main > :not(extension-notice) {
+      flex: 1;
+      min-height: 0;
+      height: auto;
     }
     .welcome {
       height: 100%;

@@ -1,10 +1,11 @@
 /** The page: thread list beside the thread pane, routed by `#/threads/<id>`. */
 import { LitElement, html, nothing } from 'lit'
 import { customElement, property, state } from 'lit/decorators.js'
-import type { ModelList, ThreadSummary } from '../schemas/index.js'
+import type { ExtensionList, ModelList, ThreadSummary } from '../schemas/index.js'
 import { UNREACHABLE, api as defaultApi, describeError, isNetworkError, type Api } from './api.js'
 import './thread-list.js'
 import './thread-pane.js'
+import './extension-notice.js'
 import { appShellStyles } from './app-shell.styles.js'
 
 interface LiveStatus {
@@ -63,6 +64,8 @@ export class AppShell extends LitElement {
   /** `GET /api/models`, asked once (again on the next poll if it failed): the pane's model picker. */
   @state() private models: ModelList | undefined
   #modelsAsked = false
+  /** `GET /api/extensions`, with each poll: a failure shows once a thread's session met it. */
+  @state() private extensions: ExtensionList | undefined
   #timer: ReturnType<typeof setInterval> | undefined
 
   static override styles = appShellStyles
@@ -86,6 +89,7 @@ export class AppShell extends LitElement {
 
   async refresh(): Promise<void> {
     void this.#loadModels()
+    void this.#loadExtensions()
     try {
       const threads = await this.api.listThreads()
       // The thread on screen was listed before and is gone now: another tab deleted it.
@@ -205,6 +209,7 @@ export class AppShell extends LitElement {
         error=${this.listError}
       ></thread-list>
       <main>
+        <extension-notice .extensions=${this.extensions}></extension-notice>
         ${this.questionsOpen && !this.threadId
           ? this.#questions()
           : this.threadId
@@ -247,6 +252,14 @@ export class AppShell extends LitElement {
     this.#live = e.detail
     this.threads = this.#overlay(this.threads)
     this.#noticeQuestions()
+  }
+
+  async #loadExtensions(): Promise<void> {
+    try {
+      this.extensions = await this.api.listExtensions()
+    } catch {
+      // The list's own error already says when the server cannot be reached.
+    }
   }
 
   async #loadModels(): Promise<void> {

@@ -15,7 +15,7 @@ import { SqliteThreadStore } from '../../src/host/store/sqlite.js'
 import { ThreadRegistry } from '../../src/host/thread-registry.js'
 import { buildApp } from '../../src/server/app.js'
 import { contract } from './contract.js'
-import { api, is, piHost, SseClient } from './harness.js'
+import { api, is, piHost, SseClient, NO_EXTENSIONS } from './harness.js'
 
 const WRITES = new Set(['putThread', 'deleteThread', 'reserveSeq', 'admitPrompt', 'promptAdmitted', 'withdrawPrompt', 'settlePrompt', 'startRun', 'endRun', 'openDialog', 'settleDialog', 'addReport', 'markDelivered', 'recordIdempotent', 'checkWritable'])
 
@@ -73,7 +73,7 @@ describe('degraded mode', () => {
   const refusesWrites = (code: 'ENOSPC' | 'EROFS', status: number, fault: string) => async () => {
       const { url, registry, fail } = await start()
       const check = await contract(url)
-      expect((await api(url, 'GET', '/api/health')).body).toEqual({ status: 'ok' })
+      expect((await api(url, 'GET', '/api/health')).body).toEqual({ status: 'ok', extensions: NO_EXTENSIONS })
       await api(url, 'POST', '/api/threads', { id: 'kept', title: 'Kept' })
       const tab = await SseClient.open(`${url}/api/threads/kept/follow`)
       cleanups.push(() => tab.close())
@@ -111,7 +111,7 @@ describe('degraded mode', () => {
 
       // The disk has room again: the refused requests' keys were not spent, and writes work.
       fail(undefined)
-      expect((await api(url, 'GET', '/api/health')).body).toEqual({ status: 'ok' })
+      expect((await api(url, 'GET', '/api/health')).body).toEqual({ status: 'ok', extensions: NO_EXTENSIONS })
       expect((await api(url, 'POST', '/api/threads', { id: 'new' }, { 'idempotency-key': `${code}-POST-/api/threads` })).status).toBe(201)
       expect(registry.get('new')).toBeDefined()
   }

@@ -13,7 +13,7 @@ import { ThreadRegistry } from '../../src/host/thread-registry.js'
 import { buildApp } from '../../src/server/app.js'
 import { diskFaults } from '../host/disk-faults.js'
 import { contract } from './contract.js'
-import { api, piHost } from './harness.js'
+import { api, piHost, NO_EXTENSIONS } from './harness.js'
 
 const cleanups: (() => unknown)[] = []
 afterEach(async () => {
@@ -64,7 +64,7 @@ describe('a disk switched read-only under a running server', () => {
     expect(await api(url, 'PATCH', '/api/threads/kept', { title: 'Renamed' })).toMatchObject({ status: 503, body: { reason: 'read-only' } })
 
     disk.fail(undefined)
-    expect((await api(url, 'GET', '/api/health')).body).toEqual({ status: 'ok' })
+    expect((await api(url, 'GET', '/api/health')).body).toEqual({ status: 'ok', extensions: NO_EXTENSIONS })
     expect((await api(url, 'POST', '/api/threads', { id: 'new' })).status).toBe(201)
   })
 
@@ -78,7 +78,7 @@ describe('a disk switched read-only under a running server', () => {
     expect((await api(url, 'GET', '/api/threads')).body).toEqual(before)
     // The disk came back for a moment (health probed it), and went again before the delete.
     disk.fail(undefined)
-    expect((await api(url, 'GET', '/api/health')).body).toEqual({ status: 'ok' })
+    expect((await api(url, 'GET', '/api/health')).body).toEqual({ status: 'ok', extensions: NO_EXTENSIONS })
     disk.fail('io')
     expect(await api(url, 'DELETE', '/api/threads/kept')).toMatchObject({ status: 503, body: { reason: 'read-only' } })
     expect((await api(url, 'GET', '/api/threads')).body).toEqual(before)

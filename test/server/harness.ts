@@ -80,6 +80,9 @@ export async function startHarness(
   }
 }
 
+/** `extensions` on `GET /api/health` when the agent dir holds none. */
+export const NO_EXTENSIONS = { loaded: 0, failed: 0, clashes: 0 }
+
 export async function api(url: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const response = await fetch(url + path, {
     method,

@@ -15,7 +15,7 @@ import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import type { ThreadSummary } from '../../src/schemas/index.js'
 import { startProcess as start } from '../support/spawn-server.js'
-import { api, is, SseClient } from './harness.js'
+import { api, is, SseClient, NO_EXTENSIONS } from './harness.js'
 
 const cleanups: (() => Promise<void> | void)[] = []
 afterEach(async () => {
@@ -107,7 +107,7 @@ describe('a data dir read-only at start', () => {
       if (method === 'chmod') chmodSync(dataDir, 0o755)
       const third = start(args, { agentDir, cleanups })
       const url3 = await third.url
-      expect((await api(url3, 'GET', '/api/health')).body).toEqual({ status: 'ok' })
+      expect((await api(url3, 'GET', '/api/health')).body).toEqual({ status: 'ok', extensions: NO_EXTENSIONS })
       const again = await SseClient.open(`${url3}/api/threads/one/follow`)
       cleanups.push(() => again.close())
       expect((await api(url3, 'POST', '/api/threads/one/prompt', { message: 'writable again' })).status).toBe(202)

@@ -86,4 +86,26 @@ describe('app shell', () => {
     await expect.element(link).toHaveTextContent('working')
     await expect.element(link.getByLabelText('1 open question')).toBeVisible()
   })
+
+  test("an extension that failed to load or in session_start, or clashes on a tool name, shows over the pane with pi's words until dismissed", async () => {
+    const list = {
+      loaded: [{ name: 'hello.ts', path: '/home/ada/.pi/agent/extensions/hello.ts', scope: 'user' as const, tools: ['hello'], commands: [], shortcuts: [] }],
+      failed: [
+        { path: '/home/ada/.pi/agent/extensions/broken.ts', scope: 'user' as const, error: "Cannot find module './no-such-module.js'" },
+        { path: '/home/ada/.pi/agent/extensions/greeter.ts', scope: 'user' as const, error: 'no config file', event: 'session_start', threadId: 'alpha' },
+      ],
+      clashes: [{ path: '/home/ada/.pi/agent/extensions/zz.ts', scope: 'user' as const, message: 'Tool "hello" conflicts with hello.ts' }],
+    }
+    location.hash = '#/threads/alpha'
+    mount(fakeApi({ listThreads: vi.fn(async () => [summary('alpha', { title: 'Alpha' })]), listExtensions: vi.fn(async () => list) }))
+    const notice = page.getByRole('status').filter({ hasText: 'your pi extensions' })
+    await expect.element(notice).toHaveTextContent('2 extension failures and 1 tool-name clash')
+    await notice.getByText('your pi extensions').click()
+    await expect.element(notice.getByText(/broken\.ts did not load: Cannot find module/)).toBeVisible()
+    await expect.element(notice.getByText(/greeter\.ts failed on session_start: no config file/)).toBeVisible()
+    await expect.element(notice.getByText(/zz\.ts Tool "hello" conflicts/)).toBeVisible()
+    await expect.element(page.getByRole('heading', { name: 'Alpha' })).toBeVisible()
+    await page.getByRole('button', { name: 'Dismiss the extension notice' }).click()
+    await expect.element(notice).not.toBeInTheDocument()
+  })
 })

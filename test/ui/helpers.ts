@@ -99,6 +99,7 @@ export function fakeApi(overrides: Partial<Api> = {}): Api & { [K in keyof Api]:
     listThreads: vi.fn(async () => []),
     getThread: vi.fn(async (id: string) => summary(id)),
     listModels: vi.fn(async () => demoModels()),
+    listExtensions: vi.fn(async () => ({ loaded: [], failed: [], clashes: [] })),
     createThread: vi.fn(async () => ({ threadId: 'new-1' })),
     renameThread: vi.fn(async (id: string, title: string) => summary(id, { title })),
     updateThread: vi.fn(async (id: string, body: UpdateThreadBody) => summary(id, body)),
