@@ -22,6 +22,7 @@ import { skipUnheardEvents } from './unheard-events.js'
 import { foldTranscript, IDS_ENTRY, lastRun, RUN_ENTRY, userEntryId, type IdsMarker } from './transcript.js'
 import { QueueMirror, type QueuedInputDisposition } from './queue-mirror.js'
 import { asThread } from './extension-output.js'
+import { userShellArgs, userShellCommand, userShellResult, type UserShellCommand } from './user-shell.js'
 
 export interface PiRuntimeOptions {
   log: RuntimeLogger
@@ -32,6 +33,8 @@ export interface PiRuntimeOptions {
   label: string
   /** How long extensions' `session_shutdown` handlers may take when the runtime is disposed; default SHUTDOWN_HANDLERS_MS. */
   shutdownMs?: number
+  /** The tool policy's bash rule for a `!`/`!!` command: why it may not run, or `undefined` to run it. */
+  shellPermission?: (command: string) => Promise<string | undefined>
 }
 
 /** pi's own runtime waits for `session_shutdown` handlers unbounded; a server's release must not hang on one. */
@@ -45,6 +48,8 @@ interface Run {
   aborted: boolean
   /** Handed to pi: from here pi's `agent_settled` ends it (before, a settle is another run's). */
   sent: boolean
+  /** A `!`/`!!` command is the run's work (user-shell.ts). */
+  shell?: boolean
 }
 
 export class PiRuntime implements AgentRuntime {
@@ -109,6 +114,8 @@ export class PiRuntime implements AgentRuntime {
   private send(run: Run): void {
     const prompt = run.prompt!
     run.sent = true
+    const shell = userShellCommand(prompt.text)
+    if (shell) return void this.runShell(run, prompt, shell)
     // Before each run: a reload may have given the session a new runner.
     skipUnheardEvents(this.session.extensionRunner)
     // pi's own input path: extension commands, skills and prompt templates are handled as in its CLI.
@@ -127,6 +134,53 @@ export class PiRuntime implements AgentRuntime {
       )
   }
 
+  /**
+   * A `!`/`!!` command as pi's interactive mode runs it: the tool policy's bash rule first, then
+   * extensions hear `user_bash` (and may take it over), then pi runs and records it. Its run is busy
+   * until it ends, so Stop ends it too.
+   */
+  private async runShell(run: Run, prompt: QueuedPrompt, shell: UserShellCommand): Promise<void> {
+    run.shell = true
+    const { messageId, text } = prompt
+    this.emit({ type: 'prompt-handled', messageId, text })
+    const toolCallId = randomUUID()
+    const end = (result: { output: string; exitCode: number | undefined; cancelled: boolean }) =>
+      this.emit({ type: 'tool-end', toolCallId, ...userShellResult(result) })
+    this.emit({ type: 'tool-start', toolCallId, name: 'bash', args: userShellArgs(shell) })
+    try {
+      const refusal = await this.options.shellPermission?.(shell.command)
+      if (refusal || run.aborted) {
+        end({ output: refusal ?? 'The run was stopped before the command ran.', exitCode: undefined, cancelled: true })
+        return
+      }
+      const { command, excludeFromContext } = shell
+      const session = this.session
+      // An extension that fails here is reported by pi (onError); as in pi, the command then does not run.
+      const taken = await session.extensionRunner.emitUserBash({ type: 'user_bash', command, excludeFromContext, cwd: session.sessionManager.getCwd() })
+      // Pairs the `bashExecution` message pi writes next with this entry's id (transcript.ts).
+      this.mark({ messageId: toolCallId })
+      if (taken?.result) {
+        session.recordBashResult(command, taken.result, { excludeFromContext })
+        end(taken.result)
+        return
+      }
+      let output = ''
+      const result = await session.executeBash(
+        command,
+        (chunk) => {
+          output += chunk
+          this.emit({ type: 'tool-update', toolCallId, partial: userShellResult({ output, exitCode: 0, cancelled: false }).result })
+        },
+        { excludeFromContext, ...(taken?.operations ? { operations: taken.operations } : {}) },
+      )
+      end(result)
+    } catch (error) {
+      end({ output: errorText(error), exitCode: undefined, cancelled: true })
+    } finally {
+      this.settle(run, run.aborted)
+    }
+  }
+
   steer(prompt: QueuedPrompt): void {
     this.within(() => this.enqueue('steer', prompt, (text) => this.session.steer(text)))
   }
@@ -141,6 +195,7 @@ export class PiRuntime implements AgentRuntime {
 
   abort(): Promise<void> {
     if (this.run) this.run.aborted = true
+    if (this.run?.shell) this.session.abortBash()
     // Deliberately no clearQueue here: the host clears (and restores) the queue before it aborts.
     return this.within(() => this.session.abort())
   }
@@ -239,6 +294,11 @@ export class PiRuntime implements AgentRuntime {
     if (!this.run) {
       // Between runs a queued text would silently ride into the next one; refuse it instead.
       this.emit({ type: 'prompt-rejected', messageId: prompt.messageId, reason: 'No run is in progress to queue into.' })
+      return
+    }
+    if (userShellCommand(prompt.text)) {
+      // pi would take the text as a message to the model; a shell command runs as a run of its own.
+      this.emit({ type: 'prompt-rejected', messageId: prompt.messageId, reason: 'A shell command (!) runs between runs: send it again when this run ends.' })
       return
     }
     if (this.run.aborted) {

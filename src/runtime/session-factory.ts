@@ -30,7 +30,7 @@ import {
 } from './persisted-sessions.js'
 import { piSessionForks } from './session-fork.js'
 import { ASK_USER_QUESTION, askUserQuestionExtension } from './tools/ask-user-question.js'
-import { toolPermissionExtension } from './tools/tool-permission.js'
+import { PERMISSION_CHOICES, toolPermissionExtension, userShellPermission } from './tools/tool-permission.js'
 import { UI_DIALOG, uiDialogExtension } from './tools/ui-dialog.js'
 import { sessionChangesExtension } from './session-changes.js'
 import { PiRuntime } from './pi-adapter.js'
@@ -143,6 +143,12 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
       ...(askTrust ? { pendingTrust: askTrust } : {}),
       label: `thread ${threadId}`,
       ...(options.shutdownMs !== undefined ? { shutdownMs: options.shutdownMs } : {}),
+      shellPermission: userShellPermission(toolPolicy, async (title) => {
+        const origin = { kind: 'extension' as const, name: 'tool policy' }
+        const resolution = await askBridge(ui, { spec: { method: 'select', title, options: PERMISSION_CHOICES }, origin }, log)
+        const answer = resolution.answer
+        return { ...(answer && 'value' in answer ? { value: answer.value } : {}), outcome: resolution.outcome }
+      }),
     })
     const tell = (message: string) => {
       log.info(`thread ${threadId}: ${message}`)

@@ -13,6 +13,7 @@ import type { PersistedFacts } from './port.js'
 import { compactToolResult, messageText, replyFacts } from './map-events.js'
 import { SessionDamaged } from './port.js'
 import { checkSession } from './session-file.js'
+import { userShellArgs, userShellResult } from './user-shell.js'
 
 export const IDS_ENTRY = 'threadhost.ids'
 /** Written when a run starts, so a run whose prompt never reached the model still counts. */
@@ -145,6 +146,13 @@ export function foldTranscript(entries: SessionEntry[]): TranscriptEntry[] {
         if (!tool) break
         tool.state = message.isError ? 'error' : 'done'
         tool.result = compactToolResult(message)
+        break
+      }
+      case 'bashExecution': {
+        // A `!`/`!!` command from the composer: drawn as the `bash` entry it was live (user-shell.ts).
+        const shell = { command: message.command, excludeFromContext: !!message.excludeFromContext }
+        const { result, isError } = userShellResult(message)
+        out.push({ kind: 'tool', toolCallId: messageId, name: 'bash', args: userShellArgs(shell), state: isError ? 'error' : 'done', result })
         break
       }
       default:

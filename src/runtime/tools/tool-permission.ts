@@ -87,6 +87,27 @@ async function ask(ctx: ExtensionContext, title: string): Promise<{ value?: stri
   return { ...(value !== undefined ? { value } : {}), outcome }
 }
 
+/**
+ * A `!`/`!!` command typed in the composer passes the policy's bash rule as the model's bash does:
+ * `deny` refuses it, `ask` asks the same card (its title says the command came from the composer),
+ * `allow` runs it. "Allow for this thread" here covers the composer's commands only, never the model's.
+ */
+export function userShellPermission(
+  policy: ToolPolicy,
+  ask: (title: string) => Promise<{ value?: string; outcome: string }>,
+): (command: string) => Promise<string | undefined> {
+  let granted = false
+  return async (command) => {
+    const rule = ruleFor(policy, 'bash')
+    if (rule === 'deny') return 'The tool policy does not allow bash, so the command did not run.'
+    if (rule === 'allow' || granted) return undefined
+    const choice = await ask(`A shell command typed in the composer (!).\n${describeToolCall('bash', { command }, [])}`)
+    if (choice.value === ALLOW_FOR_THREAD) granted = true
+    if (choice.value === ALLOW_ONCE || choice.value === ALLOW_FOR_THREAD) return undefined
+    return blockedReason('bash', choice.value === DENY ? 'denied' : choice.outcome).replace('this bash call', 'this command')
+  }
+}
+
 function blockedReason(tool: string, outcome: string): string {
   switch (outcome) {
     case 'denied':
