@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { CommandInfo, ExtensionList, ModelList, ThinkingLevel, ThreadSummary } from '../schemas/index.js'
-import type { CreateOutcome, DialogOutcomeForRoute, PromptRouteOutcome } from '../schemas/outcomes.js'
+import type { CreateOutcome, DialogOutcomeForRoute, PromptRouteOutcome, ShortcutOutcome } from '../schemas/outcomes.js'
 import { SessionDamaged, type ModelCatalog, type RuntimeFactory } from '../runtime/port.js'
 import { HOST_COMMANDS, parseCommand } from './commands.js'
 import type { Feed } from './feed.js'
@@ -23,7 +23,7 @@ import type { IdempotencyClaim, ThreadRow, ThreadStore } from './store/port.js'
 import { SqliteThreadStore } from './store/sqlite.js'
 import { runHostCommand, type ThreadChange, type UpdateOutcome } from './thread-commands.js'
 import { summaryOf } from './thread-display.js'
-import { provideSlotMachine } from './slot-lifecycle.js'
+import { provideSlotMachine, runtimeOf } from './slot-lifecycle.js'
 import { ThreadFeeds } from './thread-feeds.js'
 import { ThreadGone, ThreadSlot } from './thread-slot.js'
 import type { Workspaces } from './workspaces.js'
@@ -281,6 +281,23 @@ export class ThreadRegistry {
     if (!slot) return undefined
     const live = slot.damage !== undefined ? undefined : await slot.ensureLive().catch(() => undefined)
     return [...HOST_COMMANDS, ...(live?.commands() ?? [])]
+  }
+
+  /** Runs an extension's shortcut on the thread's runtime (built if cold, as for its commands). */
+  async shortcut(threadId: string, key: string): Promise<ShortcutOutcome> {
+    const slot = this.#present(threadId)
+    if (!slot) return { kind: 'unknown' }
+    if (slot.damage !== undefined) return { kind: 'unavailable', reason: slot.damage }
+    let live: LiveThread
+    try {
+      live = await slot.ensureLive()
+    } catch (error) {
+      if (error instanceof ThreadGone) return { kind: 'unknown' }
+      if (error instanceof SessionDamaged) return { kind: 'unavailable', reason: error.reason }
+      return { kind: 'build-failed', reason: error instanceof Error ? error.message : String(error) }
+    }
+    if (runtimeOf(live)?.runShortcut?.(key)) return { kind: 'started' }
+    return { kind: 'unknown-shortcut', shortcuts: live.commands().filter((c) => c.kind === 'shortcut').map((c) => c.name) }
   }
 
   /**

@@ -217,7 +217,30 @@ export class PiRuntime implements AgentRuntime {
     const skills = this.session.resourceLoader
       .getSkills()
       .skills.map((s): CommandInfo => ({ name: `skill:${s.name}`, description: s.description, kind: 'skill' }))
-    return [...extension, ...templates, ...skills]
+    const shortcuts = [...this.shortcuts().entries()].map(
+      ([key, s]): CommandInfo => ({ name: key, description: s.description ?? '', kind: 'shortcut' }),
+    )
+    return [...extension, ...templates, ...skills, ...shortcuts]
+  }
+
+  /** pi's resolution of extensions' shortcuts (the last registration of a key wins); no terminal keys are reserved here. */
+  private shortcuts() {
+    return this.session.extensionRunner.getShortcuts({})
+  }
+
+  runShortcut(key: string): boolean {
+    const shortcut = [...this.shortcuts()].find(([id]) => id === key.toLowerCase())?.[1]
+    if (!shortcut) return false
+    const runner = this.session.extensionRunner
+    // As pi's terminal runs it: the handler gets the extension context; a failure is the extension's, reported as pi reports it.
+    void this.within(async () => {
+      try {
+        await shortcut.handler(runner.createContext())
+      } catch (error) {
+        runner.emitError({ extensionPath: shortcut.extensionPath, event: `shortcut ${key}`, error: errorText(error) })
+      }
+    })
+    return true
   }
 
   async compact(instructions?: string): Promise<void> {

@@ -102,6 +102,11 @@ export interface AgentRuntime {
   transcript(): TranscriptEntry[]
   /** The commands pi handles itself in a prompt: extension commands, prompt templates, skills. */
   commands(): CommandInfo[]
+  /**
+   * Runs an extension's shortcut (`pi.registerShortcut`) by its key id, as pi's terminal does on the
+   * key press: started, not awaited (its handler may ask a question). `false`: no such shortcut.
+   */
+  runShortcut?(key: string): boolean
   /** Summarises the conversation so far into a shorter context (pi's /compact). Only called while idle. */
   compact(instructions?: string): Promise<void>
   /**

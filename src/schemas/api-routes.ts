@@ -22,6 +22,8 @@ import {
   ModelList,
   PromptBody,
   PromptReceipt,
+  ShortcutBody,
+  ShortcutReceipt,
   ThreadParams,
   ThreadSummary,
   UpdateThreadBody,
@@ -176,6 +178,22 @@ export const apiRoutes = {
     path: `${T}/commands`,
     params: ThreadParams,
     response: { 200: CommandList, 404: notFound('no such thread'), ...guarded },
+  }),
+
+  runShortcut: route({
+    method: 'POST',
+    path: `${T}/shortcut`,
+    params: ThreadParams,
+    body: ShortcutBody,
+    response: {
+      202: ShortcutReceipt,
+      404: unprocessable('no such thread; or (`SHORTCUT_NOT_FOUND`, `shortcuts` lists the thread\'s) no extension registered that key', {
+        shortcuts: Type.Optional(Type.Array(Type.String())),
+      }),
+      409: ReasonError("`unavailable`: the thread's session file is damaged"),
+      502: errorBody("the thread's runtime could not start"),
+      ...withBody,
+    },
   }),
 
   // runs

@@ -66,10 +66,15 @@ export type ModelList = Static<typeof ModelList>
 export const CommandInfo = Type.Object({
   name: Type.String(),
   description: Type.String(),
-  kind: Type.Union([Type.Literal('extension'), Type.Literal('template'), Type.Literal('skill'), Type.Literal('threadhost')]),
+  /** `shortcut`: an extension's key binding (`name` is pi's key id, e.g. `ctrl+shift+u`), run with `POST …/shortcut`, never typed as `/name`. */
+  kind: Type.Union([Type.Literal('extension'), Type.Literal('template'), Type.Literal('skill'), Type.Literal('threadhost'), Type.Literal('shortcut')]),
 })
 export type CommandInfo = Static<typeof CommandInfo>
 export const CommandList = Type.Object({ commands: Type.Array(CommandInfo) })
+
+/** `POST …/shortcut`: an extension's shortcut, by pi's key id (as `GET …/commands` lists it). */
+export const ShortcutBody = Type.Object({ key: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false })
+export const ShortcutReceipt = Type.Object({ threadId: Type.String(), key: Type.String() })
 
 export const Admission = Type.Union([Type.Literal('enqueue'), Type.Literal('reject')])
 export const DeliverAs = Type.Union([Type.Literal('steer'), Type.Literal('followUp')])

@@ -48,6 +48,7 @@ export const ERROR_CODES = [
   'QUESTION_NOT_OPEN',
   'ANSWER_REFUSED',
   'MACHINE_NOT_FOUND',
+  'SHORTCUT_NOT_FOUND',
 ] as const
 export type ErrorCode = (typeof ERROR_CODES)[number]
 export const ErrorCode = Type.Enum(ERROR_CODES, { description: 'stable: switch on it (the `error` text is for people and may change)' })
@@ -110,6 +111,14 @@ export type PromptRouteOutcome =
 export type AbortOutcome = { kind: 'stopped'; restored: string[] } | { kind: AbortRefusal }
 
 export type DialogOutcomeForRoute = { kind: 'answered' } | { kind: 'not-live' } | { kind: 'unknown' } | { kind: 'refused'; refusal: string }
+
+/** `POST …/shortcut`: started, or no thread, or its runtime could not start, or no such shortcut. */
+export type ShortcutOutcome =
+  | { kind: 'started' }
+  | { kind: 'unknown' }
+  | { kind: 'unavailable'; reason: string }
+  | { kind: 'build-failed'; reason: string }
+  | { kind: 'unknown-shortcut'; shortcuts: string[] }
 
 /** A thread looked up by id: a read, a delete, the draft, the commands, a follow. */
 export type LookupOutcome = { kind: 'unknown' } | { kind: 'not-live' }
@@ -315,6 +324,19 @@ export const answerOutcomes: OutcomeTable<DialogOutcomeForRoute, ThreadContext &
 export const lookupOutcomes: OutcomeTable<LookupOutcome, ThreadContext> = {
   unknown: noThread,
   'not-live': refusal(404, 'THREAD_NOT_LIVE', (_, c) => `thread ${c.threadId} is not live`),
+}
+
+export const shortcutOutcomes: OutcomeTable<ShortcutOutcome, ThreadContext & { key: string }> = {
+  started: { status: 202, body: (_, c) => ({ threadId: c.threadId, key: c.key }) },
+  unknown: noThread,
+  unavailable,
+  'build-failed': promptOutcomes['build-failed'],
+  'unknown-shortcut': refusal(
+    404,
+    'SHORTCUT_NOT_FOUND',
+    (o, c) => `thread ${c.threadId} has no shortcut ${c.key}${o.shortcuts.length ? `; its shortcuts are ${o.shortcuts.join(', ')}` : ''}`,
+    { details: (o) => ({ shortcuts: o.shortcuts }) },
+  ),
 }
 
 /** `GET /api/debug/machines/:machineId` naming no machine. */

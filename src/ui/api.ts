@@ -121,6 +121,9 @@ export const api = {
     client.call('forkThread', { ...thread(id), body: { fromMessageId } }).catch(tokenHint),
   /** The thread's `/` commands: threadhost's own, then pi's (extensions, templates, skills). Builds a cold thread's runtime. */
   listCommands: (id: string): Promise<CommandInfo[]> => client.call('listCommands', thread(id)).then((r) => r.commands, tokenHint),
+  /** Runs an extension's keyboard shortcut (a `kind: shortcut` command's name) on the thread. */
+  runShortcut: (id: string, key: string): Promise<void> =>
+    client.call('runShortcut', { ...thread(id), body: { key } }).then(() => undefined, tokenHint),
   /** The composer's draft, for extensions that read the editor; 404 (not live) is harmless. */
   reportDraft: (id: string, text: string): Promise<void> => client.call('reportDraft', { ...thread(id), body: { text } }).catch(tokenHint),
   /** `run` (with a steer or follow-up): the run this tab is looking at, so a tab that fell behind never queues into a newer one (`409 stale-run`). */

@@ -10,6 +10,7 @@ import type { CommandInfo, DeliverAs, QueueState } from '../schemas/index.js'
 import { describeError, isNetworkError } from './api.js'
 import { composerBoxStyles } from './composer-box.styles.js'
 import { loadDraft, saveDraft } from './drafts.js'
+import { browserCanDeliver, keyIdOf, normalizeKey } from './shortcut-keys.js'
 
 export type ComposerSend = (text: string, deliverAs: DeliverAs | undefined) => Promise<void>
 export type ComposerStop = () => Promise<string[]>
@@ -51,6 +52,8 @@ export class ComposerBox extends LitElement {
   @property({ attribute: false }) threadId: string | undefined
   /** The thread's `/` commands (`GET /api/threads/:id/commands`), asked when the draft starts with `/`. */
   @property({ attribute: false }) loadCommands: (() => Promise<CommandInfo[]>) | undefined
+  /** Runs an extension's shortcut (`kind: shortcut` among the commands) on the thread: its key pressed here. */
+  @property({ attribute: false }) runShortcut: ((key: string) => Promise<void>) | undefined
 
   @state() private commands: CommandInfo[] | undefined
   @state() private activeCommand = 0
@@ -116,14 +119,15 @@ export class ComposerBox extends LitElement {
   get #suggestions(): CommandInfo[] {
     const q = commandQuery(this.draft)
     if (q === undefined || this.commandsDismissed || !this.commands || this.disabled) return []
-    return matchCommands(this.commands, q)
+    // Shortcuts are keys to press, not names to type.
+    return matchCommands(this.commands.filter((c) => c.kind !== 'shortcut'), q)
   }
 
-  #askCommands() {
+  #askCommands(): Promise<void> {
     const load = this.loadCommands
-    if (!load || this.#commandsAsked === load) return
+    if (!load || this.#commandsAsked === load) return Promise.resolve()
     this.#commandsAsked = load
-    load().then(
+    return load().then(
       (c) => {
         if (this.loadCommands !== load) return
         this.#commandsFor = load
@@ -285,7 +289,32 @@ export class ComposerBox extends LitElement {
     this.draft = (e.target as HTMLTextAreaElement).value
   }
 
+  /**
+   * An extension's shortcut pressed in the box runs on the thread. The thread's shortcuts are asked
+   * on the first key press with a modifier; that press runs its shortcut once they are known.
+   */
+  #onShortcut(e: KeyboardEvent): boolean {
+    if (!this.runShortcut || this.disabled || e.isComposing || !(e.ctrlKey || e.altKey || e.metaKey)) return false
+    const pressed = keyIdOf(e)
+    if (!pressed || !browserCanDeliver(pressed)) return false
+    const find = () => this.commands?.find((c) => c.kind === 'shortcut' && normalizeKey(c.name) === pressed)
+    const run = (c: CommandInfo) => void this.runShortcut?.(c.name).catch((err: unknown) => this.#setError(err))
+    if (!this.commands) {
+      void this.#askCommands().then(() => {
+        const found = find()
+        if (found) run(found)
+      })
+      return false
+    }
+    const found = find()
+    if (!found) return false
+    e.preventDefault()
+    run(found)
+    return true
+  }
+
   #onKey = (e: KeyboardEvent) => {
+    if (this.#onShortcut(e)) return
     const suggestions = this.#suggestions
     if (suggestions.length && !e.isComposing) {
       const n = suggestions.length

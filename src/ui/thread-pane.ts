@@ -258,6 +258,7 @@ export class ThreadPane extends LitElement {
           .draftChanged=${this.#reportDraft}
           .loadCommands=${this.#loadCommands}
           .threadId=${this.threadId}
+          .runShortcut=${this.#runShortcut}
           ?connected=${this.following.live}
         ></composer-box>`}
         ${this.#surface(view.widgets, {}, view.widgetPlacements, 'belowEditor')}
@@ -322,6 +323,10 @@ export class ThreadPane extends LitElement {
       this.headerError = `Could not delete: ${(err as Error).message}`
       throw err
     }
+  }
+
+  #runShortcut = async (key: string) => {
+    await this.api.runShortcut(this.threadId, key)
   }
 
   #send = async (text: string, deliverAs: DeliverAs | undefined) => {

@@ -20,6 +20,7 @@ import {
   isRefusal,
   lookupOutcomes,
   machineOutcomes,
+  shortcutOutcomes,
   promptOutcomes,
   updateOutcomes,
   type AbortRefusal,
@@ -39,6 +40,7 @@ const answeredBy: Array<[AnyTable, RouteName[]]> = [
   [abortOutcomes, ['abort']],
   [answerOutcomes, ['answerDialog']],
   [machineOutcomes, ['debugMachine']],
+  [shortcutOutcomes, ['runShortcut']],
 ]
 
 const documented = (name: RouteName) => Object.keys((apiRoutes[name] as RouteSpec).response).map(Number)

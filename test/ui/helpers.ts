@@ -106,6 +106,7 @@ export function fakeApi(overrides: Partial<Api> = {}): Api & { [K in keyof Api]:
     deleteThread: vi.fn(async () => undefined),
     prompt: vi.fn(async (id: string) => ({ threadId: id, messageId: 'm1', run: 1, queued: false })),
     reportDraft: vi.fn(async () => undefined),
+    runShortcut: vi.fn(async () => undefined),
     listCommands: vi.fn(async () => [
       { name: 'name', description: 'Rename this thread', kind: 'threadhost' as const },
       { name: 'model', description: 'Change the model', kind: 'threadhost' as const },

@@ -496,4 +496,26 @@ describe('a stale tab cannot steer into a newer run', () => {
     await expect.element(box()).toHaveValue('meant for run 1')
     await expect.element(page.getByText(/not the current run/)).toBeVisible()
   })
+
+  test("an extension's shortcut pressed in the composer runs on the thread; it is never offered as a / command, and other keys type as before", async () => {
+    const api = fakeApi({
+      listCommands: vi.fn(async () => [
+        { name: 'plan', description: 'Toggle plan mode', kind: 'extension' as const },
+        { name: 'ctrl+alt+p', description: 'Toggle plan mode', kind: 'shortcut' as const },
+      ]),
+    })
+    await livePane(api)
+    await box().click()
+    // The first press with a modifier asks for the thread's shortcuts, and runs its own once they are known.
+    await userEvent.keyboard('{Control>}{Alt>}p{/Alt}{/Control}')
+    await until(() => api.runShortcut.mock.calls.length === 1)
+    expect(api.runShortcut).toHaveBeenCalledWith('t1', 'ctrl+alt+p')
+    await userEvent.keyboard('{Control>}{Alt>}p{/Alt}{/Control}')
+    await until(() => api.runShortcut.mock.calls.length === 2)
+    await userEvent.keyboard('{Control>}{Alt>}k{/Alt}{/Control}')
+    await userEvent.keyboard('/p')
+    await expect.element(page.getByRole('option', { name: /plan/ })).toBeVisible()
+    await expect.element(page.getByRole('option', { name: /ctrl\+alt\+p/ })).not.toBeInTheDocument()
+    expect(api.runShortcut).toHaveBeenCalledTimes(2)
+  })
 })

@@ -3,7 +3,7 @@
  * Each asks the registry and replies with the outcome table's answer (src/schemas/outcomes.ts).
  */
 import type { ThreadRegistry } from '../../host/thread-registry.js'
-import { createOutcomes, forkOutcomes, lookupOutcomes, updateOutcomes } from '../../schemas/outcomes.js'
+import { createOutcomes, forkOutcomes, lookupOutcomes, shortcutOutcomes, updateOutcomes } from '../../schemas/outcomes.js'
 import { replyWith } from '../responses.js'
 import type { RouteHandlers } from './register.js'
 
@@ -47,6 +47,18 @@ export function threadRoutes(registry: ThreadRegistry): RouteHandlers {
       handler: async (request, reply) => {
         const commands = await registry.commands(request.params.id)
         return commands ? { commands } : replyWith(reply, lookupOutcomes, { kind: 'unknown' }, { threadId: request.params.id })
+      },
+    },
+
+    runShortcut: {
+      tags,
+      summary: "Run an extension's keyboard shortcut (pi's registerShortcut) on the thread, as the key press would in pi's terminal",
+      description:
+        'The key is pi\'s key id as `GET …/commands` lists it (`kind: shortcut`), e.g. `ctrl+shift+u`. The handler is started, not awaited: what it does (a question, a notice, a prompt) comes over the follow. Builds a cold thread\'s runtime.',
+      handler: async (request, reply) => {
+        const { id } = request.params
+        const { key } = request.body
+        return replyWith(reply, shortcutOutcomes, await registry.shortcut(id, key), { threadId: id, key })
       },
     },
 
