@@ -16,6 +16,7 @@ export {
   DENY,
   PERMISSION_CHOICES,
   TOOL_PERMISSION_ENTRY,
+  TOOL_POLICY_ORIGIN,
   type ToolPermissionRecord,
 } from './tools/tool-permission.js'
 export { DEFAULT_TOOL_POLICY, loadToolPolicy, parseToolPolicy, ruleFor, ToolPolicyError, type ToolPolicy, type ToolRule } from './tool-policy.js'

@@ -30,7 +30,7 @@ import {
 } from './persisted-sessions.js'
 import { piSessionForks } from './session-fork.js'
 import { ASK_USER_QUESTION, askUserQuestionExtension } from './tools/ask-user-question.js'
-import { PERMISSION_CHOICES, toolPermissionExtension, userShellPermission } from './tools/tool-permission.js'
+import { PERMISSION_CHOICES, TOOL_POLICY_ORIGIN, toolPermissionExtension, userShellPermission, type PermissionAsk } from './tools/tool-permission.js'
 import { UI_DIALOG, uiDialogExtension } from './tools/ui-dialog.js'
 import { sessionChangesExtension } from './session-changes.js'
 import { PiRuntime } from './pi-adapter.js'
@@ -75,10 +75,17 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
     // Built per session: each tool closes over this thread's bridge.
     // threadhost's own tools are left out altogether where the policy refuses them.
     const own = (tool: string, factory: ExtensionFactory) => (ruleFor(toolPolicy, tool) === 'deny' ? [] : [factory])
+    // The policy's questions say whose they are, apart from an extension's own gate on the same call.
+    const askPermission: PermissionAsk = async (title, { signal, toolCallId }) => {
+      const origin = { kind: 'extension' as const, name: TOOL_POLICY_ORIGIN, ...(toolCallId ? { toolCallId } : {}) }
+      const resolution = await askBridge(ui, { spec: { method: 'select', title, options: PERMISSION_CHOICES }, origin, ...(signal ? { signal } : {}) }, log)
+      const answer = resolution.answer
+      return { ...(answer && 'value' in answer ? { value: answer.value } : {}), outcome: resolution.outcome }
+    }
     const extensionFactories: ExtensionFactory[] = [
       ...own(ASK_USER_QUESTION, askUserQuestionExtension(ui, log)),
       ...own(UI_DIALOG, uiDialogExtension(ui, log)),
-      toolPermissionExtension(toolPolicy),
+      toolPermissionExtension(toolPolicy, askPermission),
       ...(onSessionChange ? [sessionChangesExtension(onSessionChange, (m) => models.nameOf(m))] : []),
       ...(options.extraExtensions?.(ui) ?? []),
     ]
@@ -143,12 +150,7 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
       ...(askTrust ? { pendingTrust: askTrust } : {}),
       label: `thread ${threadId}`,
       ...(options.shutdownMs !== undefined ? { shutdownMs: options.shutdownMs } : {}),
-      shellPermission: userShellPermission(toolPolicy, async (title) => {
-        const origin = { kind: 'extension' as const, name: 'tool policy' }
-        const resolution = await askBridge(ui, { spec: { method: 'select', title, options: PERMISSION_CHOICES }, origin }, log)
-        const answer = resolution.answer
-        return { ...(answer && 'value' in answer ? { value: answer.value } : {}), outcome: resolution.outcome }
-      }),
+      shellPermission: userShellPermission(toolPolicy, askPermission),
     })
     const tell = (message: string) => {
       log.info(`thread ${threadId}: ${message}`)

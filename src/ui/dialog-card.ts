@@ -95,7 +95,7 @@ export class DialogCard extends LitElement {
       <header>
         <h3 id=${titleId}>${this.cardTitle}</h3>
         ${this.#countdown()}
-        ${origin.name ? html`<span class="meta">asked by ${origin.name}</span>` : nothing}
+        ${origin.name || origin.kind === 'extension' ? html`<span class="meta">asked by ${origin.name ?? 'an extension'}</span>` : nothing}
       </header>
       ${this.confirmingCancel ? this.#askCancel() : nothing}
       ${this.#body()}

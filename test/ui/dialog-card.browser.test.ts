@@ -22,6 +22,17 @@ afterEach(() => {
 })
 
 describe('dialog cards', () => {
+  test("says who asks: an extension's own question, or threadhost's tool policy, so two questions about one tool call are told apart", async () => {
+    mount({ id: 'e1', dialog: { method: 'select', title: 'Dangerous command: rm -rf x. Allow?', options: ['Yes', 'No'] }, origin: { kind: 'extension' } })
+    mount({
+      id: 'p1',
+      dialog: { method: 'select', title: 'Allow bash to run this command?', options: ['Allow once', 'Deny'] },
+      origin: { kind: 'extension', name: "threadhost's tool policy" },
+    })
+    await expect.element(page.getByRole('dialog', { name: /Dangerous command/ }).getByText('asked by an extension')).toBeVisible()
+    await expect.element(page.getByRole('dialog', { name: /Allow bash/ }).getByText("asked by threadhost's tool policy")).toBeVisible()
+  })
+
   test('confirm: a dialog named by its title, Yes answers { confirmed: true } once', async () => {
     const { submit } = mount({ id: 'c1', dialog: { method: 'confirm', title: 'Deploy?', message: 'to prod' }, origin })
     const card = page.getByRole('dialog', { name: 'Deploy?' })

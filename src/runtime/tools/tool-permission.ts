@@ -10,9 +10,7 @@
  * tool's error result. Every question's outcome and every refusal by policy is also appended to the
  * session as a `threadhost.tool-permission` custom entry, which pi keeps out of the model's context.
  */
-import type { ExtensionContext, ExtensionFactory, ToolCallEvent } from '@earendil-works/pi-coding-agent'
-import type { DialogResolution } from '../port.js'
-import { resolutionFor } from '../extension-ui.js'
+import type { ExtensionFactory, ToolCallEvent } from '@earendil-works/pi-coding-agent'
 import { contains, readPathVariants, toolPath } from '../paths.js'
 import { FILE_TOOLS, ruleFor, type ToolPolicy } from '../tool-policy.js'
 import { describeToolCall } from './describe-tool-call.js'
@@ -37,7 +35,13 @@ export interface ToolPermissionRecord {
   outside?: string[]
 }
 
-export function toolPermissionExtension(policy: ToolPolicy): ExtensionFactory {
+/** Who asks threadhost's permission questions, on each card: an extension's own question (pi's `permission-gate.ts`) says it is an extension's. */
+export const TOOL_POLICY_ORIGIN = "threadhost's tool policy"
+
+/** Asks the people watching one permission question (a select of PERMISSION_CHOICES), under TOOL_POLICY_ORIGIN. */
+export type PermissionAsk = (title: string, options: { signal?: AbortSignal; toolCallId?: string }) => Promise<{ value?: string; outcome: string }>
+
+export function toolPermissionExtension(policy: ToolPolicy, askPermission: PermissionAsk): ExtensionFactory {
   // Built per session (see session-factory.ts), so this is one thread's memory.
   const granted = new Map<string, Grant>()
   return (pi) => {
@@ -65,7 +69,9 @@ export function toolPermissionExtension(policy: ToolPolicy): ExtensionFactory {
       const mustAsk = outside.length > 0 ? grant !== 'anywhere' : rule === 'ask' && grant === undefined
       if (!mustAsk) return undefined
 
-      const choice = await ask(ctx, describeToolCall(tool, event.input, outside))
+      const choice = ctx.hasUI
+        ? await askPermission(describeToolCall(tool, event.input, outside), { ...(ctx.signal ? { signal: ctx.signal } : {}), toolCallId: event.toolCallId })
+        : { outcome: 'refused' }
       if (choice.value === ALLOW_ONCE || choice.value === ALLOW_FOR_THREAD) {
         const thread = choice.value === ALLOW_FOR_THREAD
         if (thread) granted.set(tool, outside.length > 0 || grant === 'anywhere' ? 'anywhere' : 'workspace')
@@ -78,30 +84,18 @@ export function toolPermissionExtension(policy: ToolPolicy): ExtensionFactory {
   }
 }
 
-async function ask(ctx: ExtensionContext, title: string): Promise<{ value?: string; outcome: string }> {
-  if (!ctx.hasUI) return { outcome: 'refused' }
-  const signal = ctx.signal
-  const value = await ctx.ui.select(title, PERMISSION_CHOICES, signal ? { signal } : undefined)
-  // pi's select says only "undefined"; the bridge kept the real ending against the signal.
-  const outcome: DialogResolution['outcome'] = (signal && resolutionFor(signal)?.outcome) || 'cancelled'
-  return { ...(value !== undefined ? { value } : {}), outcome }
-}
-
 /**
  * A `!`/`!!` command typed in the composer passes the policy's bash rule as the model's bash does:
  * `deny` refuses it, `ask` asks the same card (its title says the command came from the composer),
  * `allow` runs it. "Allow for this thread" here covers the composer's commands only, never the model's.
  */
-export function userShellPermission(
-  policy: ToolPolicy,
-  ask: (title: string) => Promise<{ value?: string; outcome: string }>,
-): (command: string) => Promise<string | undefined> {
+export function userShellPermission(policy: ToolPolicy, ask: PermissionAsk): (command: string) => Promise<string | undefined> {
   let granted = false
   return async (command) => {
     const rule = ruleFor(policy, 'bash')
     if (rule === 'deny') return 'The tool policy does not allow bash, so the command did not run.'
     if (rule === 'allow' || granted) return undefined
-    const choice = await ask(`A shell command typed in the composer (!).\n${describeToolCall('bash', { command }, [])}`)
+    const choice = await ask(`A shell command typed in the composer (!).\n${describeToolCall('bash', { command }, [])}`, {})
     if (choice.value === ALLOW_FOR_THREAD) granted = true
     if (choice.value === ALLOW_ONCE || choice.value === ALLOW_FOR_THREAD) return undefined
     return blockedReason('bash', choice.value === DENY ? 'denied' : choice.outcome).replace('this bash call', 'this command')
