@@ -6,7 +6,7 @@
  */
 import { fromPromise } from 'xstate'
 import { threadSlotMachine } from '../machines/thread-slot.machine.js'
-import { SessionDamaged, type AgentRuntime, type RuntimeFactory, type SessionChange } from '../runtime/port.js'
+import { SessionDamaged, type AgentRuntime, type RuntimeFactory, type SessionChange, type ThreadActions } from '../runtime/port.js'
 import { LiveThread } from './live-thread.js'
 import type { Log } from './store/journal.js'
 import type { ThreadStore } from './store/port.js'
@@ -27,6 +27,8 @@ export interface SlotLifecycleDeps {
   persist: (slot: ThreadSlot) => void
   /** A LiveThread started or retired (the inspector watches them). */
   notifyLive: (thread: LiveThread, event: 'started' | 'retired') => void
+  /** What the host does for the thread's extensions' session actions (`ctx.newSession()` …). */
+  threadActions?: (slot: ThreadSlot, live: LiveThread) => ThreadActions
 }
 
 /** Each live thread's runtime, for what the thread's machine has no event for (an extension's shortcut). */
@@ -91,6 +93,7 @@ async function build(deps: SlotLifecycleDeps, slot: ThreadSlot): Promise<LiveThr
   deps.notifyLive(live, 'started')
   try {
     const { threadId, model, thinkingLevel, cwd } = slot.record
+    const actions = deps.threadActions?.(slot, live)
     const runtime = await deps.runtimes.create({
       threadId,
       model,
@@ -98,6 +101,7 @@ async function build(deps: SlotLifecycleDeps, slot: ThreadSlot): Promise<LiveThr
       cwd: cwd ?? deps.defaultCwd,
       ui: live.ui,
       onSessionChange: (change) => sessionChanged(deps, slot, change),
+      ...(actions ? { actions } : {}),
     })
     if (slot.doomed || deps.closing()) {
       await runtime.dispose()

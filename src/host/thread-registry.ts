@@ -96,6 +96,7 @@ export class ThreadRegistry {
       notifyLive: (thread, event) => {
         for (const listener of this.#liveListeners) listener(thread, event)
       },
+      threadActions: (slot, live) => ({ newThread: () => this.#newThreadFor(slot, live) }),
     })
   }
 
@@ -281,6 +282,23 @@ export class ThreadRegistry {
     if (!slot) return undefined
     const live = slot.damage !== undefined ? undefined : await slot.ensureLive().catch(() => undefined)
     return [...HOST_COMMANDS, ...(live?.commands() ?? [])]
+  }
+
+  /**
+   * An extension's `ctx.newSession()`: a new thread like this one (its model, thinking level and
+   * workspace, as `/new` makes), announced to the thread's followers with its link. pi's
+   * `parentSession` is not kept: a thread's parent is a fork's.
+   */
+  async #newThreadFor(slot: ThreadSlot, live: LiveThread): Promise<{ cancelled: boolean }> {
+    const { model, thinkingLevel, cwd } = slot.record
+    const created = await this.create({ model, ...(thinkingLevel ? { thinkingLevel } : {}), ...(cwd ? { cwd } : {}) })
+    if (created.kind !== 'created') {
+      const why = created.kind === 'invalid' ? created.reason : 'the id is taken'
+      live.ui.notify(`An extension asked for a new session (ctx.newSession()), but no thread could be made: ${why}.`, 'warning')
+      return { cancelled: true }
+    }
+    live.ui.notify(`An extension started a new thread: #/threads/${encodeURIComponent(created.threadId)}`, 'info')
+    return { cancelled: false }
   }
 
   /** Runs an extension's shortcut on the thread's runtime (built if cold, as for its commands). */

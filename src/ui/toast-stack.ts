@@ -8,6 +8,12 @@ import { repeat } from 'lit/directives/repeat.js'
 import type { Toast } from './thread-store.js'
 import { toastStackStyles } from './toast-stack.styles.js'
 
+/** A thread's address in a notice (`#/threads/<id>`, e.g. the thread an extension's ctx.newSession() made) becomes a link to it. */
+function withThreadLinks(message: string) {
+  const parts = message.split(/(#\/threads\/[^\s/?#]+)/)
+  return parts.map((part, i) => (i % 2 ? html`<a href=${part}>open it</a>` : part))
+}
+
 @customElement('toast-stack')
 export class ToastStack extends LitElement {
   @property({ attribute: false }) toasts: Toast[] = []
@@ -22,7 +28,7 @@ export class ToastStack extends LitElement {
         this.toasts,
         (t) => t.id,
         (t) => html`<div class="toast ${t.level}" role=${t.level === 'error' ? 'alert' : 'status'}>
-          <span>${t.message}</span>
+          <span>${withThreadLinks(t.message)}</span>
           <button class="ghost" aria-label="Dismiss" @click=${() => this.dismiss(t.id)}>×</button>
         </div>`,
       )}

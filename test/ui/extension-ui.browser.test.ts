@@ -124,4 +124,11 @@ describe('extension UI in the browser', () => {
     // A live title changes nothing about the thread: the list has nothing to reload.
     expect(changed).toEqual([])
   })
+
+  test("a notice naming a thread (an extension's ctx.newSession() made it) links to that thread", async () => {
+    const { es } = await tab()
+    es.frame(feed()({ type: 'notify', message: 'An extension started a new thread: #/threads/k9x', level: 'info' }))
+    const toasts = page.getByRole('region', { name: 'Notifications' })
+    await expect.element(toasts.getByRole('link', { name: 'open it' })).toHaveAttribute('href', '#/threads/k9x')
+  })
 })
