@@ -74,6 +74,7 @@ export default defineConfig({
             test: {
               name: 'browser',
               include: ['test/ui/**/*.browser.test.ts'],
+              setupFiles: ['test/ui/setup.ts'],
               testTimeout: 20_000,
               browser: {
                 enabled: true,
