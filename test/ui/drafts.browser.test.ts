@@ -2,7 +2,7 @@
  * A draft belongs to its thread: switching threads shows each thread's own unsent text (Enter can
  * never send thread A's text to thread B), and it survives a reload (issue 20).
  */
-import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import { afterEach, describe, expect, test } from 'vitest'
 import { page, userEvent } from 'vitest/browser'
 import '../../src/ui/thread-pane.js'
 import { followConfig } from '../../src/ui/follow-client.js'
@@ -20,7 +20,6 @@ async function follow(threadId: string): Promise<void> {
   await expect.element(box()).toBeVisible()
 }
 
-beforeEach(() => localStorage.clear())
 afterEach(() => {
   document.body.replaceChildren()
   FakeEventSource.instances.length = 0

@@ -1,5 +1,5 @@
 /** Doubles for the browser component tests: a scriptable EventSource and an API of spies. */
-import { beforeEach, vi } from 'vitest'
+import { vi } from 'vitest'
 import type {
   ModelInfo,
   ModelList,
@@ -13,10 +13,6 @@ import type {
 import { initialView } from '../../src/shared/projection.js'
 import type { Api } from '../../src/ui/api.js'
 import type { ThreadPane } from '../../src/ui/thread-pane.js'
-
-// Drafts are kept per thread in localStorage (src/ui/drafts.ts): every test starts with none, so one
-// test's typing never appears in the next one's composer.
-beforeEach(() => localStorage.clear())
 
 export class FakeEventSource extends EventTarget {
   static instances: FakeEventSource[] = []
