@@ -1,31 +1,32 @@
 /**
  * The thread registry: a directory of thread slots. Each slot's machine says whether its thread is
- * live; the modules beside this one do the jobs (thread-slot.ts, thread-feeds.ts, recovery.ts,
- * prompt-admission.ts, thread-commands.ts, fork.ts). This file finds the slot a request names, builds
- * a runtime only for a prompt or a command, and writes what it answered before a shutdown closes the store.
+ * live; the modules beside this one do the jobs (thread-slot.ts, slot-lifecycle.ts, thread-feeds.ts,
+ * recovery.ts, thread-requests.ts with prompt-admission.ts and thread-commands.ts, fork.ts). This file
+ * opens and recovers the store, keeps the slots and their rows, and writes what it answered before a
+ * shutdown closes the store.
  *
  * Abort, dialog answers and follows *peek*: they never build a runtime, so a cold thread answers 404
  * there (and a follow shows its persisted transcript). It knows nothing of HTTP; the server maps the
  * outcomes to status codes.
  */
 import { randomUUID } from 'node:crypto'
-import type { CommandInfo, ExtensionList, ModelList, ThinkingLevel, ThreadSummary } from '../schemas/index.js'
+import type { CommandInfo, ExtensionList, ModelList, ThreadSummary } from '../schemas/index.js'
 import type { CreateOutcome, DialogOutcomeForRoute, PromptRouteOutcome, ShortcutOutcome } from '../schemas/outcomes.js'
 import { SessionDamaged, type ModelCatalog, type RuntimeFactory } from '../runtime/port.js'
-import { HOST_COMMANDS, parseCommand } from './commands.js'
 import type { Feed } from './feed.js'
-import { forkThread, type ForkOutcome } from './fork.js'
+import type { ForkOutcome } from './fork.js'
 import type { AbortOutcome, LiveThread } from './live-thread.js'
 import { PromptAdmission, type PromptRequestBody } from './prompt-admission.js'
 import { rebuildIndex, recoveredRow, recoverInFlight, survey, type RecoveryDeps } from './recovery.js'
 import { lostCeiling, ThreadJournal, type Log } from './store/journal.js'
 import type { IdempotencyClaim, ThreadRow, ThreadStore } from './store/port.js'
 import { SqliteThreadStore } from './store/sqlite.js'
-import { runHostCommand, type ThreadChange, type UpdateOutcome } from './thread-commands.js'
+import type { ThreadChange, UpdateOutcome } from './thread-commands.js'
 import { summaryOf } from './thread-display.js'
-import { provideSlotMachine, runtimeOf } from './slot-lifecycle.js'
+import { provideSlotMachine } from './slot-lifecycle.js'
 import { ThreadFeeds } from './thread-feeds.js'
-import { ThreadGone, ThreadSlot } from './thread-slot.js'
+import { ThreadSlot } from './thread-slot.js'
+import { ThreadRequests, type CreateRequest, type DialogBody } from './thread-requests.js'
 import type { Workspaces } from './workspaces.js'
 
 export type { CommandOutcome, ThreadChange, UpdateOutcome } from './thread-commands.js'
@@ -44,18 +45,10 @@ export interface RegistryOptions {
   store?: ThreadStore
 }
 
-export interface CreateRequest {
-  id?: string
-  title?: string
-  model?: string
-  thinkingLevel?: ThinkingLevel
-  cwd?: string
-}
-
 /** What each command comes to: src/schemas/outcomes.ts holds the vocabularies and what each outcome is on the wire. */
 export type { CreateOutcome, DialogOutcomeForRoute, PromptRouteOutcome }
 
-export type DialogBody = { id: string; [field: string]: unknown }
+export type { CreateRequest, DialogBody } from './thread-requests.js'
 
 export class ThreadRegistry {
   readonly #slots = new Map<string, ThreadSlot>()
@@ -64,6 +57,7 @@ export class ThreadRegistry {
   readonly #feeds: ThreadFeeds
   readonly #admission: PromptAdmission
   readonly #machine: ReturnType<typeof provideSlotMachine>
+  readonly #requests: ThreadRequests
   #closing = false
   #shutdown?: Promise<void>
   #surveyed: Promise<void> = Promise.resolve()
@@ -83,6 +77,18 @@ export class ThreadRegistry {
       persist: (slot) => this.#persist(slot),
     })
     this.#admission = new PromptAdmission(store, (slot) => this.#row(slot), options.log)
+    this.#requests = new ThreadRequests({
+      options,
+      feeds: this.#feeds,
+      admission: this.#admission,
+      closing: () => this.#closing,
+      slot: (threadId) => this.#slots.get(threadId),
+      present: (threadId) => this.#present(threadId),
+      remember: (threadId, request) => this.#remember(threadId, request),
+      persist: (slot, record) => this.#persist(slot, record),
+      create: (request) => this.create(request),
+      get: (threadId) => this.get(threadId),
+    })
     this.#machine = provideSlotMachine({
       slot: (threadId) => this.#slots.get(threadId),
       feeds: this.#feeds,
@@ -96,7 +102,7 @@ export class ThreadRegistry {
       notifyLive: (thread, event) => {
         for (const listener of this.#liveListeners) listener(thread, event)
       },
-      threadActions: (slot, live) => ({ newThread: () => this.#newThreadFor(slot, live) }),
+      threadActions: (slot, live) => ({ newThread: () => this.#requests.newThreadFor(slot, live) }),
     })
   }
 
@@ -185,35 +191,6 @@ export class ThreadRegistry {
     })
   }
 
-  /** A new thread holding this one's history before a prompt, linked to it (fork.ts: edit and resend, regenerate). */
-  fork(threadId: string, fromMessageId: string): Promise<ForkOutcome> {
-    return this.#tracked(async () => {
-      const slot = this.#present(threadId)
-      if (!slot) return { kind: 'unknown' }
-      const create = async (request: CreateRequest, run: number) => {
-        const created = await this.create(request)
-        const forked = created.kind === 'created' ? this.#slots.get(created.threadId) : undefined
-        if (forked) {
-          forked.record = { ...forked.record, run }
-          this.#persist(forked)
-          // The new thread's link to its source is in its session file (written before it was created).
-          await this.#feeds.describe(forked)
-        }
-        return created
-      }
-      // The source's extensions are asked, as pi asks them before its own fork: a cold source is built to ask them.
-      const ask = async (messageId: string) => {
-        if (slot.damage !== undefined) return { cancelled: false }
-        const live = await slot.ensureLive().catch((error: unknown) => {
-          this.#options.log?.('warn', `[${threadId}] fork: the thread's extensions could not be asked (${String(error)})`)
-          return undefined
-        })
-        return (await live?.beforeFork(messageId)) ?? { cancelled: false }
-      }
-      return forkThread({ runtimes: this.#options.runtimes, create, summary: (id) => this.get(id), ask }, slot.record, fromMessageId)
-    })
-  }
-
   list(): ThreadSummary[] {
     return [...this.#slots.values()]
       .filter((s) => s.present)
@@ -224,35 +201,6 @@ export class ThreadRegistry {
   get(threadId: string): ThreadSummary | undefined {
     const slot = this.#present(threadId)
     return slot && summaryOf(slot, this.#options.workspaces.default)
-  }
-
-  /** A rename takes effect at once; a model or thinking level applies from the next run (refused `busy` during one). */
-  update(threadId: string, change: ThreadChange): Promise<UpdateOutcome> {
-    return this.#tracked(async () => {
-      const slot = this.#present(threadId)
-      if (!slot) return { kind: 'unknown' }
-      const configures = change.model !== undefined || change.thinkingLevel !== undefined
-      if (configures && slot.damage !== undefined) return { kind: 'unavailable', reason: slot.damage }
-      if (change.model !== undefined) {
-        const check = await this.#options.models.check(change.model)
-        if (!check.ok) return { kind: 'invalid', reason: check.reason }
-      }
-      const live = configures ? await slot.currentLive() : undefined
-      if (live?.busy) return { kind: 'busy' }
-      await live?.configure({ model: change.model, thinkingLevel: change.thinkingLevel })
-      const { title, model, thinkingLevel } = change
-      const record = {
-        ...slot.record,
-        ...(title !== undefined ? { title } : {}),
-        ...(model !== undefined ? { model } : {}),
-        ...(thinkingLevel !== undefined ? { thinkingLevel } : {}),
-        updatedAt: Date.now(),
-      }
-      // Written before it is taken: a write the disk refuses (503/507) leaves the thread as it was.
-      this.#persist(slot, record)
-      slot.record = record
-      return { kind: 'updated', summary: summaryOf(slot, this.#options.workspaces.default) }
-    })
   }
 
   /**
@@ -276,116 +224,41 @@ export class ThreadRegistry {
     })
   }
 
-  /** What the composer can run on this thread: threadhost's commands and pi's (the thread is built to know them). */
-  async commands(threadId: string): Promise<CommandInfo[] | undefined> {
-    const slot = this.#present(threadId)
-    if (!slot) return undefined
-    const live = slot.damage !== undefined ? undefined : await slot.ensureLive().catch(() => undefined)
-    return [...HOST_COMMANDS, ...(live?.commands() ?? [])]
+  // ——— requests on one thread (thread-requests.ts), each tracked so a shutdown waits for what it answered ———
+
+  /** A new thread holding this one's history before a prompt, linked to it (fork.ts: edit and resend, regenerate). */
+  fork(threadId: string, fromMessageId: string): Promise<ForkOutcome> {
+    return this.#tracked(() => this.#requests.fork(threadId, fromMessageId))
   }
 
-  /**
-   * An extension's `ctx.newSession()`: a new thread like this one (its model, thinking level and
-   * workspace, as `/new` makes), announced to the thread's followers with its link. pi's
-   * `parentSession` is not kept: a thread's parent is a fork's.
-   */
-  async #newThreadFor(slot: ThreadSlot, live: LiveThread): Promise<{ cancelled: boolean }> {
-    const { model, thinkingLevel, cwd } = slot.record
-    const created = await this.create({ model, ...(thinkingLevel ? { thinkingLevel } : {}), ...(cwd ? { cwd } : {}) })
-    if (created.kind !== 'created') {
-      const why = created.kind === 'invalid' ? created.reason : 'the id is taken'
-      live.ui.notify(`An extension asked for a new session (ctx.newSession()), but no thread could be made: ${why}.`, 'warning')
-      return { cancelled: true }
-    }
-    live.ui.notify(`An extension started a new thread: #/threads/${encodeURIComponent(created.threadId)}`, 'info')
-    return { cancelled: false }
+  /** A rename takes effect at once; a model or thinking level applies from the next run (refused `busy` during one). */
+  update(threadId: string, change: ThreadChange): Promise<UpdateOutcome> {
+    return this.#tracked(() => this.#requests.update(threadId, change))
   }
 
-  /** Runs an extension's shortcut on the thread's runtime (built if cold, as for its commands). */
-  async shortcut(threadId: string, key: string): Promise<ShortcutOutcome> {
-    const slot = this.#present(threadId)
-    if (!slot) return { kind: 'unknown' }
-    if (slot.damage !== undefined) return { kind: 'unavailable', reason: slot.damage }
-    let live: LiveThread
-    try {
-      live = await slot.ensureLive()
-    } catch (error) {
-      if (error instanceof ThreadGone) return { kind: 'unknown' }
-      if (error instanceof SessionDamaged) return { kind: 'unavailable', reason: error.reason }
-      return { kind: 'build-failed', reason: error instanceof Error ? error.message : String(error) }
-    }
-    if (runtimeOf(live)?.runShortcut?.(key)) return { kind: 'started' }
-    return { kind: 'unknown-shortcut', shortcuts: live.commands().filter((c) => c.kind === 'shortcut').map((c) => c.name) }
-  }
-
-  /**
-   * The first prompt to an unknown id creates the thread. A `/command` is threadhost's (applied to
-   * the thread, never queued), pi's (prompted as any text: pi runs it), or unknown (refused).
-   * `claim`: the request's `Idempotency-Key`, claimed for the prompt when it is journaled.
-   */
+  /** The first prompt to an unknown id creates the thread; a `/command` is threadhost's, pi's, or refused. */
   prompt(threadId: string, request: PromptRequestBody, claim?: IdempotencyClaim): Promise<PromptRouteOutcome> {
-    return this.#tracked(async () => {
-      if (this.#closing) return { kind: 'closing' }
-      const slot = this.#slots.get(threadId) ?? this.#remember(threadId, { model: this.#options.defaultModel, cwd: this.#options.workspaces.default })
-      if (!slot.present) return { kind: 'rejected', reason: 'deleted' }
-      if (slot.damage !== undefined) return { kind: 'rejected', reason: 'unavailable' }
-      let live: LiveThread
-      try {
-        live = await slot.ensureLive()
-      } catch (error) {
-        if (error instanceof ThreadGone) return error.reason === 'closing' ? { kind: 'closing' } : { kind: 'rejected', reason: 'deleted' }
-        if (error instanceof SessionDamaged) return { kind: 'rejected', reason: 'unavailable' }
-        return { kind: 'build-failed', reason: error instanceof Error ? error.message : String(error) }
-      }
-      const command = parseCommand(request.message, live.commands())
-      if (command.kind === 'unknown') return { kind: 'unknown-command', name: command.name, suggestions: command.suggestions }
-      if (command.kind === 'host') return runHostCommand(
-        {
-          live,
-          update: (change) => this.update(threadId, change),
-          create: (request) => this.create(request),
-          summary: (id) => this.get(id),
-          touch: () => {
-            const record = { ...slot.record, updatedAt: Date.now() }
-            this.#persist(slot, record)
-            slot.record = record
-            return summaryOf(slot, this.#options.workspaces.default)
-          },
-          settings: slot.record,
-        },
-        command.name,
-        command.args,
-      )
-      return this.#admission.admit(slot, live, request, claim)
-    })
-  }
-
-  /** A tab's composer draft, for extensions that read the editor. It never builds a runtime. */
-  reportDraft(threadId: string, text: string): boolean {
-    const live = this.#slots.get(threadId)?.live
-    live?.reportDraft(text)
-    return live !== undefined
+    return this.#tracked(() => this.#requests.prompt(threadId, request, claim))
   }
 
   abort(threadId: string, run?: number): Promise<AbortOutcome> {
-    return this.#tracked(async () => {
-      const slot = this.#slots.get(threadId)
-      const thread = slot?.thread
-      if (!slot || !thread) return { kind: 'not-live' }
-      const outcome = await thread.stop(run)
-      if (outcome.kind !== 'stopped') return outcome
-      // Handed back to the caller: each prompt's fate, by the id it was journaled under.
-      for (const p of outcome.restored) slot.journal.fate(p.messageId, { kind: 'restored' })
-      return { kind: 'stopped', restored: outcome.restored.map((p) => p.text) }
-    })
+    return this.#tracked(() => this.#requests.abort(threadId, run))
   }
 
-  /** Finds the thread; the question's own dialog machine decides whether the payload answers it. */
-  async answer(threadId: string, body: DialogBody): Promise<DialogOutcomeForRoute> {
-    const live = this.#slots.get(threadId)?.live
-    if (!live) return { kind: 'not-live' }
-    const { id, ...payload } = body
-    return live.answer(id, payload)
+  answer(threadId: string, body: DialogBody): Promise<DialogOutcomeForRoute> {
+    return this.#requests.answer(threadId, body)
+  }
+
+  commands(threadId: string): Promise<CommandInfo[] | undefined> {
+    return this.#requests.commands(threadId)
+  }
+
+  shortcut(threadId: string, key: string): Promise<ShortcutOutcome> {
+    return this.#requests.shortcut(threadId, key)
+  }
+
+  reportDraft(threadId: string, text: string): boolean {
+    return this.#requests.reportDraft(threadId, text)
   }
 
   /** The thread's feed, loading a cold thread's persisted transcript without building a runtime. */

@@ -31,6 +31,8 @@ export class ThreadSlot {
   /** The feed, while it is loaded: a cold thread keeps one while anybody follows it. */
   feed?: Feed
   feedLoading?: Promise<Feed>
+  /** Prompts between the request and the machine's answer: a model change meanwhile is refused busy. */
+  admitting = 0
   #actor?: ThreadSlotActor
 
   constructor(
