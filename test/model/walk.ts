@@ -27,7 +27,7 @@ export class Divergence extends Error {
 }
 
 /**
- * Server bugs the walk found and that are recorded (docs/testing.md, `known-bugs.test.ts`), not fixed
+ * Server bugs the walk found and that are recorded (docs/testing.md, `walk-found-defects.test.ts`), not fixed
  * here. With `tolerateKnown` a walk that hits one starts a fresh thread and goes on, counting it.
  */
 export const KNOWN_BUGS: { name: string; test: RegExp }[] = [
