@@ -208,6 +208,11 @@ export class LiveThread {
     return this.#runtime?.commands() ?? []
   }
 
+  /** Starts an extension's shortcut handler (no machine event: it acts through the runtime); false when none has that key. */
+  runShortcut(key: string): boolean {
+    return this.#runtime?.runShortcut?.(key) ?? false
+  }
+
   /** pi's compaction; the registry calls it only while idle. */
   async compact(instructions?: string): Promise<void> {
     await this.#runtime?.compact(instructions)

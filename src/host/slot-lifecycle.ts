@@ -6,7 +6,7 @@
  */
 import { fromPromise } from 'xstate'
 import { threadSlotMachine } from '../machines/thread-slot.machine.js'
-import { SessionDamaged, type AgentRuntime, type RuntimeFactory, type SessionChange, type ThreadActions } from '../runtime/port.js'
+import { SessionDamaged, type RuntimeFactory, type SessionChange, type ThreadActions } from '../runtime/port.js'
 import { LiveThread } from './live-thread.js'
 import type { Log } from './store/journal.js'
 import type { ThreadStore } from './store/port.js'
@@ -30,10 +30,6 @@ export interface SlotLifecycleDeps {
   /** What the host does for the thread's extensions' session actions (`ctx.newSession()` …). */
   threadActions?: (slot: ThreadSlot, live: LiveThread) => ThreadActions
 }
-
-/** Each live thread's runtime, for what the thread's machine has no event for (an extension's shortcut). */
-const runtimes = new WeakMap<LiveThread, AgentRuntime>()
-export const runtimeOf = (live: LiveThread): AgentRuntime | undefined => runtimes.get(live)
 
 export function provideSlotMachine(deps: SlotLifecycleDeps) {
   const slotOf = (threadId: string) => deps.slot(threadId)!
@@ -108,7 +104,6 @@ async function build(deps: SlotLifecycleDeps, slot: ThreadSlot): Promise<LiveThr
       throw new ThreadGone(deps.closing() ? 'closing' : 'deleted')
     }
     live.attach(runtime)
-    runtimes.set(live, runtime)
     return live
   } catch (error) {
     live.actor.stop()

@@ -15,7 +15,6 @@ import type { Log } from './store/journal.js'
 import type { IdempotencyClaim, ThreadRow } from './store/port.js'
 import { runHostCommand, type CommandTarget, type ThreadChange, type UpdateOutcome } from './thread-commands.js'
 import { summaryOf } from './thread-display.js'
-import { runtimeOf } from './slot-lifecycle.js'
 import type { ThreadFeeds } from './thread-feeds.js'
 import { ThreadGone, type ThreadSlot } from './thread-slot.js'
 import type { Workspaces } from './workspaces.js'
@@ -170,7 +169,7 @@ export class ThreadRequests {
     if (slot.damage !== undefined) return { kind: 'unavailable', reason: slot.damage }
     const live = await this.#built(slot)
     if (!(live instanceof LiveThread)) return live.kind === 'closing' || live.kind === 'rejected' ? { kind: 'unknown' } : live
-    if (runtimeOf(live)?.runShortcut?.(key)) return { kind: 'started' }
+    if (live.runShortcut(key)) return { kind: 'started' }
     return { kind: 'unknown-shortcut', shortcuts: live.commands().filter((c) => c.kind === 'shortcut').map((c) => c.name) }
   }
 
