@@ -62,11 +62,7 @@ export function provideSlotMachine(deps: SlotLifecycleDeps) {
         const feed = slot.feed
         slot.record = { ...slot.record, run: slot.run, seq: feed?.seq ?? slot.record.seq, facts: factsOf(feed?.view.transcript ?? [], slot.record.facts) }
         // Also at a shutdown: the store closes only once every thread has retired.
-        try {
-          deps.persist(slot)
-        } catch (error) {
-          deps.log?.('error', `store write failed: ${String(error)}`)
-        }
+        keep(deps, slot)
       },
     },
     guards: {
@@ -126,11 +122,18 @@ function sessionChanged(deps: SlotLifecycleDeps, slot: ThreadSlot, change: Sessi
   const thinkingLevel = change.thinkingLevel ?? slot.record.thinkingLevel
   if (model === slot.record.model && thinkingLevel === slot.record.thinkingLevel) return
   slot.record = { ...slot.record, model, ...(thinkingLevel ? { thinkingLevel } : {}) }
+  keep(deps, slot)
+}
+
+/**
+ * Writes a row nobody is waiting on an answer for: a write the disk refuses is logged, and the row
+ * in memory (what the summary and a rebuild read) is carried by the row's next write.
+ */
+function keep(deps: SlotLifecycleDeps, slot: ThreadSlot): void {
   try {
     deps.persist(slot)
   } catch (error) {
-    // The row in memory has it (the summary and a rebuild use that); the next write of the row carries it.
-    deps.log?.('warn', `[${slot.threadId}] store write failed: ${String(error)}`)
+    deps.log?.('error', `[${slot.threadId}] store write failed: ${String(error)}`)
   }
 }
 
