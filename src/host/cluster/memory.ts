@@ -1,0 +1,116 @@
+/**
+ * The ports of port.ts in one process: the same rules as the engine's adapter (compare-and-set
+ * owners, appends conditional on the last position, no-owner when nobody serves a thread), held to
+ * them by the same contract tests (test/host/cluster-contract.test.ts). Several nodes share one
+ * `MemoryCluster`; `expire` ends a node's lease as a dead node's lapses.
+ */
+import { randomUUID } from 'node:crypto'
+import type { ThreadRow } from '../store/port.js'
+import {
+  Fenced,
+  type ClusterEngine,
+  type CommandReply,
+  type CommandRequest,
+  type NodeInfo,
+  type OwnerRecord,
+  type ThreadRecord,
+} from './port.js'
+
+export class MemoryCluster {
+  readonly nodes = new Map<string, NodeInfo>()
+  readonly #lost = new Map<string, () => void>()
+  readonly owners = new Map<string, { record: OwnerRecord; revision: number }>()
+  #revision = 0
+  readonly logs = new Map<string, ThreadRecord[]>()
+  readonly #readers = new Map<string, Set<(record: ThreadRecord, position: number) => void>>()
+  readonly #servers = new Map<string, (request: CommandRequest) => Promise<CommandReply>>()
+  readonly rows = new Map<string, ThreadRow>()
+  readonly #watchers = new Set<{ put: (row: ThreadRow) => void; delete: (id: string) => void }>()
+
+  /** A node's lease ends (as a dead node's would): it hears it, and the others see it gone. */
+  expire(nodeId: string): void {
+    this.nodes.delete(nodeId)
+    this.#lost.get(nodeId)?.()
+    this.#lost.delete(nodeId)
+  }
+
+  engine(name: string): ClusterEngine {
+    const self: NodeInfo = { id: `${name}-${randomUUID().slice(0, 8)}`, name }
+    const cluster = this
+    return {
+      mode: 'memory',
+      membership: {
+        self,
+        live: async () => [...cluster.nodes.values()],
+        isLive: async (id) => cluster.nodes.has(id),
+        join: async () => void cluster.nodes.set(self.id, self),
+        onLost: (listener) => void cluster.#lost.set(self.id, listener),
+        leave: async () => void cluster.nodes.delete(self.id),
+      },
+      owners: {
+        owner: async (threadId) => cluster.owners.get(threadId),
+        acquire: async (threadId, record, expected) => {
+          const current = cluster.owners.get(threadId)
+          if ((current?.revision ?? undefined) !== expected) return undefined
+          const revision = ++cluster.#revision
+          cluster.owners.set(threadId, { record, revision })
+          return { threadId, revision }
+        },
+        release: async ({ threadId, revision }) => {
+          if (cluster.owners.get(threadId)?.revision === revision) cluster.owners.delete(threadId)
+        },
+        list: async () => new Map(cluster.owners),
+      },
+      logs: {
+        last: async (threadId) => cluster.logs.get(threadId)?.length ?? 0,
+        append: async (threadId, record, expected) => {
+          const log = cluster.logs.get(threadId) ?? []
+          if (log.length !== expected) throw new Fenced(threadId, `wrong last sequence: ${log.length}`)
+          log.push(record)
+          cluster.logs.set(threadId, log)
+          const position = log.length
+          for (const reader of cluster.#readers.get(threadId) ?? []) reader(record, position)
+          return position
+        },
+        read: (threadId, onRecord, caughtUp) => {
+          const log = cluster.logs.get(threadId) ?? []
+          log.forEach((record, i) => onRecord(record, i + 1))
+          caughtUp()
+          const readers = cluster.#readers.get(threadId) ?? new Set()
+          cluster.#readers.set(threadId, readers)
+          readers.add(onRecord)
+          return { stop: () => void readers.delete(onRecord) }
+        },
+      },
+      commands: {
+        serve: (threadId, handler) => {
+          cluster.#servers.set(threadId, handler)
+          return () => {
+            if (cluster.#servers.get(threadId) === handler) cluster.#servers.delete(threadId)
+          }
+        },
+        send: async (threadId, request) => {
+          const handler = cluster.#servers.get(threadId)
+          return handler ? handler(request) : 'no-owner'
+        },
+      },
+      index: {
+        put: async (row) => {
+          cluster.rows.set(row.threadId, row)
+          for (const w of cluster.#watchers) w.put(row)
+        },
+        delete: async (threadId) => {
+          cluster.rows.delete(threadId)
+          for (const w of cluster.#watchers) w.delete(threadId)
+        },
+        watch: async (onPut, onDelete) => {
+          for (const row of cluster.rows.values()) onPut(row)
+          const watcher = { put: onPut, delete: onDelete }
+          cluster.#watchers.add(watcher)
+          return { stop: () => void cluster.#watchers.delete(watcher) }
+        },
+      },
+      close: async () => void cluster.nodes.delete(self.id),
+    }
+  }
+}

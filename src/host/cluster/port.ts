@@ -1,0 +1,135 @@
+/**
+ * The ports a host spread over several processes needs (docs/flows/cluster.md): who is alive
+ * (membership), who owns each thread (owners), each thread's ordered record of what happened (the
+ * thread log), a way to reach a thread's owner (the command bus) and the list of threads every node
+ * shows (the index). Two adapters implement them: the engine's (NATS JetStream, nats.ts, loaded
+ * only with `--cluster`) and an in-process one (memory.ts) that the contract tests hold to the same
+ * rules. Nothing here knows HTTP, SQLite or NATS.
+ *
+ * The one rule everything else rests on (fencing): a thread's log is written only by an append
+ * that names the sequence of the writer's own last record. A node that lost a thread (its lease
+ * lapsed, another node took it) finds its next append refused, and never retries it blindly.
+ */
+import type { ThreadRow } from '../store/port.js'
+
+/** A node's life in the cluster: a process has one id (a restart, or a node that fenced itself, gets a new one). */
+export interface NodeInfo {
+  /** Unique per process life: `name` plus a random suffix. */
+  id: string
+  /** The operator's `--node-name`. */
+  name: string
+}
+
+export interface Membership {
+  readonly self: NodeInfo
+  /** The nodes whose lease is current, this one included. */
+  live(): Promise<NodeInfo[]>
+  isLive(nodeId: string): Promise<boolean>
+  /** Joins (the lease is taken) and keeps the lease renewed until `leave`. */
+  join(): Promise<void>
+  /** Called once if this node's lease was lost (renewal refused or not renewed in time): it must stop owning anything. */
+  onLost(listener: () => void): void
+  leave(): Promise<void>
+}
+
+/** The owner record of a thread: which node life holds it. */
+export interface OwnerRecord {
+  node: string
+  name: string
+}
+
+export interface Ownership {
+  threadId: string
+  /** The owner record's revision as this node wrote it: its fencing token for the record. */
+  revision: number
+}
+
+export interface OwnerDirectory {
+  /** The current record and its revision, if any. */
+  owner(threadId: string): Promise<{ record: OwnerRecord; revision: number } | undefined>
+  /**
+   * Takes the thread: creates the record when there is none (`expected` undefined), or replaces the
+   * record at `expected` (compare-and-set). Resolves undefined when another node won the race.
+   */
+  acquire(threadId: string, record: OwnerRecord, expected?: number): Promise<Ownership | undefined>
+  /** Gives the thread up (only while the record is still this node's). */
+  release(ownership: Ownership): Promise<void>
+  /** Every thread and its owner (the takeover scan). */
+  list(): Promise<Map<string, { record: OwnerRecord; revision: number }>>
+}
+
+/** What a thread log holds, in order. Frames are the exact SSE bytes the owner encoded, as text. */
+export type ThreadRecord =
+  /** A node took the thread; `base`: the view it started from, when the log held nothing before. */
+  | { kind: 'epoch'; node: string; name: string; revision: number; seq: number; base?: unknown }
+  | { kind: 'frames'; frames: string[] }
+  /** A prompt accepted (before its 202) or given its fate: what a takeover reports back `owner-lost`. */
+  | { kind: 'prompt'; op: 'accepted'; messageId: string; text: string }
+  | { kind: 'prompt'; op: 'settled'; messageId: string }
+
+/** An append refused because another writer appended since this one's last record. */
+export class Fenced extends Error {
+  constructor(readonly threadId: string, detail: string) {
+    super(`thread ${threadId}: append refused (${detail}); another node owns it now`)
+  }
+}
+
+export interface ThreadLogs {
+  /** The position of the thread's last record (0: none yet). */
+  last(threadId: string): Promise<number>
+  /** Appends one record only if the thread's last record is at `expected`; resolves its position, rejects `Fenced`. */
+  append(threadId: string, record: ThreadRecord, expected: number): Promise<number>
+  /**
+   * Every record of the thread from the first, in order, then each new one as it lands. `caughtUp`
+   * fires once the records that were there when it started have all been delivered.
+   */
+  read(threadId: string, onRecord: (record: ThreadRecord, position: number) => void, caughtUp: () => void): { stop(): void }
+}
+
+/** A command as the receiving node passes it on, and the owner's answer, both verbatim. */
+export interface CommandRequest {
+  method: string
+  url: string
+  headers: Record<string, string>
+  body?: string
+}
+export interface CommandReply {
+  status: number
+  headers: Record<string, string>
+  body: string
+}
+
+export interface CommandBus {
+  /** Answers the thread's commands while this node owns it; returns what stops answering. */
+  serve(threadId: string, handler: (request: CommandRequest) => Promise<CommandReply>): () => void
+  /** `no-owner`: nobody answers for the thread (nobody owns it, or its owner is gone). */
+  send(threadId: string, request: CommandRequest, timeoutMs: number): Promise<CommandReply | 'no-owner' | 'timeout'>
+}
+
+/** The threads list, the same on every node: rows written by whoever changed them. */
+export interface ThreadIndex {
+  put(row: ThreadRow): Promise<void>
+  delete(threadId: string): Promise<void>
+  /** Every row now (then `ready`), and each change after. */
+  watch(onPut: (row: ThreadRow) => void, onDelete: (threadId: string) => void): Promise<{ stop(): void }>
+}
+
+/** One engine's adapters. */
+export interface ClusterEngine {
+  readonly mode: 'nats' | 'memory'
+  readonly membership: Membership
+  readonly owners: OwnerDirectory
+  readonly logs: ThreadLogs
+  readonly commands: CommandBus
+  readonly index: ThreadIndex
+  close(): Promise<void>
+}
+
+/** A thread id as one subject or key token (no `.`, `*`, `>`, blanks): URL-safe base64 of its UTF-8 bytes. */
+export function tokenOf(threadId: string): string {
+  return Buffer.from(threadId, 'utf8').toString('base64url') || '_'
+}
+
+export function threadOfToken(token: string): string {
+  return token === '_' ? '' : Buffer.from(token, 'base64url').toString('utf8')
+}

@@ -1,0 +1,135 @@
+/**
+ * The cluster ports' contract (src/host/cluster/port.ts), held against both adapters: the in-process
+ * one and NATS JetStream (a real nats-server; skipped with a message where it is not installed).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { MemoryCluster } from '../../src/host/cluster/memory.js'
+import { Fenced, type ClusterEngine } from '../../src/host/cluster/port.js'
+import { natsMissing, startNats, type NatsServer } from '../support/nats-server.js'
+
+interface Adapter {
+  name: string
+  skip?: string
+  setup(): Promise<void>
+  /** Two nodes of one cluster. */
+  pair(): Promise<[ClusterEngine, ClusterEngine]>
+  teardown(): Promise<void>
+}
+
+const memory: Adapter = (() => {
+  let cluster = new MemoryCluster()
+  return {
+    name: 'memory',
+    setup: async () => void (cluster = new MemoryCluster()),
+    pair: async () => [cluster.engine('a'), cluster.engine('b')],
+    teardown: async () => {},
+  }
+})()
+
+const nats: Adapter = (() => {
+  let server: NatsServer | undefined
+  const engines: ClusterEngine[] = []
+  return {
+    name: 'nats',
+    skip: natsMissing,
+    setup: async () => void (server = await startNats()),
+    pair: async () => {
+      const { connectNats } = await import('../../src/host/cluster/nats.js')
+      const pair = [await connectNats(server!.url, 'a'), await connectNats(server!.url, 'b')] as [ClusterEngine, ClusterEngine]
+      engines.push(...pair)
+      return pair
+    },
+    teardown: async () => {
+      for (const engine of engines) await engine.close().catch(() => {})
+      await server?.stop()
+    },
+  }
+})()
+
+let unique = 0
+const threadId = () => `t.${++unique} x`
+
+for (const adapter of [memory, nats]) {
+  describe.skipIf(adapter.skip !== undefined)(`cluster ports on ${adapter.name}${adapter.skip ? ` (${adapter.skip})` : ''}`, () => {
+    let a: ClusterEngine
+    let b: ClusterEngine
+    beforeAll(async () => {
+      await adapter.setup()
+      ;[a, b] = await adapter.pair()
+      await a.membership.join()
+      await b.membership.join()
+    })
+    afterAll(() => adapter.teardown())
+
+    it('membership lists every joined node, by id and name', async () => {
+      const live = await a.membership.live()
+      expect(live.map((n) => n.name).sort()).toEqual(['a', 'b'])
+      expect(await b.membership.isLive(a.membership.self.id)).toBe(true)
+      expect(await b.membership.isLive('nobody')).toBe(false)
+    })
+
+    it('one of two nodes acquiring a free thread wins; the other is refused', async () => {
+      const id = threadId()
+      const [x, y] = await Promise.all([
+        a.owners.acquire(id, { node: a.membership.self.id, name: 'a' }),
+        b.owners.acquire(id, { node: b.membership.self.id, name: 'b' }),
+      ])
+      expect([x, y].filter(Boolean)).toHaveLength(1)
+      const owner = await a.owners.owner(id)
+      expect(owner?.revision).toBe((x ?? y)!.revision)
+    })
+
+    it('an ownership is taken over only by compare-and-set at the revision read', async () => {
+      const id = threadId()
+      const first = (await a.owners.acquire(id, { node: a.membership.self.id, name: 'a' }))!
+      expect(await b.owners.acquire(id, { node: b.membership.self.id, name: 'b' }, first.revision + 100)).toBeUndefined()
+      const taken = await b.owners.acquire(id, { node: b.membership.self.id, name: 'b' }, first.revision)
+      expect(taken).toBeDefined()
+      // The old owner's revision no longer names the record.
+      expect(await a.owners.acquire(id, { node: a.membership.self.id, name: 'a' }, first.revision)).toBeUndefined()
+      expect((await a.owners.owner(id))?.record.name).toBe('b')
+      expect((await a.owners.list()).get(id)?.record.name).toBe('b')
+    })
+
+    it('an append names the last position: a stale writer is refused (fenced), and readers see every record in order', async () => {
+      const id = threadId()
+      expect(await a.logs.last(id)).toBe(0)
+      const p1 = await a.logs.append(id, { kind: 'frames', frames: ['one'] }, 0)
+      const p2 = await b.logs.append(id, { kind: 'frames', frames: ['two'] }, p1)
+      await expect(a.logs.append(id, { kind: 'frames', frames: ['late'] }, p1)).rejects.toBeInstanceOf(Fenced)
+      expect(await b.logs.last(id)).toBe(p2)
+      const seen: string[] = []
+      const caughtUp = new Promise<void>((resolve) => {
+        const reader = b.logs.read(id, (r) => r.kind === 'frames' && seen.push(...r.frames), () => {
+          resolve()
+          void reader
+        })
+      })
+      await caughtUp
+      expect(seen).toEqual(['one', 'two'])
+    })
+
+    it('a command reaches the node serving the thread; with none serving, the sender hears no-owner', async () => {
+      const id = threadId()
+      const request = { method: 'POST', url: `/api/threads/${id}/abort`, headers: {}, body: '{}' }
+      expect(await b.commands.send(id, request, 2000)).toBe('no-owner')
+      const stop = a.commands.serve(id, async (r) => ({ status: 200, headers: {}, body: `${r.method} ${r.url}` }))
+      expect(await b.commands.send(id, request, 2000)).toEqual({ status: 200, headers: {}, body: `POST /api/threads/${id}/abort` })
+      stop()
+    })
+
+    it('the index shows every node the same rows, puts and deletes', async () => {
+      const id = threadId()
+      const seen = new Map<string, string>()
+      const watch = await b.index.watch(
+        (row) => void seen.set(row.threadId, row.title),
+        (gone) => void seen.delete(gone),
+      )
+      await a.index.put({ threadId: id, title: 'hello', model: 'demo', createdAt: 1, updatedAt: 1, run: 0, seq: 0 })
+      await expect.poll(() => seen.get(id)).toBe('hello')
+      await a.index.delete(id)
+      await expect.poll(() => seen.has(id)).toBe(false)
+      watch.stop()
+    })
+  })
+}

@@ -1,0 +1,58 @@
+/**
+ * A real `nats-server -js` for the cluster tests: on loopback, a free port, a temp store dir, stopped
+ * by its PID. Where Debian's nats-server is not installed (`apt-get install nats-server`), `natsMissing`
+ * says so and the tests that need it are skipped with that message.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export const natsMissing: string | undefined =
+  spawnSync('nats-server', ['--version'], { stdio: 'ignore' }).status === 0
+    ? undefined
+    : 'nats-server is not installed: the cluster tests need Debian\'s nats-server (apt-get install -y nats-server); skipped'
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+    server.on('error', reject)
+  })
+}
+
+export interface NatsServer {
+  url: string
+  child: ChildProcess
+  stop(): Promise<void>
+}
+
+export async function startNats(): Promise<NatsServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'threadhost-nats-'))
+  const port = await freePort()
+  const child = spawn('nats-server', ['-js', '-sd', dir, '-a', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  await new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString()
+      if (/Server is ready/.test(output)) resolve()
+    }
+    child.stdout!.on('data', onData)
+    child.stderr!.on('data', onData)
+    child.on('exit', (code) => reject(new Error(`nats-server exited (${code}):\n${output}`)))
+  })
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    child,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+      await exited
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
