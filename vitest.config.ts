@@ -25,7 +25,7 @@ export default defineConfig({
         test: {
           name: 'node',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/ui/**', 'test/e2e/**', 'test/model/**'],
+          exclude: ['test/ui/**', 'test/e2e/**', 'test/model/**', 'test/cluster/**'],
           environment: 'node',
           testTimeout: 20_000,
           hookTimeout: 20_000,
@@ -41,6 +41,17 @@ export default defineConfig({
           environment: 'node',
           testTimeout: 20_000,
           hookTimeout: 20_000,
+        },
+      },
+      // Several threadhost processes on a real nats-server (skipped, saying why, where it is not installed).
+      {
+        test: {
+          name: 'cluster',
+          include: ['test/cluster/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 60_000,
+          hookTimeout: 30_000,
+          fileParallelism: false,
         },
       },
       chromium

@@ -7,7 +7,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import type { RuntimeFactory } from '../runtime/port.js'
 import { SessionDamaged } from '../runtime/port.js'
-import { initialView } from '../shared/projection.js'
+import { initialView, type ThreadView } from '../shared/projection.js'
 import { Feed } from './feed.js'
 import { withReports, type Log } from './store/journal.js'
 import type { ThreadFacts, ThreadStore } from './store/port.js'
@@ -27,6 +27,11 @@ export interface ThreadFeedsOptions {
 
 export class ThreadFeeds {
   readonly #watchers = new Set<(threadId: string, feed: Feed) => void>()
+  /**
+   * Cluster mode (src/host/cluster): where a thread's feed starts when its log holds its history —
+   * the fold of the log, not the transcript — so its seq continues the log's. Undefined: the transcript.
+   */
+  base?: (threadId: string) => Promise<ThreadView | undefined>
 
   constructor(private readonly options: ThreadFeedsOptions) {}
 
@@ -43,14 +48,30 @@ export class ThreadFeeds {
   /** The slot's feed, loading its persisted transcript (and owed reports) the first time. */
   of(slot: ThreadSlot): Promise<Feed> {
     if (slot.feed) return Promise.resolve(slot.feed)
-    slot.feedLoading ??= this.options.runtimes.readTranscript(slot.threadId).then(
+    if (this.base) {
+      const base = this.base
+      slot.feedLoading ??= base(slot.threadId).then((view) => (view ? this.#fromView(slot, view) : this.#fromTranscript(slot)))
+    }
+    return (slot.feedLoading ??= this.#fromTranscript(slot))
+  }
+
+  #fromView(slot: ThreadSlot, view: ThreadView): Feed {
+    if (slot.feed) return slot.feed
+    const feed = new Feed(view, { ringSize: this.options.ringSize, onUnfollowed: () => this.release(slot) })
+    feed.observe((o) => slot.journal.observe(o))
+    slot.feed = feed
+    for (const watcher of this.#watchers) watcher(slot.threadId, feed)
+    return feed
+  }
+
+  #fromTranscript(slot: ThreadSlot): Promise<Feed> {
+    return this.options.runtimes.readTranscript(slot.threadId).then(
       (transcript) => this.#make(slot, transcript),
       (error: unknown) => {
         if (error instanceof SessionDamaged) this.options.onDamaged(slot, error)
         return this.#make(slot, [])
       },
     )
-    return slot.feedLoading
   }
 
   #make(slot: ThreadSlot, transcript: Awaited<ReturnType<RuntimeFactory['readTranscript']>>): Feed {

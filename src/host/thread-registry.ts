@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto'
 import type { CommandInfo, ExtensionList, ModelList, ThreadSummary } from '../schemas/index.js'
 import type { CreateOutcome, DialogOutcomeForRoute, PromptRouteOutcome, ShortcutOutcome } from '../schemas/outcomes.js'
 import { SessionDamaged, type ModelCatalog, type RuntimeFactory } from '../runtime/port.js'
+import type { ThreadView } from '../shared/projection.js'
 import type { Feed } from './feed.js'
 import type { ForkOutcome } from './fork.js'
 import type { AbortOutcome, LiveThread } from './live-thread.js'
@@ -64,6 +65,8 @@ export class ThreadRegistry {
   /** Commands under way: a shutdown closes the store only after each has written what it answers. */
   readonly #inflight = new Set<Promise<unknown>>()
   readonly #liveListeners = new Set<(thread: LiveThread, event: 'started' | 'retired') => void>()
+  /** Cluster mode: follows are served from the thread's log (src/host/cluster/cluster-node.ts). */
+  #follow?: (threadId: string) => Promise<Feed | undefined>
 
   private constructor(options: RegistryOptions, store: ThreadStore) {
     this.#options = options
@@ -264,7 +267,49 @@ export class ThreadRegistry {
   /** The thread's feed, loading a cold thread's persisted transcript without building a runtime. */
   async feed(threadId: string): Promise<Feed | undefined> {
     const slot = this.#present(threadId)
+    if (slot && this.#follow) return this.#follow(threadId)
     return slot && this.#feeds.of(slot)
+  }
+
+  // ——— cluster mode (src/host/cluster/cluster-node.ts): the node's hooks into the directory ———
+
+  /** Follows come from `follow`; a feed this node loads starts from `base` when the thread's log has one. */
+  attachCluster(hooks: { follow: (threadId: string) => Promise<Feed | undefined>; base: (threadId: string) => Promise<ThreadView | undefined> }): void {
+    this.#follow = hooks.follow
+    this.#feeds.base = hooks.base
+  }
+
+  /** The feed this node writes (its own, as the thread's owner), not the one its follows read. */
+  async ownFeed(threadId: string): Promise<Feed | undefined> {
+    const slot = this.#present(threadId)
+    return slot && this.#feeds.of(slot)
+  }
+
+  /** A thread another node made or changed: its slot here, or its row brought up to date (runs never go back). */
+  adopt(row: Pick<ThreadRow, 'threadId'> & Partial<ThreadRow>): void {
+    const slot = this.#slots.get(row.threadId)
+    if (!slot) return void (row.model !== undefined && row.createdAt !== undefined && this.#add({ run: 0, seq: 0, title: row.threadId, updatedAt: row.createdAt, ...row } as ThreadRow))
+    slot.record = { ...slot.record, ...row, run: Math.max(slot.record.run, row.run ?? 0), seq: Math.max(slot.record.seq, row.seq ?? 0) }
+  }
+
+  /** A thread deleted on another node: its slot goes here (its files were the other node's to remove). */
+  forget(threadId: string): void {
+    const slot = this.#slots.get(threadId)
+    if (!slot || slot.thread || slot.building) return
+    slot.feed?.close()
+    slot.journal.stop()
+    this.#slots.delete(threadId)
+  }
+
+  /** Another node owns the thread now: its run here stops and this node's feed of it goes (the log has the truth). */
+  async fence(threadId: string): Promise<void> {
+    const slot = this.#slots.get(threadId)
+    if (!slot) return
+    const live = await slot.currentLive()
+    await live?.dispose('fenced', 'aborted')
+    slot.feed?.close()
+    slot.feed = undefined
+    slot.feedLoading = undefined
   }
 
   /** Refuse new work, stop every run (queued prompts reported), settle open dialogs `aborted`, close the store. */

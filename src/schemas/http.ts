@@ -166,6 +166,8 @@ export const ThreadSummary = Type.Object({
   preview: Type.Optional(Type.String()),
   /** The thread this one was forked from (`POST /api/threads/:id/fork`); it may since have been deleted. */
   parentId: Type.Optional(Type.String()),
+  /** Cluster mode (`GET /api/threads/:id`): the name of the node that owns the thread, while one does. */
+  node: Type.Optional(Type.String()),
 })
 export type ThreadSummary = Static<typeof ThreadSummary>
 

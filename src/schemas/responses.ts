@@ -75,6 +75,9 @@ export const Health = Type.Object(
     fault: Type.Optional(Type.Union([Type.Literal('disk-full'), Type.Literal('read-only')])),
     /** How many of the user's and the projects' extensions loaded, failed or clash (`GET /api/extensions` says which). */
     extensions: Type.Optional(ExtensionCounts),
+    /** Cluster mode: this node's name, and the names of the nodes whose lease is current. */
+    node: Type.Optional(Type.String()),
+    cluster: Type.Optional(Type.Object({ mode: Type.Literal('nats'), nodes: Type.Array(Type.String()) }, { additionalProperties: false })),
   },
   { additionalProperties: false },
 )

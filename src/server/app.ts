@@ -27,6 +27,7 @@ import { threadRoutes } from './routes/threads.js'
 import { answerOf, guardOutcomes } from '../schemas/outcomes.js'
 import { extensionCounts } from '../schemas/extensions.js'
 import { installWriteGuards, refuseWrite } from './writes.js'
+import type { ClusterHttp } from './cluster-http.js'
 import { writeFault } from '../host/store/port.js'
 
 export interface AppOptions {
@@ -44,6 +45,8 @@ export interface AppOptions {
   processMetrics?: boolean
   /** Extra routes (the inspector) registered under the same auth and error handling. */
   plugins?: FastifyPluginAsync[]
+  /** Cluster mode (`--cluster`): commands reach each thread's owner, health names the nodes. */
+  cluster?: ClusterHttp
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -129,6 +132,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     body === '' ? done(null, undefined) : done(badBody('the body must be JSON, sent as content-type: application/json'), undefined),
   )
 
+  // Before the write guards: a command runs on its thread's owner, and is answered once it is in the log.
+  options.cluster?.install(app)
+
   // Before the routes: the hooks that record idempotent answers apply to the routes added after them.
   const writes = installWriteGuards(app, () => registry.store)
 
@@ -145,7 +151,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         summary: '`ok`, or `degraded` with the reason: the data dir is full or read-only, so requests that write are refused',
         handler: async () => {
           const extensions = registry.extensions()
-          return { ...writes.health(), ...(extensions ? { extensions: extensionCounts(extensions) } : {}) }
+          const cluster = await options.cluster?.health()
+          return { ...writes.health(), ...(extensions ? { extensions: extensionCounts(extensions) } : {}), ...cluster }
         },
       },
       listExtensions: {

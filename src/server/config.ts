@@ -1,7 +1,7 @@
 /** Command-line and environment configuration, checked before anything starts. */
 import { randomBytes } from 'node:crypto'
 import { existsSync, statSync } from 'node:fs'
-import { homedir } from 'node:os'
+import { homedir, hostname } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 // Only the policy file's schema and loader: they import no pi, so a bad file is refused before anything heavy loads.
@@ -30,6 +30,8 @@ export interface Config {
   /** The structured log's level (`--log-level`). */
   logLevel: LoggerLevel
   clientDir: string
+  /** `--cluster nats://HOST:PORT`: a node of a cluster on NATS JetStream (docs/flows/cluster.md); unset: one process, as always. */
+  cluster?: { url: string; nodeName: string }
 }
 
 export const usage = `threadhost — host pi agent threads that many tabs follow at once
@@ -58,6 +60,9 @@ export const usage = `threadhost — host pi agent threads that many tabs follow
   --inspector on|off  the machine inspector (default on when bound to loopback)
   --log-level L       trace, debug, info (default), warn, error, fatal or silent: the JSON log on
                       stdout, one line per request at info
+  --cluster URL       join a cluster on NATS JetStream (nats://HOST:PORT): every node serves every
+                      thread; all nodes share --data-dir and the workspaces on one mount (README: Cluster)
+  --node-name NAME    this node's name in the cluster (default: the host name)
 `
 
 export class ConfigError extends Error {}
@@ -88,6 +93,8 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       'tools-policy': { type: 'string' },
       inspector: { type: 'string' },
       'log-level': { type: 'string' },
+      cluster: { type: 'string' },
+      'node-name': { type: 'string' },
       help: { type: 'boolean' },
     },
     strict: true,
@@ -113,6 +120,10 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
   if (inspector !== 'on' && inspector !== 'off') throw new ConfigError(`--inspector takes on or off, not ${inspector}`)
   // THREADHOST_DEBUG, the older switch for the host's debug lines, still means debug.
   const logLevel = values['log-level'] ?? (env.THREADHOST_DEBUG ? 'debug' : 'info')
+  if (values['node-name'] !== undefined && values.cluster === undefined) throw new ConfigError('--node-name names a node of a cluster: give --cluster too')
+  if (values.cluster !== undefined && !/^(nats|tls):\/\/[^\s/]+$/.test(values.cluster)) throw new ConfigError(`--cluster takes nats://HOST:PORT, not ${values.cluster}`)
+  const nodeName = values['node-name'] ?? hostname()
+  if (!/^[\w.-]{1,64}$/.test(nodeName)) throw new ConfigError(`--node-name takes 1 to 64 letters, digits, '.', '_' or '-', not ${nodeName}`)
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new ConfigError(`--log-level takes one of ${LOG_LEVELS.join(', ')}, not ${logLevel}`)
   return {
     port: integer('--port', values.port ?? env.PORT ?? '4317', 0, 65535),
@@ -130,6 +141,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     inspector: inspector === 'on',
     logLevel: logLevel as LoggerLevel,
     clientDir: resolve(import.meta.dirname, '../../dist/client'),
+    ...(values.cluster !== undefined ? { cluster: { url: values.cluster, nodeName } } : {}),
   }
 }
 

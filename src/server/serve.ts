@@ -13,10 +13,16 @@
 import { Context, Data, Effect, Layer, type Duration } from 'effect'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
+import { join } from 'node:path'
+import type { ClusterNode } from '../host/cluster/cluster-node.js'
+import { SqliteThreadStore } from '../host/store/sqlite.js'
+import { lostCeiling } from '../host/store/journal.js'
 import { ThreadRegistry } from '../host/thread-registry.js'
+import { initialView } from '../shared/projection.js'
 import { Workspaces } from '../host/workspaces.js'
 import { createPiRuntimeFactory, describeSurvey, PiModels, surveyAgentDir } from '../runtime/index.js'
 import { buildApp } from './app.js'
+import { clusterHttp } from './cluster-http.js'
 import { debugRoutes } from './debug-routes.js'
 import { ConfigError, type Config } from './config.js'
 import { createLogger, hostLog, type LogLevel } from './log.js'
@@ -34,7 +40,7 @@ type HostLog = (level: LogLevel, message: string) => void
 class Settings extends Context.Service<Settings, Config>()('threadhost/Settings') {}
 
 /** The host: the thread registry on pi, and the one structured logger the routes share with it. */
-class Host extends Context.Service<Host, { registry: ThreadRegistry; logger: Logger; log: HostLog }>()('threadhost/Host') {}
+class Host extends Context.Service<Host, { registry: ThreadRegistry; logger: Logger; log: HostLog; node?: ClusterNode }>()('threadhost/Host') {}
 
 /** Why threadhost did not start, in one line for the person who started it, and the code it exits with. */
 export class StartFailed extends Data.TaggedError('StartFailed')<{ readonly message: string; readonly exitCode: number }> {}
@@ -63,7 +69,7 @@ async function chooseDefaultModel(config: Config, models: PiModels, cwd: string)
 }
 
 /** pi's models, the default model, what the agent dir holds (printed once), then the registry: opened last, so nothing before it needs releasing. */
-async function openRegistry(config: Config, log: HostLog): Promise<ThreadRegistry> {
+async function openRegistry(config: Config, log: HostLog): Promise<{ registry: ThreadRegistry; node?: ClusterNode }> {
   const runtimeLog = {
     info: (m: string) => log('info', m),
     warn: (m: string) => log('warn', m),
@@ -73,27 +79,52 @@ async function openRegistry(config: Config, log: HostLog): Promise<ThreadRegistr
   const models = await PiModels.create({ agentDir: config.agentDir, demoDelayMs: config.demoDelayMs })
   const defaultModel = await chooseDefaultModel(config, models, workspaces.default)
   console.log(describeSurvey(await surveyAgentDir(config.agentDir, workspaces.default, models), defaultModel))
-  return ThreadRegistry.open({
-    dataDir: config.dataDir,
-    runtimes: createPiRuntimeFactory({
+  const runtimes = createPiRuntimeFactory({
       dataDir: config.dataDir,
       agentDir: config.agentDir,
       models,
       trustProjects: config.trustProjects,
       toolPolicy: config.toolPolicy,
       log: runtimeLog,
-    }),
-    models,
-    workspaces,
-    defaultModel,
-    idleMs: config.idleMs,
+    })
+  const options = { dataDir: config.dataDir, runtimes, models, workspaces, defaultModel, idleMs: config.idleMs, log }
+  if (!config.cluster) return { registry: await ThreadRegistry.open(options) }
+  return openClusterNode(config.cluster, options, log)
+}
+
+/**
+ * Cluster mode: the NATS modules are loaded here and only here. The node's own journal and keys
+ * stay in a store of its own under the shared data dir; the session files are shared.
+ */
+async function openClusterNode(
+  cluster: NonNullable<Config['cluster']>,
+  options: Parameters<typeof ThreadRegistry.open>[0],
+  log: HostLog,
+): Promise<{ registry: ThreadRegistry; node: ClusterNode }> {
+  const [{ connectNats }, { ClusterNode, clusterStore }, { tokenOf }] = await Promise.all([
+    import('../host/cluster/nats.js'),
+    import('../host/cluster/cluster-node.js'),
+    import('../host/cluster/port.js'),
+  ])
+  const engine = await connectNats(cluster.url, cluster.nodeName, log).catch((error: unknown) => {
+    throw new ConfigError(`--cluster ${cluster.url}: could not reach NATS JetStream (${error instanceof Error ? error.message : String(error)})`)
+  })
+  let node: ClusterNode | undefined
+  const own = SqliteThreadStore.open(join(options.dataDir, 'nodes', tokenOf(cluster.nodeName)), { floorSeq: () => lostCeiling() })
+  const registry = await ThreadRegistry.open({ ...options, store: clusterStore(own.store, () => node, log) })
+  node = new ClusterNode(engine, registry, {
+    fileView: async (threadId) => initialView(threadId, await options.runtimes.readTranscript(threadId).catch(() => [])),
     log,
   })
+  await node.start()
+  log('info', `cluster: node ${cluster.nodeName} joined ${cluster.url}`)
+  return { registry, node }
 }
 
 /** The app on its port; an app that cannot listen is closed before the failure goes on. */
-async function listen(config: Config, registry: ThreadRegistry, logger: Logger): Promise<{ app: FastifyInstance; url: string }> {
+async function listen(config: Config, registry: ThreadRegistry, logger: Logger, node?: ClusterNode): Promise<{ app: FastifyInstance; url: string }> {
   const app = await buildApp({
+    ...(node ? { cluster: clusterHttp(node) } : {}),
     registry,
     token: config.token,
     clientDir: config.clientDir,
@@ -140,20 +171,23 @@ const HostLive = Layer.effect(
     // Released last. After a served run the drain (HttpLive) has already run or used up its bound, so
     // this waits on nothing more; after a start that failed past this point (a taken port) it is what
     // stops the threads and closes the store.
-    const registry = yield* Effect.acquireRelease(
+    const { registry, node } = yield* Effect.acquireRelease(
       Effect.tryPromise({ try: () => openRegistry(config, log), catch: startFailure('open its host') }),
-      (registry) => (registry.closing ? Effect.void : bounded(() => registry.shutdown(), DRAIN_LIMIT, log, 'stopping the threads')),
+      ({ registry, node }) =>
+        (registry.closing ? Effect.void : bounded(() => registry.shutdown(), DRAIN_LIMIT, log, 'stopping the threads')).pipe(
+          Effect.andThen(node ? bounded(() => node.stop(), CLOSE_LIMIT, log, 'leaving the cluster') : Effect.void),
+        ),
     )
-    return { registry, logger, log }
+    return { registry, logger, log, ...(node ? { node } : {}) }
   }),
 )
 
 const HttpLive = Layer.effectDiscard(
   Effect.gen(function* () {
     const config = yield* Settings
-    const { registry, logger, log } = yield* Host
+    const { registry, logger, log, node } = yield* Host
     const { app, url } = yield* Effect.acquireRelease(
-      Effect.tryPromise({ try: () => listen(config, registry, logger), catch: listenFailure(config) }),
+      Effect.tryPromise({ try: () => listen(config, registry, logger, node), catch: listenFailure(config) }),
       ({ app }) => bounded(() => app.close(), CLOSE_LIMIT, log, 'closing the listener'),
     )
     // Released before the listener closes: during the drain a request is answered 503, not refused,

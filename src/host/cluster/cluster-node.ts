@@ -1,0 +1,347 @@
+/**
+ * One threadhost process as a node of a cluster (docs/flows/cluster.md): it joins, keeps every
+ * node's list of threads the same (the index), serves any thread's follows from the thread's log
+ * (a mirror per followed thread), owns the threads whose commands reach it first, and takes over
+ * the threads of a node whose lease lapsed.
+ *
+ * Owning a thread: the owner record is taken by compare-and-set, then the thread's log is read to
+ * its end and the node's first append — its epoch — is conditional on that end, so it fences
+ * whoever wrote before. The node's feed of the thread starts from the log's fold (seq continues,
+ * never reused); what the previous owner left open is settled there and then, once, as frames:
+ * every open question `dialog-settled aborted`, every accepted prompt with no fate
+ * `prompt-rejected owner-lost`, the run `settled {aborted}`. Each frame the feed appends goes to
+ * the log; followers everywhere (the owner's own included) read them back from the log.
+ */
+import type { ObservationInput } from '../../schemas/index.js'
+import type { ThreadView } from '../../shared/projection.js'
+import type { Feed } from '../feed.js'
+import { encodeObservation } from '../frame.js'
+import type { Log } from '../store/journal.js'
+import type { ThreadRow, ThreadStore } from '../store/port.js'
+import { LogWriter } from './log-writer.js'
+import type { ClusterEngine, CommandReply, CommandRequest, NodeInfo, Ownership } from './port.js'
+import { ThreadMirror } from './thread-mirror.js'
+
+/** What the node needs of the thread registry (thread-registry.ts). */
+export interface ClusterRegistry {
+  attachCluster(hooks: { follow: (threadId: string) => Promise<Feed | undefined>; base: (threadId: string) => Promise<ThreadView | undefined> }): void
+  watchFeeds(watcher: (threadId: string, feed: Feed) => void): () => void
+  ownFeed(threadId: string): Promise<Feed | undefined>
+  adopt(row: Pick<ThreadRow, 'threadId'> & Partial<ThreadRow>): void
+  forget(threadId: string): void
+  fence(threadId: string): Promise<void>
+}
+
+/** How long a command waits for the owner's answer before the sender answers 503. */
+const COMMAND_TIMEOUT_MS = 5000
+/** How often the node looks for threads whose owner's lease lapsed. */
+const SCAN_EVERY_MS = 250
+/** The node ranked second for a dead node's thread waits this long per rank before trying. */
+const RANK_DELAY_MS = 1000
+
+interface Owned {
+  ownership: Ownership
+  writer: LogWriter
+  stopServing: () => void
+  attached: WeakSet<Feed>
+}
+
+export class ClusterNode {
+  readonly #owned = new Map<string, Owned>()
+  readonly #opening = new Map<string, Promise<boolean>>()
+  readonly #mirrors = new Map<string, ThreadMirror>()
+  readonly #deadSince = new Map<string, number>()
+  #handler?: (request: CommandRequest) => Promise<CommandReply>
+  #scan?: ReturnType<typeof setInterval>
+  #index?: { stop(): void }
+  #stopped = false
+  #lost = false
+
+  constructor(
+    readonly engine: ClusterEngine,
+    private readonly registry: ClusterRegistry,
+    private readonly options: { fileView: (threadId: string) => Promise<ThreadView>; ringSize?: number; log?: Log },
+  ) {}
+
+  get self(): NodeInfo {
+    return this.engine.membership.self
+  }
+
+  /** Joins, then hooks into the registry: must run before anything is served. */
+  async start(): Promise<void> {
+    const { membership, index } = this.engine
+    await membership.join()
+    membership.onLost(() => void this.#loseAll())
+    this.registry.attachCluster({ follow: (id) => this.follow(id), base: (id) => this.#base(id) })
+    this.registry.watchFeeds((threadId, feed) => this.#attach(threadId, feed))
+    this.#index = await index.watch(
+      (row) => this.registry.adopt(row),
+      (threadId) => this.registry.forget(threadId),
+    )
+    this.#scan = setInterval(() => void this.#takeOverDead().catch((e: unknown) => this.options.log?.('warn', `cluster: takeover scan failed: ${String(e)}`)), SCAN_EVERY_MS)
+    this.#scan.unref()
+  }
+
+  /** The owner's side of the command bus: how this node answers a command sent to a thread it owns. */
+  serveWith(handler: (request: CommandRequest) => Promise<CommandReply>): void {
+    this.#handler = handler
+  }
+
+  owns(threadId: string): boolean {
+    const owned = this.#owned.get(threadId)
+    return owned !== undefined && !owned.writer.fenced
+  }
+
+  /**
+   * Where a command on the thread runs: here (`local`: this node owns it, or took it because nobody
+   * did), or the owner's answer, or `unavailable` when the owner could not be reached in time.
+   */
+  async dispatch(threadId: string, request: CommandRequest): Promise<'local' | 'unavailable' | CommandReply> {
+    for (let attempt = 0; attempt < 20 && !this.#lost; attempt++) {
+      if (this.owns(threadId)) return 'local'
+      const reply = await this.engine.commands.send(threadId, request, COMMAND_TIMEOUT_MS)
+      if (reply === 'timeout') return 'unavailable'
+      if (reply !== 'no-owner') return reply
+      if (await this.open(threadId)) return 'local'
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    return 'unavailable'
+  }
+
+  /** Resolves true once what this node wrote for the thread so far is in its log (false: fenced meanwhile). */
+  flushed(threadId: string): Promise<boolean> {
+    return this.#owned.get(threadId)?.writer.flushed() ?? Promise.resolve(true)
+  }
+
+  /** The owner's name, for the thread's summary. */
+  async ownerName(threadId: string): Promise<string | undefined> {
+    if (this.owns(threadId)) return this.self.name
+    const owner = await this.engine.owners.owner(threadId)
+    return owner && (await this.engine.membership.isLive(owner.record.node)) ? owner.record.name : undefined
+  }
+
+  async health(): Promise<{ node: string; cluster: { mode: 'nats' | 'memory'; nodes: string[] } }> {
+    const nodes = await this.engine.membership.live().catch(() => [])
+    return { node: this.self.name, cluster: { mode: this.engine.mode, nodes: [...new Set(nodes.map((n) => n.name))].sort() } }
+  }
+
+  /** Followers of the thread, on this node: the mirror of its log. */
+  async follow(threadId: string): Promise<Feed | undefined> {
+    const mirror = this.#mirror(threadId)
+    await mirror.ready()
+    return mirror.feed
+  }
+
+  /** Takes the thread if nobody holds it (or its holder's lease lapsed). False: another node has it. */
+  open(threadId: string): Promise<boolean> {
+    if (this.owns(threadId)) return Promise.resolve(true)
+    let opening = this.#opening.get(threadId)
+    if (!opening) {
+      opening = this.#open(threadId).finally(() => this.#opening.delete(threadId))
+      this.#opening.set(threadId, opening)
+    }
+    return opening
+  }
+
+  async #open(threadId: string): Promise<boolean> {
+    if (this.#lost || this.#stopped) return false
+    const { owners, membership } = this.engine
+    const current = await owners.owner(threadId)
+    const previous = current?.record.node
+    if (previous !== undefined && previous !== this.self.id && (await membership.isLive(previous))) return false
+    const ownership = await owners.acquire(threadId, { node: this.self.id, name: this.self.name }, current?.revision)
+    if (!ownership) return false
+    // The log to its end: the new feed starts from its fold, and the first append is conditional on it.
+    const mirror = this.#mirror(threadId)
+    await mirror.ready()
+    await mirror.reached(await this.engine.logs.last(threadId))
+    await this.registry.fence(threadId)
+    const view = mirror.position > 0 ? mirror.feed?.view : undefined
+    if (view) this.registry.adopt({ threadId, run: view.status.run })
+    const writer = new LogWriter(threadId, this.engine.logs, mirror.position, () => void this.#lose(threadId), this.options.log)
+    const owned: Owned = { ownership, writer, stopServing: () => {}, attached: new WeakSet() }
+    this.#owned.set(threadId, owned)
+    const epoch = { kind: 'epoch' as const, node: this.self.id, name: this.self.name, revision: ownership.revision, seq: view?.seq ?? 0 }
+    if (view) {
+      writer.push(epoch)
+      writer.epochWritten = true
+    }
+    const feed = await this.registry.ownFeed(threadId)
+    if (feed && view && previous !== undefined && previous !== this.self.id) this.#settleLeftOpen(feed, view, mirror)
+    if (!(await writer.flushed())) return false
+    owned.stopServing = this.engine.commands.serve(threadId, (request) => this.#serve(request))
+    if (previous !== undefined && previous !== this.self.id) this.options.log?.('info', `[${threadId}] cluster: taken over from ${current?.record.name}`)
+    return true
+  }
+
+  /** What the previous owner left open, settled once, on the feed this node now writes. */
+  #settleLeftOpen(feed: Feed, view: ThreadView, mirror: ThreadMirror): void {
+    const settle: ObservationInput[] = []
+    for (const dialog of view.openDialogs) settle.push({ type: 'dialog-settled', id: dialog.id, outcome: 'aborted' })
+    for (const [messageId, text] of mirror.openPrompts) settle.push({ type: 'prompt-rejected', messageId, reason: 'owner-lost', text })
+    const { live, busy, run } = view.status
+    if (busy) settle.push({ type: 'settled', run, aborted: true })
+    if (busy || live) settle.push({ type: 'status', live: false, busy: false, run })
+    for (const observation of settle) feed.append(observation)
+  }
+
+  async #serve(request: CommandRequest): Promise<CommandReply> {
+    if (!this.#handler) return { status: 503, headers: { 'retry-after': '1' }, body: JSON.stringify({ error: 'the node is not serving yet' }) }
+    return this.#handler(request)
+  }
+
+  /** A feed this node loads for a thread it owns writes every frame to the thread's log. */
+  #attach(threadId: string, feed: Feed): void {
+    const owned = this.#owned.get(threadId)
+    if (!owned || owned.attached.has(feed)) return
+    owned.attached.add(feed)
+    const { writer } = owned
+    if (!writer.epochWritten) {
+      writer.epochWritten = true
+      writer.push({ kind: 'epoch', node: this.self.id, name: this.self.name, revision: owned.ownership.revision, seq: feed.seq, base: feed.snapshot() })
+    }
+    feed.observe((o) => writer.push({ kind: 'frames', frames: [encodeObservation(o).toString('utf8')] }))
+  }
+
+  /** Where this node's feed of a thread starts: the fold of its log, when the log holds anything. */
+  async #base(threadId: string): Promise<ThreadView | undefined> {
+    const mirror = this.#mirror(threadId)
+    await mirror.ready()
+    return mirror.position > 0 ? mirror.feed?.view : undefined
+  }
+
+  #mirror(threadId: string): ThreadMirror {
+    let mirror = this.#mirrors.get(threadId)
+    if (!mirror) {
+      mirror = new ThreadMirror(threadId, this.engine.logs, () => this.options.fileView(threadId), {
+        ringSize: this.options.ringSize,
+        log: this.options.log,
+        onIdle: () => {
+          if (this.#owned.has(threadId) || this.#mirrors.get(threadId) !== mirror) return
+          this.#mirrors.delete(threadId)
+          mirror!.stop()
+        },
+      })
+      this.#mirrors.set(threadId, mirror)
+      mirror.start()
+    }
+    return mirror
+  }
+
+  /** The record at the prompt's admission (the 202 waits for it): what a takeover reports back if it never ran. */
+  promptAccepted(threadId: string, messageId: string, text: string): void {
+    this.#owned.get(threadId)?.writer.push({ kind: 'prompt', op: 'accepted', messageId, text })
+  }
+
+  promptSettled(threadId: string, messageId: string): void {
+    this.#owned.get(threadId)?.writer.push({ kind: 'prompt', op: 'settled', messageId })
+  }
+
+  /** Another node's append landed before ours: that node owns the thread; this one stops running it. */
+  async #lose(threadId: string): Promise<void> {
+    const owned = this.#owned.get(threadId)
+    if (!owned) return
+    this.#owned.delete(threadId)
+    owned.stopServing()
+    owned.writer.close()
+    this.options.log?.('warn', `[${threadId}] cluster: fenced; another node owns the thread, its run here is stopped`)
+    await this.registry.fence(threadId)
+  }
+
+  /** This node's lease is gone: it owns nothing any more (its threads are another node's to take). */
+  async #loseAll(): Promise<void> {
+    this.#lost = true
+    await Promise.all([...this.#owned.keys()].map((threadId) => this.#lose(threadId)))
+  }
+
+  /** Threads whose owner's lease lapsed: the first live node by rendezvous rank takes each at once, the next a second later. */
+  async #takeOverDead(): Promise<void> {
+    if (this.#lost || this.#stopped) return
+    const live = await this.engine.membership.live()
+    const liveIds = new Set(live.map((n) => n.id))
+    const now = Date.now()
+    for (const [threadId, { record }] of await this.engine.owners.list()) {
+      if (liveIds.has(record.node) || record.node === this.self.id) {
+        this.#deadSince.delete(threadId)
+        continue
+      }
+      const since = this.#deadSince.get(threadId) ?? now
+      this.#deadSince.set(threadId, since)
+      const rank = live
+        .map((n) => n.id)
+        .sort((a, b) => rendezvous(threadId, a) - rendezvous(threadId, b))
+        .indexOf(this.self.id)
+      if (rank < 0 || now - since < rank * RANK_DELAY_MS) continue
+      if (await this.open(threadId)) this.#deadSince.delete(threadId)
+    }
+  }
+
+  /** Gives up every thread (a clean stop: another node takes them on their next command), then leaves. */
+  async stop(): Promise<void> {
+    this.#stopped = true
+    clearInterval(this.#scan)
+    this.#index?.stop()
+    for (const [threadId, owned] of this.#owned) {
+      owned.stopServing()
+      await owned.writer.flushed()
+      owned.writer.close()
+      await this.engine.owners.release(owned.ownership).catch(() => {})
+      this.#owned.delete(threadId)
+    }
+    for (const mirror of this.#mirrors.values()) mirror.stop()
+    await this.engine.close()
+  }
+}
+
+/** A stable pseudo-random rank of a node for a thread (FNV-1a of both). */
+function rendezvous(threadId: string, nodeId: string): number {
+  let hash = 0x811c9dc5
+  for (const ch of `${threadId}\u0000${nodeId}`) hash = Math.imul(hash ^ ch.charCodeAt(0), 0x01000193) >>> 0
+  return hash
+}
+
+/**
+ * The store a cluster node gives its registry: this node's own store, with what other nodes must
+ * know copied out — rows to the index, prompts accepted and settled to the thread's log.
+ */
+export function clusterStore(store: ThreadStore, node: () => ClusterNode | undefined, log?: Log): ThreadStore {
+  const index = (work: () => Promise<void>) => void work().catch((e: unknown) => log?.('warn', `cluster: index write failed: ${String(e)}`))
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown
+      if (typeof value !== 'function') return value
+      switch (property) {
+        case 'putThread':
+          return (row: ThreadRow) => {
+            target.putThread(row)
+            const n = node()
+            if (n) index(() => n.engine.index.put(row))
+          }
+        case 'deleteThread':
+          return (threadId: string) => {
+            target.deleteThread(threadId)
+            const n = node()
+            if (n) index(() => n.engine.index.delete(threadId))
+          }
+        case 'admitPrompt':
+          return (...args: Parameters<ThreadStore['admitPrompt']>) => {
+            target.admitPrompt(...args)
+            node()?.promptAccepted(args[0].threadId, args[0].messageId, args[0].text)
+          }
+        case 'withdrawPrompt':
+          return (threadId: string, messageId: string) => {
+            target.withdrawPrompt(threadId, messageId)
+            node()?.promptSettled(threadId, messageId)
+          }
+        case 'settlePrompt':
+          return (...args: Parameters<ThreadStore['settlePrompt']>) => {
+            const known = target.settlePrompt(...args)
+            if (known) node()?.promptSettled(args[0], args[1])
+            return known
+          }
+        default:
+          return (value as (...a: unknown[]) => unknown).bind(target)
+      }
+    },
+  })
+}

@@ -1,0 +1,89 @@
+/**
+ * The only way a node writes a thread's log: records in order, one append in flight at a time, each
+ * conditional on the position of this writer's own last record. Frames that pile up while an append
+ * is in flight go together in the next one. A refused append means another node owns the thread:
+ * the writer stops for good and says so (`onFenced`); it never retries it. Any other failure (the
+ * engine restarting) is tried again, in order.
+ */
+import type { Log } from '../store/journal.js'
+import { Fenced, type ThreadLogs, type ThreadRecord } from './port.js'
+
+const RETRY_MS = 100
+
+export class LogWriter {
+  #queue: ThreadRecord[] = []
+  #pumping = false
+  #fenced = false
+  #closed = false
+  #idle: (() => void)[] = []
+  epochWritten = false
+
+  constructor(
+    readonly threadId: string,
+    private readonly logs: ThreadLogs,
+    /** The position of the last record this writer read: its first append must land right after it. */
+    public position: number,
+    private readonly onFenced: (error: Fenced) => void,
+    private readonly log?: Log,
+  ) {}
+
+  get fenced(): boolean {
+    return this.#fenced
+  }
+
+  push(record: ThreadRecord): void {
+    if (this.#fenced || this.#closed) return
+    const last = this.#queue.at(-1)
+    if (record.kind === 'frames' && last?.kind === 'frames') last.frames.push(...record.frames)
+    else this.#queue.push(record.kind === 'frames' ? { kind: 'frames', frames: [...record.frames] } : record)
+    void this.#pump()
+  }
+
+  /** Resolves true once everything pushed so far is in the log; false if the writer was fenced (or closed) first. */
+  flushed(): Promise<boolean> {
+    if (this.#fenced || this.#closed) return Promise.resolve(false)
+    if (!this.#pumping && this.#queue.length === 0) return Promise.resolve(true)
+    return new Promise((resolve) => this.#idle.push(() => resolve(!this.#fenced && !this.#closed)))
+  }
+
+  close(): void {
+    this.#closed = true
+    this.#queue = []
+    this.#settle()
+  }
+
+  async #pump(): Promise<void> {
+    if (this.#pumping) return
+    this.#pumping = true
+    try {
+      while (this.#queue.length > 0 && !this.#fenced && !this.#closed) {
+        // Out of the queue while in flight: frames pushed meanwhile start the next record, never this one.
+        const record = this.#queue.shift()!
+        try {
+          this.position = await this.logs.append(this.threadId, record, this.position)
+        } catch (error) {
+          this.#queue.unshift(record)
+          if (error instanceof Fenced) {
+            this.#fenced = true
+            this.#queue = []
+            this.log?.('warn', error.message)
+            this.onFenced(error)
+            break
+          }
+          this.log?.('warn', `[${this.threadId}] cluster: append failed (${String(error)}); retrying`)
+          await new Promise((resolve) => setTimeout(resolve, RETRY_MS))
+        }
+      }
+    } finally {
+      this.#pumping = false
+      // A record pushed while the last append was being acknowledged.
+      if (this.#queue.length > 0 && !this.#fenced && !this.#closed) void this.#pump()
+      else this.#settle()
+    }
+  }
+
+  #settle(): void {
+    if (this.#pumping && !this.#fenced && !this.#closed) return
+    for (const resolve of this.#idle.splice(0)) resolve()
+  }
+}

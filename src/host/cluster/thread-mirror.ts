@@ -1,0 +1,133 @@
+/**
+ * A thread as any node sees it from its log: the owner's frames folded into a `Feed` (ring, view,
+ * followers), so the server's fan-out and resume work on it exactly as on the owner's own feed, and
+ * every node sends the same bytes for the same seq. Also the prompts the log says were accepted and
+ * have no fate yet: what a takeover reports back `owner-lost`.
+ *
+ * A new base (an epoch carrying one, over a view built otherwise) starts a new `Feed`: the old one's
+ * followers are closed and reconnect with their last seq, getting a snapshot — never a gap.
+ */
+import type { Observation, ObservationInput } from '../../schemas/index.js'
+import type { ThreadView } from '../../shared/projection.js'
+import { Feed } from '../feed.js'
+import { encodeObservation } from '../frame.js'
+import type { Log } from '../store/journal.js'
+import type { ThreadLogs, ThreadRecord } from './port.js'
+
+/** The observation inside one SSE frame (`id:`, `event:`, one `data:` line). */
+export function observationOf(frame: string): Observation {
+  const data = frame.indexOf('\ndata: ')
+  return JSON.parse(frame.slice(data + 7, frame.lastIndexOf('\n\n'))) as Observation
+}
+
+const FATES = new Set(['user-message', 'prompt-rejected', 'prompt-handled'])
+
+export class ThreadMirror {
+  feed?: Feed
+  /** The position of the last record folded (0: none). */
+  position = 0
+  /** Accepted prompts with no fate in the log yet, in order of acceptance. */
+  readonly openPrompts = new Map<string, string>()
+  #framesSinceBase = 0
+  #reader?: { stop(): void }
+  #ready: Promise<void>
+  #markReady!: () => void
+  #stopTimer?: ReturnType<typeof setTimeout>
+
+  constructor(
+    readonly threadId: string,
+    private readonly logs: ThreadLogs,
+    /** The view from the thread's persisted transcript, for a log that holds nothing yet. */
+    private readonly fileView: () => Promise<ThreadView>,
+    private readonly options: { ringSize?: number; log?: Log; onIdle?: () => void } = {},
+  ) {
+    this.#ready = new Promise((resolve) => (this.#markReady = resolve))
+  }
+
+  start(): void {
+    this.#reader = this.logs.read(
+      this.threadId,
+      (record, position) => this.#apply(record, position),
+      () => void this.#caughtUp(),
+    )
+  }
+
+  /** Resolves once every record there was at the start is folded and there is a feed. */
+  ready(): Promise<void> {
+    return this.#ready
+  }
+
+  /** Resolves once the record at `position` (or a later one) is folded. */
+  async reached(position: number): Promise<void> {
+    while (this.position < position) await new Promise((resolve) => setTimeout(resolve, 2))
+  }
+
+  async #caughtUp(): Promise<void> {
+    if (!this.feed) {
+      const view = await this.fileView().catch(() => undefined)
+      this.feed ??= this.#newFeed(view ?? undefined)
+    }
+    this.#markReady()
+  }
+
+  #newFeed(view: ThreadView | undefined): Feed {
+    const base = view ?? ({ type: 'snapshot', threadId: this.threadId, seq: 0, status: { live: false, busy: false, run: 0 }, transcript: [], queue: { steering: [], followUp: [] }, openDialogs: [], statusItems: {}, widgets: {}, working: { visible: true } } as ThreadView)
+    this.#framesSinceBase = 0
+    return new Feed(base, { ringSize: this.options.ringSize, onUnfollowed: () => this.#unfollowed() })
+  }
+
+  #rebase(view: ThreadView): void {
+    const old = this.feed
+    this.feed = this.#newFeed(view)
+    old?.close()
+  }
+
+  #apply(record: ThreadRecord, position: number): void {
+    this.position = position
+    switch (record.kind) {
+      case 'epoch':
+        // Only the first epoch of a log carries a base; one equal to the view already shown changes nothing.
+        if (record.base && (!this.feed || this.#framesSinceBase > 0 || this.feed.seq !== (record.base as ThreadView).seq)) this.#rebase(record.base as ThreadView)
+        return
+      case 'prompt':
+        if (record.op === 'accepted') this.openPrompts.set(record.messageId, record.text)
+        else this.openPrompts.delete(record.messageId)
+        return
+      case 'frames':
+        for (const frame of record.frames) this.#frame(frame)
+        return
+    }
+  }
+
+  #frame(frame: string): void {
+    const observation = observationOf(frame)
+    if ('messageId' in observation && FATES.has(observation.type)) this.openPrompts.delete(observation.messageId)
+    this.feed ??= this.#newFeed(undefined)
+    const feed = this.feed
+    if (observation.seq <= feed.seq) return
+    if (observation.seq !== feed.seq + 1) {
+      this.options.log?.('error', `[${this.threadId}] cluster: frame ${observation.seq} after ${feed.seq} (a gap); followers get a snapshot`)
+    }
+    const { seq: _seq, ...input } = observation
+    // Folded as the owner folded it; the bytes are the owner's encoding of the same observation.
+    const appended = feed.append(input as ObservationInput)
+    this.#framesSinceBase++
+    if (appended.seq !== observation.seq || !encodeObservation(appended).equals(Buffer.from(frame))) {
+      this.options.log?.('error', `[${this.threadId}] cluster: frame ${observation.seq} folded differently from the owner's`)
+    }
+  }
+
+  #unfollowed(): void {
+    clearTimeout(this.#stopTimer)
+    this.#stopTimer = setTimeout(() => {
+      if ((this.feed?.followerCount ?? 0) === 0) this.options.onIdle?.()
+    }, 30_000)
+    this.#stopTimer.unref()
+  }
+
+  stop(): void {
+    clearTimeout(this.#stopTimer)
+    this.#reader?.stop()
+    this.feed?.close()
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * Cluster mode's HTTP edge (docs/flows/cluster.md): every node answers every route. A command on a
+ * thread (prompt, abort, answer, draft, change, delete, fork, commands, shortcut) runs on the
+ * thread's owner: the receiving node passes the request on verbatim over the command bus and sends
+ * the owner's answer back verbatim; with no owner it takes the thread and runs it here. Its answer
+ * leaves only once what it wrote is in the thread's log (a 202 means the prompt is in the log). An
+ * owner that cannot be reached in time is a 503 with Retry-After (an Idempotency-Key makes the retry safe).
+ */
+import { randomBytes } from 'node:crypto'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { ClusterNode } from '../host/cluster/cluster-node.js'
+import type { CommandRequest } from '../host/cluster/port.js'
+import { apiRoutes } from '../schemas/api-routes.js'
+
+const ROUTED = new Set(['prompt', 'abort', 'answerDialog', 'reportDraft', 'updateThread', 'deleteThread', 'forkThread', 'listCommands', 'runShortcut'] as const)
+/** Passed on with the command: what the owner's guards and routes read. */
+const PASSED_HEADERS = ['authorization', 'content-type', 'idempotency-key']
+const OWNER_HEADER = 'x-threadhost-owner'
+const ANSWER_HEADERS = ['content-type', 'retry-after', 'idempotent-replayed']
+
+export interface ClusterHttp {
+  install(app: FastifyInstance): void
+  health(): Promise<object>
+}
+
+export function clusterHttp(node: ClusterNode): ClusterHttp {
+  // Marks a request the owner runs for another node (app.inject), so it is not passed on again.
+  const secret = randomBytes(16).toString('hex')
+  const routed = new Set([...ROUTED].map((name) => `${apiRoutes[name].method} ${apiRoutes[name].path}`))
+  const local = new WeakMap<FastifyRequest, string>()
+  return {
+    health: () => node.health(),
+    install(app) {
+      node.serveWith(async (command) => {
+        const response = await app.inject({
+          method: command.method as 'POST',
+          url: command.url,
+          headers: { ...command.headers, [OWNER_HEADER]: secret },
+          ...(command.body !== undefined ? { payload: command.body } : {}),
+        })
+        const headers: Record<string, string> = {}
+        for (const name of ANSWER_HEADERS) if (response.headers[name] !== undefined) headers[name] = String(response.headers[name])
+        return { status: response.statusCode, headers, body: response.body }
+      })
+
+      app.addHook('preHandler', async (request, reply) => {
+        if (!routed.has(`${request.method} ${request.routeOptions.url}`)) return
+        const threadId = (request.params as { id: string }).id
+        if (request.headers[OWNER_HEADER] === secret) return void local.set(request, threadId)
+        const headers: Record<string, string> = {}
+        for (const name of PASSED_HEADERS) if (typeof request.headers[name] === 'string') headers[name] = request.headers[name]
+        const command: CommandRequest = { method: request.method, url: request.url, headers, ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}) }
+        const where = await node.dispatch(threadId, command)
+        if (where === 'local') return void local.set(request, threadId)
+        if (where === 'unavailable') {
+          return reply.code(503).header('retry-after', '1').send({ error: `the node that owns thread ${threadId} did not answer in time; retry (with the same Idempotency-Key)` })
+        }
+        for (const [name, value] of Object.entries(where.headers)) reply.header(name, value)
+        return reply.code(where.status).send(where.body === '' ? undefined : where.body)
+      })
+
+      // Before the write guards record an idempotent answer: nothing is answered before it is in the log.
+      app.addHook('onSend', async (request, reply, payload) => {
+        const threadId = local.get(request)
+        if (threadId === undefined) return payload
+        local.delete(request)
+        if ((await node.flushed(threadId)) || reply.statusCode >= 300) return payload
+        reply.code(503).header('retry-after', '1').type('application/json; charset=utf-8')
+        return JSON.stringify({ error: `thread ${threadId} moved to another node before this answer was recorded; retry (with the same Idempotency-Key)` })
+      })
+
+      // A live thread's summary names the node that owns it.
+      app.addHook('preSerialization', async (request, _reply, payload) => {
+        if (request.routeOptions.url !== apiRoutes.getThread.path || request.method !== 'GET' || !payload || typeof payload !== 'object') return payload
+        const owner = await node.ownerName((request.params as { id: string }).id).catch(() => undefined)
+        return owner ? { ...(payload as object), node: owner } : payload
+      })
+    },
+  }
+}
