@@ -1,0 +1,19 @@
+/** `--cluster` and `--node-name` (src/server/config.ts): checked before anything starts; without them, no cluster. */
+import { describe, expect, it } from 'vitest'
+import { ConfigError, parseConfig } from '../../src/server/config.js'
+
+describe('cluster flags', () => {
+  it('without --cluster the configuration has no cluster: one process, as always', () => {
+    expect(parseConfig([], {}).cluster).toBeUndefined()
+  })
+
+  it('--cluster nats://HOST:PORT with --node-name makes a node of that name', () => {
+    expect(parseConfig(['--cluster', 'nats://127.0.0.1:4222', '--node-name', 'n1'], {}).cluster).toEqual({ url: 'nats://127.0.0.1:4222', nodeName: 'n1' })
+  })
+
+  it('a --cluster that is not a nats URL, a bad node name, or --node-name alone is refused with a line naming the flag', () => {
+    expect(() => parseConfig(['--cluster', 'http://x:1'], {})).toThrow(ConfigError)
+    expect(() => parseConfig(['--cluster', 'nats://x:1', '--node-name', 'a b'], {})).toThrow(/--node-name/)
+    expect(() => parseConfig(['--node-name', 'n1'], {})).toThrow(/--cluster/)
+  })
+})
