@@ -5,8 +5,9 @@
 //   GET  /api/threads              200 [] (the start-up probe)
 //   GET  /follow/:ch               an SSE stream of the channel
 //   POST /load/:ch                 the body (encoded SSE frames) becomes the channel's run
-//   POST /play/:ch                 replays the run to every follower, one write per frame per
-//                                  socket, in the bursts threadhost wrote them; answers when done
+//   POST /play/:ch[?ms=M]          replays the run to every follower, one write per frame per
+//                                  socket, in the bursts threadhost wrote them (one burst a turn,
+//                                  or one every M ms from a timer re-armed after each); answers when done
 //   POST /dialog/:ch               writes one dialog-settled frame to every follower, then 204
 //   POST /channels?n=K             K idle channels, each holding its run's frames in a ring (heap)
 //   POST /tick?k=K&ms=M            the body (one recorded chunk frame) becomes the template of K
@@ -80,11 +81,13 @@ const server = createServer(async (req, res) => {
   if (req.method === 'POST' && route === 'play') {
     // Each burst in one turn of the event loop, as the frames reached threadhost's sockets.
     const c = channel(name)
+    const ms = Number(url.searchParams.get('ms') ?? 0)
     let i = 0
     const next = () => {
       if (i < c.bursts.length) {
         for (const frame of c.bursts[i++]) broadcast(c, frame)
-        setImmediate(next)
+        if (ms > 0) setTimeout(next, ms)
+        else setImmediate(next)
       } else res.end()
     }
     return next()
