@@ -17,7 +17,7 @@ afterEach(() => {
 })
 
 /** One follow over loopback; resolves with the server's response once the client has its headers. */
-async function follow(): Promise<{ req: IncomingMessage; res: ServerResponse; received: () => string }> {
+async function follow(): Promise<{ req: IncomingMessage; res: ServerResponse; received: () => string; ended: Promise<void> }> {
   const opened = new Promise<{ req: IncomingMessage; res: ServerResponse }>((resolve) => {
     server = createServer((req, res) => resolve({ req, res }))
   })
@@ -26,8 +26,9 @@ async function follow(): Promise<{ req: IncomingMessage; res: ServerResponse; re
   const socket = connect(port, '127.0.0.1')
   let text = ''
   socket.on('data', (chunk) => (text += chunk.toString('latin1')))
+  const ended = new Promise<void>((resolve) => socket.on('end', resolve))
   socket.write('GET /follow HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n')
-  return { ...(await opened), received: () => text }
+  return { ...(await opened), received: () => text, ended }
 }
 
 describe('event stream on a socket', () => {
@@ -44,5 +45,20 @@ describe('event stream on a socket', () => {
     expect(heldBack).toEqual({ response: 0, socket: 0, corked: 0 })
     await expect.poll(received).toContain('event: dialog-settled\ndata: {}\n\n')
     stream.close()
+  })
+
+  it('the body is the frames as sent, ended by closing the connection: no chunk framing for a reader to decode', async () => {
+    const { req, res, received, ended } = await follow()
+    const request = { raw: req, url: req.url, log: { warn() {} } } as unknown as FastifyRequest
+    const reply = { hijack() {}, raw: res } as unknown as FastifyReply
+    const stream = openEventStream(request, reply, { ...defaultStreamOptions, retryMs: 1000 }, () => {})
+    stream.send(Buffer.from('id: 1\nevent: a\ndata: {}\n\n'))
+    stream.send('id: 2\nevent: b\ndata: {}\n\n')
+    stream.close()
+    await ended
+    const [head, body] = received().split('\r\n\r\n')
+    expect(head.toLowerCase()).not.toContain('transfer-encoding')
+    expect(head.toLowerCase()).toContain('connection: close')
+    expect(body).toBe('retry: 1000\n\nid: 1\nevent: a\ndata: {}\n\nid: 2\nevent: b\ndata: {}\n\n')
   })
 })
