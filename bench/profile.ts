@@ -45,7 +45,7 @@ export function selfTimes(profile: Profile): Map<string, number> {
     let key = frameKey(node.callFrame)
     // A native call made by the store is node:sqlite's statement or commit (fsync included).
     const caller = parent.get(node.id)
-    if (!node.callFrame.url && caller && frameKey(caller.callFrame).includes(' src/host/store/sqlite.ts')) key = `${node.callFrame.functionName} (node:sqlite)`
+    if (!node.callFrame.url && caller && / src\/host\/store\/sqlite(\.ts|\/)/.test(frameKey(caller.callFrame))) key = `${node.callFrame.functionName} (node:sqlite)`
     out.set(key, (out.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0))
   }
   return out
