@@ -207,16 +207,27 @@ describe('fan-out: one buffer per follow per turn', () => {
   )
 })
 
-/** A stand-in response whose buffered byte count the test sets, as a socket that does or does not read. */
+/**
+ * A stand-in response whose buffered byte count the test sets, as a socket that does or does not
+ * read. An event stream writes its frames to the response's socket itself, so the count is the
+ * socket's (the response's `writableLength` reads it, as Node's does).
+ */
 function fakeResponse() {
-  const raw = Object.assign(new EventEmitter(), {
+  const socket = Object.assign(new EventEmitter(), {
     writableLength: 0,
+    setNoDelay() {},
+    write(chunk: Buffer | string) {
+      socket.writableLength += Buffer.byteLength(chunk)
+      return true
+    },
+  })
+  const raw = Object.assign(new EventEmitter(), {
     destroyed: false,
     ended: false,
+    writableCorked: 0,
     writeHead() {},
     write(chunk: Buffer | string) {
-      raw.writableLength += Buffer.byteLength(chunk)
-      return true
+      return socket.write(chunk)
     },
     destroy() {
       raw.destroyed = true
@@ -224,16 +235,21 @@ function fakeResponse() {
     end() {
       raw.ended = true
     },
-    socket: { setNoDelay() {} },
+    socket,
   })
+  Object.defineProperty(raw, 'writableLength', {
+    get: () => socket.writableLength,
+    set: (n: number) => (socket.writableLength = n),
+  })
+  const response = raw as typeof raw & { writableLength: number }
   const request = { raw: new EventEmitter(), url: '/follow', log: { warn() {} } } as unknown as FastifyRequest
   const reply = { hijack() {}, raw } as unknown as FastifyReply
   /** The client read everything: the buffer empties and the socket says so. */
   const drain = () => {
-    raw.writableLength = 0
-    raw.emit('drain')
+    socket.writableLength = 0
+    socket.emit('drain')
   }
-  return { raw, request, reply, drain }
+  return { raw: response, request, reply, drain }
 }
 
 describe('event stream: a client is judged by sustained lag', () => {
