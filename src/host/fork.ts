@@ -1,6 +1,6 @@
 /**
- * Fork, edit-and-resend and regenerate: a new thread holding a thread's history before one of its
- * prompts, linked to it.
+ * Fork: a new thread holding a thread's history before one of its prompts, linked to it and named
+ * as its fork. (Edit and Regenerate without a new thread are versions in place: thread-versions.ts.)
  *
  * The cut is always before a user message: forking at a user message hands its text back for the
  * composer to edit; forking at a reply cuts before the prompt that produced it, so sending that
@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto'
 import type { ThreadSummary, TranscriptEntry } from '../schemas/index.js'
 import type { ForkOutcome } from '../schemas/outcomes.js'
-import { SessionDamaged, type RuntimeFactory } from '../runtime/port.js'
+import { SessionDamaged, type ForkCut, type RuntimeFactory } from '../runtime/port.js'
 import type { ThreadRow } from './store/port.js'
 
 /** What a fork came to: src/schemas/outcomes.ts holds the vocabulary and what each is on the wire. */
@@ -32,7 +32,7 @@ export interface ForkDeps {
   runtimes: RuntimeFactory
   /** Registers the new thread (the registry's `create`), its files already written. */
   /** `run`: the highest run the copied history holds, so the new thread counts on from it. */
-  create: (request: { id: string; model: string; thinkingLevel?: ThreadRow['thinkingLevel']; cwd?: string }, run: number) => Promise<
+  create: (request: { id: string; title?: string; model: string; thinkingLevel?: ThreadRow['thinkingLevel']; cwd?: string }, run: number) => Promise<
     { kind: 'created'; threadId: string } | { kind: 'taken' } | { kind: 'invalid'; reason: string }
   >
   summary: (threadId: string) => ThreadSummary | undefined
@@ -54,11 +54,30 @@ export async function forkThread(deps: ForkDeps, source: ThreadRow, fromMessageI
   const prompt = forkPrompt(transcript, fromMessageId)
   if (!prompt) return { kind: 'unknown-message' }
   if ((await deps.ask?.(prompt.messageId))?.cancelled) return { kind: 'fork-cancelled', reason: 'one of them said no; nothing was forked' }
+  const forked = await forkAt(deps, source, { beforeMessageId: prompt.messageId })
+  return forked.kind === 'forked' ? { kind: 'forked', summary: forked.summary, prompt: prompt.text } : forked
+}
+
+/** A fork is a thread of its own, named so: the source's title and "(fork)", never a second thread of the same name. */
+export function forkTitle(sourceTitle: string): string {
+  return `${sourceTitle} (fork)`
+}
+
+/** The new thread, its history cut where `cut` says (the source's extensions already asked). */
+export async function forkAt(
+  deps: ForkDeps,
+  source: ThreadRow,
+  cut: ForkCut,
+): Promise<{ kind: 'forked'; summary: ThreadSummary } | Exclude<ForkOutcome, { kind: 'forked' | 'fork-cancelled' }>> {
+  const { runtimes } = deps
+  if (!runtimes.fork) return { kind: 'invalid', reason: 'this runtime cannot fork a thread' }
   const threadId = (deps.newId ?? (() => randomUUID().slice(0, 8)))()
-  const forked = await runtimes.fork({ sourceThreadId: source.threadId, threadId, beforeMessageId: prompt.messageId })
+  const forked = await runtimes.fork({ sourceThreadId: source.threadId, threadId, ...cut })
   if (forked.kind === 'unknown-message') return forked
+  const sourceTitle = deps.summary(source.threadId)?.title
   const created = await deps.create({
     id: threadId,
+    ...(sourceTitle ? { title: forkTitle(sourceTitle) } : {}),
     model: source.model,
     ...(source.thinkingLevel ? { thinkingLevel: source.thinkingLevel } : {}),
     ...(source.cwd ? { cwd: source.cwd } : {}),
@@ -68,6 +87,5 @@ export async function forkThread(deps: ForkDeps, source: ThreadRow, fromMessageI
     return { kind: 'invalid', reason: created.kind === 'invalid' ? created.reason : 'no new thread id was free' }
   }
   const summary = deps.summary(threadId)
-  if (!summary) return { kind: 'unknown' }
-  return { kind: 'forked', summary, prompt: prompt.text }
+  return summary ? { kind: 'forked', summary } : { kind: 'unknown' }
 }

@@ -18,7 +18,7 @@ import {
   type ThreadEvent,
   type WaitingPrompt,
 } from '../machines/thread.machine.js'
-import type { AgentRuntime, RuntimeEvent, UiBridge } from '../runtime/port.js'
+import type { AgentRuntime, NavigateResult, NavigateTarget, RuntimeEvent, UiBridge } from '../runtime/port.js'
 import { errorText } from '../runtime/extension-ui.js'
 import { AskBridge } from './ask-bridge.js'
 import { DialogBridge } from './dialog-bridge.js'
@@ -221,6 +221,11 @@ export class LiveThread {
   /** Whether the thread's extensions let a fork before its user message `messageId` go ahead. */
   async beforeFork(messageId: string): Promise<{ cancelled: boolean }> {
     return (await this.#runtime?.beforeFork?.(messageId)) ?? { cancelled: false }
+  }
+
+  /** Moves the conversation in place (thread-versions.ts), only while idle; `undefined`: the runtime keeps one branch. */
+  async navigate(target: NavigateTarget): Promise<NavigateResult | undefined> {
+    return this.#runtime?.navigate?.(target)
   }
 
   /** A model or thinking level for the runs to come; the registry calls it only while idle. */

@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { CommandInfo, ExtensionList, ModelList, ThreadSummary } from '../schemas/index.js'
-import type { CreateOutcome, DialogOutcomeForRoute, PromptRouteOutcome, ShortcutOutcome } from '../schemas/outcomes.js'
+import type { CreateOutcome, DialogOutcomeForRoute, EditOutcome, PromptRouteOutcome, ShortcutOutcome, VersionOutcome } from '../schemas/outcomes.js'
 import { SessionDamaged, type ModelCatalog, type RuntimeFactory } from '../runtime/port.js'
 import type { ThreadView } from '../shared/projection.js'
 import type { Feed } from './feed.js'
@@ -105,7 +105,11 @@ export class ThreadRegistry {
       notifyLive: (thread, event) => {
         for (const listener of this.#liveListeners) listener(thread, event)
       },
-      threadActions: (slot, live) => ({ newThread: () => this.#requests.newThreadFor(slot, live) }),
+      threadActions: (slot, live) => ({
+        newThread: () => this.#requests.newThreadFor(slot, live),
+        fork: (cut) => this.#requests.forkFor(slot, live, cut),
+        switchSession: async (request) => this.#requests.switchSessionFor(live, request),
+      }),
     })
   }
 
@@ -254,6 +258,16 @@ export class ThreadRegistry {
 
   commands(threadId: string): Promise<CommandInfo[] | undefined> {
     return this.#requests.commands(threadId)
+  }
+
+  /** An Edit or a Regenerate as a new version of a prompt, in place (thread-versions.ts). */
+  edit(threadId: string, body: { messageId: string; text?: string }, claim?: IdempotencyClaim): Promise<EditOutcome> {
+    return this.#tracked(() => this.#requests.edit(threadId, body, claim))
+  }
+
+  /** Shows another version of a prompt (thread-versions.ts). */
+  version(threadId: string, messageId: string): Promise<VersionOutcome> {
+    return this.#tracked(() => this.#requests.version(threadId, messageId))
   }
 
   shortcut(threadId: string, key: string): Promise<ShortcutOutcome> {

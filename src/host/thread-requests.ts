@@ -5,10 +5,11 @@
  * through `RequestHost`, and every method here is run by the registry as a tracked command.
  */
 import type { CommandInfo, ThinkingLevel, ThreadSummary } from '../schemas/index.js'
-import type { CreateOutcome, DialogOutcomeForRoute, PromptRouteOutcome, ShortcutOutcome } from '../schemas/outcomes.js'
-import { SessionDamaged, type ModelCatalog, type RuntimeFactory } from '../runtime/port.js'
+import type { CreateOutcome, DialogOutcomeForRoute, EditOutcome, PromptRouteOutcome, ShortcutOutcome, VersionOutcome } from '../schemas/outcomes.js'
+import { SessionDamaged, type ActionResult, type ForkCut, type ModelCatalog, type RuntimeFactory } from '../runtime/port.js'
 import { HOST_COMMANDS, parseCommand } from './commands.js'
-import { forkThread, type ForkOutcome } from './fork.js'
+import { forkAt, forkThread, type ForkDeps, type ForkOutcome } from './fork.js'
+import { move, promptAt } from './thread-versions.js'
 import { LiveThread, type AbortOutcome } from './live-thread.js'
 import type { PromptAdmission, PromptRequestBody } from './prompt-admission.js'
 import type { Log } from './store/journal.js'
@@ -56,10 +57,23 @@ export interface RequestHost {
 export class ThreadRequests {
   constructor(private readonly host: RequestHost) {}
 
-  /** A new thread holding this one's history before a prompt, linked to it (fork.ts: edit and resend, regenerate). */
+  /** A new thread holding this one's history before a prompt, linked to it and named as its fork (fork.ts). */
   async fork(threadId: string, fromMessageId: string): Promise<ForkOutcome> {
     const slot = this.host.present(threadId)
     if (!slot) return { kind: 'unknown' }
+    // The source's extensions are asked, as pi asks them before its own fork: a cold source is built to ask them.
+    const ask = async (messageId: string) => {
+      if (slot.damage !== undefined) return { cancelled: false }
+      const live = await slot.ensureLive().catch((error: unknown) => {
+        this.host.options.log?.('warn', `[${threadId}] fork: the thread's extensions could not be asked (${String(error)})`)
+        return undefined
+      })
+      return (await live?.beforeFork(messageId)) ?? { cancelled: false }
+    }
+    return forkThread({ ...this.#forkDeps(), ask }, slot.record, fromMessageId)
+  }
+
+  #forkDeps(): ForkDeps {
     const create = async (request: CreateRequest, run: number) => {
       const created = await this.host.create(request)
       const forked = created.kind === 'created' ? this.host.slot(created.threadId) : undefined
@@ -71,16 +85,73 @@ export class ThreadRequests {
       }
       return created
     }
-    // The source's extensions are asked, as pi asks them before its own fork: a cold source is built to ask them.
-    const ask = async (messageId: string) => {
-      if (slot.damage !== undefined) return { cancelled: false }
-      const live = await slot.ensureLive().catch((error: unknown) => {
-        this.host.options.log?.('warn', `[${threadId}] fork: the thread's extensions could not be asked (${String(error)})`)
-        return undefined
-      })
-      return (await live?.beforeFork(messageId)) ?? { cancelled: false }
+    return { runtimes: this.host.options.runtimes, create, summary: (id) => this.host.get(id) }
+  }
+
+  /**
+   * An extension's `ctx.fork(entryId)` (its extensions already asked, by the runtime): a new thread,
+   * announced to the thread's followers with its link, as `ctx.newSession()` is.
+   */
+  async forkFor(slot: ThreadSlot, live: LiveThread, cut: ForkCut): Promise<ActionResult> {
+    const forked = await forkAt(this.#forkDeps(), slot.record, cut)
+    if (forked.kind !== 'forked') {
+      const why = forked.kind === 'invalid' || forked.kind === 'unavailable' ? forked.reason : 'the conversation has no such point'
+      live.ui.notify(`An extension asked to fork this thread (ctx.fork()), but no fork could be made: ${why}.`, 'warning')
+      return { cancelled: true }
     }
-    return forkThread({ runtimes: this.host.options.runtimes, create, summary: (id) => this.host.get(id), ask }, slot.record, fromMessageId)
+    live.ui.notify(`An extension forked this thread: #/threads/${encodeURIComponent(forked.summary.threadId)}`, 'info')
+    return { cancelled: false }
+  }
+
+  /**
+   * An extension's `ctx.switchSession(path)`: a tab shows one thread at a time, and this one stays
+   * where it is — so a session that is one of this host's threads is offered as a link to it, and
+   * any other is refused with a notice (threadhost opens no session file that is not a thread's).
+   */
+  switchSessionFor(live: LiveThread, request: { sessionPath: string; threadId?: string }): ActionResult {
+    const target = request.threadId !== undefined ? this.host.get(request.threadId) : undefined
+    if (!target) {
+      live.ui.notify(
+        `An extension asked to switch to the session ${request.sessionPath} (ctx.switchSession()), which is not a thread of this threadhost; nothing changed.`,
+        'warning',
+      )
+      return { cancelled: true }
+    }
+    live.ui.notify(`An extension switched to another thread: #/threads/${encodeURIComponent(target.threadId)}`, 'info')
+    return { cancelled: false }
+  }
+
+  /**
+   * An Edit (`text`) or a Regenerate (none) in place (thread-versions.ts): back to just before the
+   * prompt, then the text sent there as a prompt, journaled as any is. `claim`: the request's key.
+   */
+  async edit(threadId: string, body: { messageId: string; text?: string }, claim?: IdempotencyClaim): Promise<EditOutcome> {
+    if (this.host.closing()) return { kind: 'closing' }
+    const found = await this.#liveFor(threadId)
+    if (!('live' in found)) return found
+    const { slot, live } = found
+    const prompt = promptAt(slot.feed?.view.transcript ?? [], body.messageId)
+    if (!prompt) return { kind: 'unknown-message' }
+    const moved = await move(live, slot.admitting, { before: prompt.messageId })
+    if (moved.kind !== 'moved') return moved
+    return this.prompt(threadId, { message: body.text ?? prompt.text, admission: 'reject', deliverAs: 'steer' }, claim)
+  }
+
+  /** Shows another version of a prompt, where its conversation ends (thread-versions.ts). */
+  async version(threadId: string, messageId: string): Promise<VersionOutcome> {
+    const found = await this.#liveFor(threadId)
+    if (!('live' in found)) return found
+    return move(found.live, found.slot.admitting, { to: messageId })
+  }
+
+  /** The thread's live thread, built if cold; or why there is none. */
+  async #liveFor(threadId: string): Promise<{ slot: ThreadSlot; live: LiveThread } | Exclude<VersionOutcome, { kind: 'moved' }>> {
+    const slot = this.host.present(threadId)
+    if (!slot) return { kind: 'unknown' }
+    if (slot.damage !== undefined) return { kind: 'unavailable', reason: slot.damage }
+    const live = await this.#built(slot)
+    if (live instanceof LiveThread) return { slot, live }
+    return live.kind === 'closing' || live.kind === 'rejected' ? { kind: 'unknown' } : live
   }
 
   /** A rename takes effect at once; a model or thinking level applies from the next run (refused `busy` during one). */

@@ -7,10 +7,25 @@
  */
 import type { AgentSession, ExtensionCommandContextActions } from '@earendil-works/pi-coding-agent'
 import type { ActionResult, ThreadActions } from './port.js'
+import { messageIdOf } from './session-branches.js'
+
+/** What the thread's own runtime does for the command context (pi-adapter.ts). */
+export interface OwnActions {
+  /** No run, and no prompt an extension sent still on its way to one. */
+  waitForIdle(): Promise<void>
+  /** pi's tree navigation, the branch then kept and shown to the thread's followers. */
+  navigateTree(
+    targetId: string,
+    options: { summarize?: boolean; customInstructions?: string; replaceInstructions?: boolean; label?: string },
+  ): Promise<{ cancelled: boolean; editorText?: string }>
+}
 
 export interface CommandActionsOptions {
   session: AgentSession
+  own: OwnActions
   actions: ThreadActions | undefined
+  /** A user message the navigation stepped above goes to the editor, as in pi's terminal. */
+  setEditorText(text: string): void
   /** Says something to the people watching the thread (a warning toast). */
   tell(message: string): void
   /** The thread a pi session file belongs to, if it is one of threadhost's. */
@@ -26,7 +41,7 @@ export function commandContextActions(o: CommandActionsOptions): ExtensionComman
     return CANCELLED
   }
   return {
-    waitForIdle: () => session.waitForIdle(),
+    waitForIdle: () => o.own.waitForIdle(),
     // pi's own reload: extensions (a new file too), skills, prompts and context files are loaded again.
     reload: () => session.reload(),
     newSession: async (options) => {
@@ -34,20 +49,33 @@ export function commandContextActions(o: CommandActionsOptions): ExtensionComman
       const parent = options?.parentSession ? o.threadOfSessionFile(options.parentSession) : undefined
       return actions.newThread(parent ? { parentThreadId: parent } : {})
     },
+    // As pi's fork: the thread's extensions are asked first (session_before_fork), an entry that is
+    // not there (or, before, not a user message) is the extension's error; the fork is a new thread.
     fork: async (entryId, options) => {
       if (!actions?.fork) return unavailable('ctx.fork()', 'fork the conversation')
-      return actions.fork({ entryId, position: options?.position ?? 'before' })
+      const position = options?.position ?? 'before'
+      const entry = session.sessionManager.getEntry(entryId)
+      if (!entry || (position === 'before' && !(entry.type === 'message' && entry.message.role === 'user'))) {
+        throw new Error('Invalid entry ID for forking')
+      }
+      const runner = session.extensionRunner
+      if (runner.hasHandlers('session_before_fork')) {
+        const asked = await runner.emit({ type: 'session_before_fork', entryId, position })
+        if (asked?.cancel) return CANCELLED
+      }
+      const byId = new Map(session.sessionManager.getEntries().map((e) => [e.id, e]))
+      return actions.fork(position === 'at' ? { throughEntry: entryId } : { beforeMessageId: messageIdOf(entry, byId) })
     },
     navigateTree: async (targetId, options) => {
-      if (!actions?.navigateTree) return unavailable('ctx.navigateTree()', 'move to another point of the conversation')
       const { summarize, customInstructions, replaceInstructions, label } = options ?? {}
-      return actions.navigateTree({
-        targetId,
+      const result = await o.own.navigateTree(targetId, {
         ...(summarize !== undefined ? { summarize } : {}),
         ...(customInstructions !== undefined ? { customInstructions } : {}),
         ...(replaceInstructions !== undefined ? { replaceInstructions } : {}),
         ...(label !== undefined ? { label } : {}),
       })
+      if (result.editorText) o.setEditorText(result.editorText)
+      return { cancelled: result.cancelled }
     },
     switchSession: async (sessionPath) => {
       if (!actions?.switchSession) return unavailable('ctx.switchSession()', 'switch to another session')

@@ -7,7 +7,8 @@ import { basename, dirname, join, resolve } from 'node:path'
 import { DEMO_MODEL, DEMO_MODEL_ID, DEMO_PROVIDER } from './demo-model.js'
 import type { TranscriptEntry } from '../schemas/index.js'
 import type { PersistedThread } from './port.js'
-import { foldTranscript, persistedFacts, readSessionFile, sessionFacts } from './transcript.js'
+import { branchOf, foldTranscript, persistedFacts, readSessionEntries, sessionFacts } from './transcript.js'
+import { SessionTree } from './session-branches.js'
 import { checkSession } from './session-file.js'
 
 const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/
@@ -37,7 +38,8 @@ export function threadOfSessionFile(dataDir: string, path: string): string | und
 
 /** The persisted transcript of a thread, read from its session file. */
 export async function readPersistedTranscript(dataDir: string, threadId: string): Promise<TranscriptEntry[]> {
-  return foldTranscript(await readSessionFile(sessionPaths(dataDir, threadId).file, threadId))
+  const tree = new SessionTree(await readSessionEntries(sessionPaths(dataDir, threadId).file, threadId))
+  return foldTranscript(branchOf([...tree.entries]), (id) => tree.versionsOf(id))
 }
 
 /** Every thread with a session file under the data dir, with what its file says. */

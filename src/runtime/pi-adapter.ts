@@ -14,12 +14,13 @@
 import { randomUUID } from 'node:crypto'
 import type { AgentSession, AgentSessionEvent } from '@earendil-works/pi-coding-agent'
 import type { CommandInfo, ThinkingLevel, TranscriptEntry } from '../schemas/index.js'
-import type { ActionResult, AgentRuntime, ClearedQueue, QueuedPrompt, RuntimeEvent, RuntimeListener } from './port.js'
+import type { ActionResult, AgentRuntime, ClearedQueue, NavigateResult, NavigateTarget, QueuedPrompt, RuntimeEvent, RuntimeListener } from './port.js'
 import type { PiModels } from './pi-models.js'
 import { errorText, type RuntimeLogger } from './extension-ui.js'
 import { EventMapper } from './map-events.js'
 import { skipUnheardEvents } from './unheard-events.js'
 import { foldTranscript, IDS_ENTRY, lastRun, RUN_ENTRY, userEntryId, type IdsMarker } from './transcript.js'
+import { anchorAtLeaf, anchorOf, BRANCH_ENTRY, SessionTree } from './session-branches.js'
 import { QueueMirror, type QueuedInputDisposition } from './queue-mirror.js'
 import { asThread } from './extension-output.js'
 import { userShellArgs, userShellCommand, userShellResult, type UserShellCommand } from './user-shell.js'
@@ -61,6 +62,9 @@ export class PiRuntime implements AgentRuntime {
   private disposed = false
   private readonly log: RuntimeLogger
   private pendingTrust: (() => Promise<void>) | undefined
+  /** Prompts extensions sent (pi.sendUserMessage) that have not ended yet, their preflight included. */
+  private extensionPrompts = 0
+  private readonly promptsEnded = new Set<() => void>()
 
   constructor(
     private readonly session: AgentSession,
@@ -71,6 +75,38 @@ export class PiRuntime implements AgentRuntime {
     this.queue = new QueueMirror(session, (event) => this.emit(event))
     this.mapper = new EventMapper({ userMessageId: (text) => this.userMessageId(text) })
     this.unsubscribe.push(session.subscribe((event) => this.onSessionEvent(event)))
+    this.countExtensionPrompts()
+  }
+
+  /**
+   * pi's `waitForIdle` is idle before a prompt an extension just sent has started (its input hooks
+   * are still running): an extension's `pi.sendUserMessage(…); await ctx.waitForIdle()` would go on
+   * at once. pi sends such a prompt through the session's own `prompt` (source `extension`), so it is
+   * counted there, from its call to its run's end.
+   */
+  private countExtensionPrompts(): void {
+    const session = this.session
+    const prompt = session.prompt.bind(session)
+    session.prompt = (text, options) => {
+      if (options?.source !== 'extension') return prompt(text, options)
+      this.extensionPrompts++
+      return prompt(text, options).finally(() => {
+        this.extensionPrompts--
+        for (const ended of [...this.promptsEnded]) ended()
+      })
+    }
+  }
+
+  /** `ctx.waitForIdle()`: no run, and no prompt an extension sent still on its way to one. */
+  async waitForIdle(): Promise<void> {
+    for (;;) {
+      await this.session.waitForIdle()
+      if (this.extensionPrompts === 0 && this.session.isIdle) return
+      await new Promise<void>((resolve) => {
+        const ended = () => (this.promptsEnded.delete(ended), resolve())
+        this.promptsEnded.add(ended)
+      })
+    }
   }
 
   lastRun(): number {
@@ -206,7 +242,67 @@ export class PiRuntime implements AgentRuntime {
   }
 
   transcript(): TranscriptEntry[] {
-    return foldTranscript(this.session.sessionManager.getBranch())
+    const manager = this.session.sessionManager
+    const tree = new SessionTree(manager.getEntries())
+    return foldTranscript(manager.getBranch(), (id) => tree.versionsOf(id))
+  }
+
+  async navigate(target: NavigateTarget): Promise<NavigateResult> {
+    const tree = new SessionTree(this.session.sessionManager.getEntries())
+    const entry = tree.userEntry('before' in target ? target.before : target.to)
+    if (!entry) return { kind: 'unknown-message' }
+    // Before a prompt: where it hangs, so the next prompt hangs there too. To a version: where its branch ends.
+    const leaf = 'before' in target ? anchorOf(entry, tree.byId) : tree.latestUnder(entry.id)
+    return (await this.moveTo(leaf)) ? { kind: 'moved' } : { kind: 'cancelled' }
+  }
+
+  /**
+   * pi's tree navigation to exactly `leaf` (`null`: before the first message). pi moves above a user
+   * message it is sent to (for its editor), so it is sent to a branch marker written at `leaf`
+   * instead, which it takes as it is; extensions hear `session_before_tree` (and may refuse) and
+   * `session_tree`, and pi rebuilds the model's context from the new branch. False: refused.
+   */
+  private async moveTo(leaf: string | null): Promise<boolean> {
+    const manager = this.session.sessionManager
+    const from = manager.getLeafId()
+    if (leaf === from) return true
+    const go = (id: string | null) => (id === null ? manager.resetLeaf() : manager.branch(id))
+    go(leaf)
+    const marker = manager.appendCustomEntry(BRANCH_ENTRY, {})
+    go(from)
+    try {
+      const result = await this.within(() => this.session.navigateTree(marker))
+      if (result.cancelled) return false
+    } finally {
+      this.keepLeaf()
+    }
+    this.emit({ type: 'branch', transcript: this.transcript() })
+    return true
+  }
+
+  /**
+   * `ctx.navigateTree()` as pi's RPC mode binds it (pi's navigation, with the extension's options),
+   * then the branch is kept for a restart and shown to the people watching.
+   */
+  async navigateTree(
+    targetId: string,
+    options: { summarize?: boolean; customInstructions?: string; replaceInstructions?: boolean; label?: string },
+  ): Promise<{ cancelled: boolean; editorText?: string }> {
+    const before = this.session.sessionManager.getLeafId()
+    let result: { cancelled: boolean; editorText?: string }
+    try {
+      result = await this.within(() => this.session.navigateTree(targetId, options))
+    } finally {
+      this.keepLeaf()
+    }
+    if (!result.cancelled && this.session.sessionManager.getLeafId() !== before) this.emit({ type: 'branch', transcript: this.transcript() })
+    return { cancelled: result.cancelled, ...(result.editorText ? { editorText: result.editorText } : {}) }
+  }
+
+  /** pi resumes a session file at its last entry: when that is not the leaf, a branch marker at the leaf makes it so. */
+  private keepLeaf(): void {
+    const manager = this.session.sessionManager
+    if (manager.getEntries().at(-1)?.id !== (manager.getLeafId() ?? undefined)) this.append(BRANCH_ENTRY, {})
   }
 
   commands(): CommandInfo[] {
@@ -365,13 +461,25 @@ export class PiRuntime implements AgentRuntime {
     }
     for (const mapped of this.mapper.map(event)) {
       // A user message outside a run (an extension's own sendUserMessage) keeps no run number.
-      if (mapped.type === 'user-message') this.mark({ messageId: mapped.messageId, ...(this.run ? { run: this.run.number } : {}) })
+      if (mapped.type === 'user-message') {
+        this.mark({ messageId: mapped.messageId, ...(this.run ? { run: this.run.number } : {}) })
+        const versions = this.versionsHere(mapped.messageId)
+        if (versions) Object.assign(mapped, { versions })
+      }
       // Written before pi appends the message (subscribers run first), so the marker precedes it.
       if (mapped.type === 'assistant-end') this.mark({ messageId: mapped.messageId })
       this.emit(mapped)
     }
     // A settle before our run was handed to pi ends an extension's run inside it, not ours.
     if (event.type === 'agent_settled' && this.run?.sent) this.settle(this.run, event.aborted)
+  }
+
+  /** The versions of the prompt pi is about to write at the leaf: those already hanging where it hangs, and itself. */
+  private versionsHere(messageId: string): string[] | undefined {
+    const manager = this.session.sessionManager
+    const tree = new SessionTree(manager.getEntries())
+    const ids = [...tree.versionsAt(anchorAtLeaf(manager.getLeafId(), tree.byId)), messageId]
+    return ids.length > 1 ? ids : undefined
   }
 
   private mark(marker: IdsMarker): void {

@@ -41,7 +41,8 @@ export interface ClearedQueue {
  * handling of it.
  */
 export type RuntimeEvent =
-  | { type: 'user-message'; messageId: string; text: string }
+  /** `versions`: every version of this prompt, itself included, when an Edit or a Regenerate made more than one. */
+  | { type: 'user-message'; messageId: string; text: string; versions?: string[] }
   | { type: 'assistant-start'; messageId: string }
   | { type: 'assistant-delta'; messageId: string; text: string }
   | { type: 'assistant-end'; messageId: string; text: string; stopReason: string; model?: string; provider?: string; usage?: ReplyUsage }
@@ -57,6 +58,8 @@ export type RuntimeEvent =
   /** The runtime's own note about the run (an auto-retry): `persist` puts it in the transcript. */
   | { type: 'notify'; message: string; level: NotifyLevel; persist?: true }
   | { type: 'failure'; message: string }
+  /** The conversation moved in place to another branch of its tree (`navigate`, an extension's ctx.navigateTree): its transcript, whole. */
+  | { type: 'branch'; transcript: TranscriptEntry[] }
   /**
    * A run began that no prompt started (an extension's `pi.sendUserMessage`, a triggered turn): the
    * host numbers it (`adoptRun`) before any of its events, and it ends by its own `settled`.
@@ -114,6 +117,13 @@ export interface AgentRuntime {
    * (pi's `session_before_fork`): `cancelled` when one refused. Optional: a runtime without it asks nobody.
    */
   beforeFork?(messageId: string): Promise<ActionResult>
+  /**
+   * Moves the conversation in place (pi's session tree), as pi's tree navigation does: `before` a
+   * user message, so the next prompt is a new version of it (an Edit, a Regenerate); or `to` a
+   * version of one, where that version's branch ends. Emits `branch` once moved. Only called while
+   * idle. Optional: a runtime without it keeps one branch.
+   */
+  navigate?(target: NavigateTarget): Promise<NavigateResult>
   /** Switches model and/or thinking level for the runs to come. Only called while idle. */
   configure(change: { model?: string; thinkingLevel?: ThinkingLevel }): Promise<void>
   dispose(): Promise<void>
@@ -165,15 +175,27 @@ export interface UiBridge {
   editorText(): string
 }
 
+export type NavigateTarget = { before: string } | { to: string }
+
+/** `cancelled`: an extension refused the move (pi's `session_before_tree`); `unknown-message`: no such user message. */
+export type NavigateResult = { kind: 'moved' } | { kind: 'cancelled' } | { kind: 'unknown-message' }
+
 /** pi's answer to a session action: `cancelled` when nothing changed. */
 export interface ActionResult {
   cancelled: boolean
 }
 
 /**
+ * Where a fork cuts the source's conversation: before one of its user messages (the host's
+ * messageId), or through one of the runtime's own entries (pi's `ctx.fork(entryId, {position: 'at'})`).
+ */
+export type ForkCut = { beforeMessageId: string } | { throughEntry: string }
+
+/**
  * What an extension's command may ask beyond its own thread's session: pi's command-context
- * session actions (`ctx.newSession()`, `ctx.fork()`, `ctx.navigateTree()`, `ctx.switchSession()`),
- * which in threadhost mean a new thread, a fork, or another branch or thread shown. Each hook is
+ * session actions that make or show another session (`ctx.newSession()`, `ctx.fork()`,
+ * `ctx.switchSession()`), which in threadhost mean a new thread or another thread shown to the
+ * people watching. (`ctx.navigateTree()` stays in the thread: the runtime does it.) Each hook is
  * optional: without it the runtime tells the people watching that this host cannot do it, and the
  * extension gets `{cancelled: true}`, pi's value for "nothing changed" — never a silent success.
  * pi's `setup` and `withSession` callbacks are not carried: they need the new session, which only
@@ -182,16 +204,8 @@ export interface ActionResult {
 export interface ThreadActions {
   /** `ctx.newSession()`: a new thread; `parentThreadId` when the extension named a thread's session as its parent. */
   newThread?(request: { parentThreadId?: string }): Promise<ActionResult>
-  /** `ctx.fork(entryId)`: a new thread from this one's conversation before (or `at`: through) pi's session entry `entryId`. */
-  fork?(request: { entryId: string; position: 'before' | 'at' }): Promise<ActionResult>
-  /** `ctx.navigateTree(targetId)`: this thread continues from another point of its conversation tree. */
-  navigateTree?(request: {
-    targetId: string
-    summarize?: boolean
-    customInstructions?: string
-    replaceInstructions?: boolean
-    label?: string
-  }): Promise<ActionResult>
+  /** `ctx.fork(entryId)`: a new thread from this one's conversation, cut where pi's entry says (the thread's extensions were asked already). */
+  fork?(cut: ForkCut): Promise<ActionResult>
   /** `ctx.switchSession(path)`: show another conversation; `threadId` when the path is a thread's session. */
   switchSession?(request: { sessionPath: string; threadId?: string }): Promise<ActionResult>
 }
@@ -279,8 +293,8 @@ export interface RuntimeFactory {
   /** Removes a thread's persisted conversation. */
   remove(threadId: string): Promise<void>
   /**
-   * Writes thread `threadId`'s conversation as `sourceThreadId`'s history before its user message
-   * `beforeMessageId`, linked to the source (pi's own branching). The source is only read, so it
+   * Writes thread `threadId`'s conversation as `sourceThreadId`'s history up to the cut (before its
+   * user message `beforeMessageId`, or through an entry), linked to the source (pi's own branching). The source is only read, so it
    * may be mid-run. Optional: a factory without it cannot fork.
    */
   fork?(request: ForkRequest): Promise<ForkResult>
@@ -297,13 +311,11 @@ export interface RuntimeFactory {
   extensions?(): ExtensionList
 }
 
-export interface ForkRequest {
+export type ForkRequest = {
   sourceThreadId: string
   /** The new thread's id; nothing is persisted under it yet. */
   threadId: string
-  /** A user message of the source's transcript (threadhost's messageId). */
-  beforeMessageId: string
-}
+} & ForkCut
 
 /** `unknown-message`: the source's persisted conversation has no such user message; nothing was written. */
 export type ForkResult = { kind: 'forked'; lastRun: number } | { kind: 'unknown-message' }

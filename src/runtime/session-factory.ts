@@ -168,7 +168,9 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
       mode: 'rpc',
       commandContextActions: commandContextActions({
         session,
+        own: runtime,
         actions,
+        setEditorText: (text) => ui.setEditorText(text),
         tell,
         threadOfSessionFile: (path) => threadOfSessionFile(options.dataDir, path),
       }),

@@ -11,7 +11,7 @@ import { readFile } from 'node:fs/promises'
 import { basename, dirname, resolve } from 'node:path'
 import { parseSessionEntries, SessionManager } from '@earendil-works/pi-coding-agent'
 import type { ForkRequest, ForkResult, PersistedFacts } from './port.js'
-import { forkPoint, lastRun, persistedFacts, readSessionFile } from './transcript.js'
+import { forkPoint, lastRun, persistedFacts, readSessionEntries, readSessionFile } from './transcript.js'
 
 type Paths = (threadId: string) => { dir: string; file: string }
 
@@ -19,11 +19,17 @@ export function piSessionForks(paths: Paths, threadOfSessionDir: (key: string) =
   const threadOfFile = (file: string) => threadOfSessionDir(basename(dirname(file)))
 
   return {
-    async fork({ sourceThreadId, threadId, beforeMessageId }: ForkRequest): Promise<ForkResult> {
+    async fork(request: ForkRequest): Promise<ForkResult> {
+      const { sourceThreadId, threadId } = request
       const source = resolve(paths(sourceThreadId).file)
       const target = paths(threadId)
       if (existsSync(target.file)) throw new Error(`thread ${threadId} already has a session file`)
-      const cut = forkPoint(await readSessionFile(source, sourceThreadId), beforeMessageId)
+      const cut =
+        'beforeMessageId' in request
+          ? forkPoint(await readSessionFile(source, sourceThreadId), request.beforeMessageId)
+          : (await readSessionEntries(source, sourceThreadId)).some((e) => e.id === request.throughEntry)
+            ? request.throughEntry
+            : undefined
       if (cut === undefined) return { kind: 'unknown-message' }
       mkdirSync(target.dir, { recursive: true })
       try {

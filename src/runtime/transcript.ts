@@ -45,13 +45,18 @@ export function branchOf(entries: FileEntry[]): SessionEntry[] {
  * an empty transcript, a torn last line is left out, and any other damage rejects with `SessionDamaged`.
  */
 export async function readSessionFile(file: string, threadId: string): Promise<SessionEntry[]> {
+  return branchOf(await readSessionEntries(file, threadId))
+}
+
+/** Every entry of a thread's session file (its whole tree, every branch), read as `readSessionFile` reads it. */
+export async function readSessionEntries(file: string, threadId: string): Promise<SessionEntry[]> {
   const bytes = await readFile(file).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return undefined
     throw error
   })
   const check = bytes ? checkSession(bytes) : ({ kind: 'none' } as const)
   if (check.kind === 'damaged') throw new SessionDamaged(threadId, check.reason)
-  return check.kind === 'ok' ? branchOf(check.entries) : []
+  return check.kind === 'ok' ? check.entries.filter((e): e is SessionEntry => e.type !== 'session') : []
 }
 
 /** What a session file says about its thread, to rebuild a lost thread index. */
@@ -100,7 +105,11 @@ function markerOf(entry: SessionEntry): IdsMarker | undefined {
   return typeof data?.messageId === 'string' ? (data as IdsMarker) : undefined
 }
 
-export function foldTranscript(entries: SessionEntry[]): TranscriptEntry[] {
+/**
+ * `versionsOf`: the other versions of a user message (session-branches.ts), by pi's entry id; a
+ * user message with more than one carries them all, itself included, as messageIds.
+ */
+export function foldTranscript(entries: SessionEntry[], versionsOf?: (entryId: string) => string[] | undefined): TranscriptEntry[] {
   const out: TranscriptEntry[] = []
   const tools = new Map<string, ToolEntry>()
   let marker: IdsMarker | undefined
@@ -123,7 +132,8 @@ export function foldTranscript(entries: SessionEntry[]): TranscriptEntry[] {
     switch (message.role) {
       case 'user':
         run = markerRun ?? Math.max(run, 1)
-        out.push({ kind: 'user', messageId, text: messageText(message), run })
+        const versions = versionsOf?.(entry.id)
+        out.push({ kind: 'user', messageId, text: messageText(message), run, ...(versions ? { versions } : {}) })
         break
       case 'assistant': {
         const text = messageText(message)

@@ -17,6 +17,7 @@ import {
   CreateThreadBody,
   DialogAnswerRequest,
   DraftBody,
+  EditBody,
   ForkBody,
   ForkReceipt,
   ModelList,
@@ -27,6 +28,8 @@ import {
   ThreadParams,
   ThreadSummary,
   UpdateThreadBody,
+  VersionBody,
+  VersionReceipt,
 } from './http.js'
 import {
   ActorForest,
@@ -212,6 +215,46 @@ export const apiRoutes = {
       422: unprocessable('an unknown command (`suggestions` holds close names), a command refused with its reason, or an `Idempotency-Key` used with another request', {
         suggestions: Type.Optional(Type.Array(Type.String())),
       }),
+      502: errorBody("the thread's runtime could not start"),
+      ...withBody,
+      ...refusedWrites,
+    },
+  }),
+  // versions of a prompt, in place (pi's session tree; src/host/thread-versions.ts)
+  editMessage: route({
+    method: 'POST',
+    path: `${T}/edit`,
+    params: ThreadParams,
+    body: EditBody,
+    idempotent: true,
+    durable: true,
+    response: {
+      202: PromptReceipt,
+      200: CommandReceipt,
+      404: notFound('no such thread, or no such prompt in its conversation'),
+      409: ReasonError(
+        "`busy`: a run is in flight (edit and regenerate between runs); `version-cancelled`: an extension kept the conversation where it was; `unavailable`: the thread's session file is damaged; or taken by a delete or a shutdown",
+      ),
+      422: unprocessable('the thread cannot keep versions, an unknown command, or an `Idempotency-Key` used with another request', {
+        suggestions: Type.Optional(Type.Array(Type.String())),
+      }),
+      502: errorBody("the thread's runtime could not start"),
+      ...withBody,
+      ...refusedWrites,
+    },
+  }),
+  switchVersion: route({
+    method: 'POST',
+    path: `${T}/version`,
+    params: ThreadParams,
+    body: VersionBody,
+    idempotent: true,
+    durable: true,
+    response: {
+      200: VersionReceipt,
+      404: notFound('no such thread, or no such prompt in its conversation'),
+      409: ReasonError("`busy`: a run is in flight; `version-cancelled`: an extension kept the conversation where it was; `unavailable`: the session file is damaged"),
+      422: unprocessable('the thread cannot keep versions, or an `Idempotency-Key` used with another request'),
       502: errorBody("the thread's runtime could not start"),
       ...withBody,
       ...refusedWrites,

@@ -183,6 +183,21 @@ export type ForkBody = Static<typeof ForkBody>
 export const ForkReceipt = Type.Object({ thread: ThreadSummary, prompt: Type.String() }, { additionalProperties: false })
 export type ForkReceipt = Static<typeof ForkReceipt>
 
+/**
+ * `POST …/edit`: a new version of a prompt, sent in place — the conversation goes back to just before
+ * the prompt (`messageId`: the user message, or a reply it produced) and `text` is sent there; no
+ * `text` sends the prompt's own again (Regenerate). The versions are one conversation's (‹ 2 / 3 ›).
+ */
+export const EditBody = Type.Object(
+  { messageId: Type.String({ minLength: 1, maxLength: 200 }), text: Type.Optional(Type.String({ minLength: 1 })) },
+  { additionalProperties: false },
+)
+export type EditBody = Static<typeof EditBody>
+
+/** `POST …/version`: show this version of a prompt (a user message's messageId from its `versions`), where its conversation ends. */
+export const VersionBody = Type.Object({ messageId: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false })
+export const VersionReceipt = Type.Object({ threadId: Type.String(), messageId: Type.String() })
+
 /** `200` from the prompt route when the message was one of threadhost's own commands: no run started. */
 export const CommandReceipt = Type.Object({
   threadId: Type.String(),

@@ -33,10 +33,16 @@ const obs = <T extends string, P extends Parameters<typeof Type.Object>[0]>(type
   Type.Object({ seq: Seq, type: Type.Literal(type), ...props })
 
 export const StatusObservation = obs('status', { live: Type.Boolean(), busy: Type.Boolean(), run: Type.Integer() })
+/**
+ * The messageIds of every version of a user message, itself included, oldest first: the prompts an
+ * Edit or a Regenerate sent in place of one another (pi's session tree). Absent: it has no other.
+ */
+const Versions = Type.Optional(Type.Array(Type.String()))
 export const UserMessageObservation = obs('user-message', {
   messageId: Type.String(),
   text: Type.String(),
   run: Type.Integer(),
+  versions: Versions,
 })
 export const AssistantStartObservation = obs('assistant-start', { messageId: Type.String() })
 export const AssistantDeltaObservation = obs('assistant-delta', { messageId: Type.String(), text: Type.String() })
@@ -127,6 +133,16 @@ export const EditorTextObservation = obs('editor-text', { text: Type.String() })
  * a transcript entry labelled with its `customType`. pi's own renderer for it (a TUI component) does not travel.
  */
 export const CustomMessageObservation = obs('custom-message', { customType: Type.String(), text: Type.String() })
+/**
+ * The conversation moved in place to another branch of its tree (another version chosen, an Edit or a
+ * Regenerate about to send, an extension's `ctx.navigateTree`): the transcript is the branch's, whole.
+ * Every follower replaces its transcript with it, as a fresh snapshot would; a tab that resumes from
+ * before it replays it, so it never shows the old branch.
+ */
+export const BranchObservation = obs('branch', {
+  // Each a TranscriptEntry (declared below, with the view): typed here, not checked again.
+  transcript: Type.Array(Type.Unsafe<TranscriptEntry>({ type: 'object', description: 'a TranscriptEntry' })),
+})
 export const SettledObservation = obs('settled', { run: Type.Integer(), aborted: Type.Boolean() })
 /**
  * The model or the runtime failed (a provider's 500 or 429, a rejected key, an extension's error). Not
@@ -158,6 +174,7 @@ export const Observation = Type.Union([
   CustomMessageObservation,
   SettledObservation,
   FailureObservation,
+  BranchObservation,
 ])
 export type Observation = Static<typeof Observation>
 export type ObservationType = Observation['type']
@@ -167,7 +184,7 @@ export type ObservationOf<T extends ObservationType> = Extract<Observation, { ty
 
 /** One entry of a thread's transcript, as the projection folds it and the UI draws it. */
 export const TranscriptEntry = Type.Union([
-  Type.Object({ kind: Type.Literal('user'), messageId: Type.String(), text: Type.String(), run: Type.Integer() }),
+  Type.Object({ kind: Type.Literal('user'), messageId: Type.String(), text: Type.String(), run: Type.Integer(), versions: Versions }),
   Type.Object({
     kind: Type.Literal('assistant'),
     messageId: Type.String(),

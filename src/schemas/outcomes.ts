@@ -49,6 +49,7 @@ export const ERROR_CODES = [
   'ANSWER_REFUSED',
   'MACHINE_NOT_FOUND',
   'SHORTCUT_NOT_FOUND',
+  'VERSION_CANCELLED',
 ] as const
 export type ErrorCode = (typeof ERROR_CODES)[number]
 export const ErrorCode = Type.Enum(ERROR_CODES, { description: 'stable: switch on it (the `error` text is for people and may change)' })
@@ -119,6 +120,23 @@ export type ShortcutOutcome =
   | { kind: 'unavailable'; reason: string }
   | { kind: 'build-failed'; reason: string }
   | { kind: 'unknown-shortcut'; shortcuts: string[] }
+
+/**
+ * Moving a thread's conversation in place (`POST …/version`, and the first step of `POST …/edit`):
+ * moved, or why not — busy, no such prompt, an extension refused (pi's `session_before_tree`).
+ */
+export type VersionOutcome =
+  | { kind: 'moved' }
+  | { kind: 'unknown' }
+  | { kind: 'unknown-message' }
+  | { kind: 'busy' }
+  | { kind: 'unavailable'; reason: string }
+  | { kind: 'build-failed'; reason: string }
+  | { kind: 'version-cancelled' }
+  | { kind: 'invalid'; reason: string }
+
+/** `POST …/edit`: the move, then the prompt sent there. */
+export type EditOutcome = Exclude<VersionOutcome, { kind: 'moved' }> | PromptRouteOutcome
 
 /** A thread looked up by id: a read, a delete, the draft, the commands, a follow. */
 export type LookupOutcome = { kind: 'unknown' } | { kind: 'not-live' }
@@ -337,6 +355,29 @@ export const shortcutOutcomes: OutcomeTable<ShortcutOutcome, ThreadContext & { k
     (o, c) => `thread ${c.threadId} has no shortcut ${c.key}${o.shortcuts.length ? `; its shortcuts are ${o.shortcuts.join(', ')}` : ''}`,
     { details: (o) => ({ shortcuts: o.shortcuts }) },
   ),
+}
+
+const versionRefusals = {
+  unknown: noThread,
+  'unknown-message': refusal(404, 'MESSAGE_NOT_FOUND', (_: unknown, c: ThreadContext & { messageId: string }) => `thread ${c.threadId} has no prompt ${c.messageId} in its conversation`),
+  busy: refusal(409, 'THREAD_BUSY', (_: unknown, c: ThreadContext) => `a run is in progress on thread ${c.threadId}; versions change between runs`, { reason: 'busy' }),
+  unavailable,
+  'build-failed': promptOutcomes['build-failed'],
+  'version-cancelled': refusal(409, 'VERSION_CANCELLED', (_: unknown, c: ThreadContext) => `thread ${c.threadId}'s extensions kept the conversation where it was (pi's session_before_tree)`, {
+    reason: 'version-cancelled',
+  }),
+  invalid: invalid('COMMAND_REFUSED'),
+}
+
+export const versionOutcomes: OutcomeTable<VersionOutcome, ThreadContext & { messageId: string }> = {
+  moved: { status: 200, body: (_, c) => ({ threadId: c.threadId, messageId: c.messageId }) },
+  ...versionRefusals,
+}
+
+export const editOutcomes: OutcomeTable<EditOutcome, PromptContext & { messageId: string }> = {
+  ...promptOutcomes,
+  ...versionRefusals,
+  busy: refusal(409, 'THREAD_BUSY', (_, c) => `a run is in progress on thread ${c.threadId}; edit or regenerate between runs`, { reason: 'busy' }),
 }
 
 /** `GET /api/debug/machines/:machineId` naming no machine. */

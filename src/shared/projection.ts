@@ -57,7 +57,7 @@ function step(draft: Draft, o: Observation): void {
       return
     }
     case 'user-message':
-      return append(draft, { kind: 'user', messageId: o.messageId, text: o.text, run: o.run })
+      return append(draft, { kind: 'user', messageId: o.messageId, text: o.text, run: o.run, ...(o.versions ? { versions: o.versions } : {}) })
     case 'assistant-start':
       return append(draft, { kind: 'assistant', messageId: o.messageId, text: '', streaming: true })
     case 'assistant-delta':
@@ -133,6 +133,11 @@ function step(draft: Draft, o: Observation): void {
       return
     case 'failure':
       return append(draft, { kind: 'error', message: o.message })
+    // The conversation moved to another branch: its transcript, whole, replaces the old one (never written in place).
+    case 'branch':
+      view.transcript = o.transcript
+      draft.ownsTranscript = false
+      return
   }
 }
 

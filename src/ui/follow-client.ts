@@ -35,6 +35,7 @@ const FRAME_EVENT_SET: Record<ObservationType, true> = {
   'custom-message': true,
   settled: true,
   failure: true,
+  branch: true,
 }
 export const FRAME_EVENTS: string[] = Object.keys(FRAME_EVENT_SET)
 

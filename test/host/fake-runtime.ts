@@ -172,9 +172,11 @@ export class FakeRuntimeFactory implements RuntimeFactory {
   }
   /** Each forked thread's source, as pi's session header would keep it. */
   readonly forks = new Map<string, string>()
-  async fork({ sourceThreadId, threadId, beforeMessageId }: ForkRequest): Promise<ForkResult> {
+  async fork(request: ForkRequest): Promise<ForkResult> {
+    const { sourceThreadId, threadId } = request
+    if (!('beforeMessageId' in request)) return { kind: 'unknown-message' }
     const source = this.transcripts.get(sourceThreadId) ?? []
-    const at = source.findIndex((e) => e.kind === 'user' && e.messageId === beforeMessageId)
+    const at = source.findIndex((e) => e.kind === 'user' && e.messageId === request.beforeMessageId)
     if (at === -1) return { kind: 'unknown-message' }
     const kept = source.slice(0, at)
     this.transcripts.set(threadId, kept)

@@ -88,7 +88,10 @@ describe('the session an extension sees', () => {
   })
 })
 
-/** A command that calls every session action of its context and shows what each answered. */
+/**
+ * A command that calls every session action of its context that needs the host and shows what each
+ * answered (`navigateTree` is the thread's own: test/server/session-tree.test.ts).
+ */
 const actionsProbe: ExtensionFactory = (pi) => {
   pi.registerCommand('probe', {
     description: 'session actions',
@@ -97,8 +100,7 @@ const actionsProbe: ExtensionFactory = (pi) => {
       const answers = {
         mode: ctx.mode,
         newSession: await ctx.newSession({ parentSession: args }),
-        fork: await ctx.fork('entry-1', { position: 'at' }),
-        navigateTree: await ctx.navigateTree('entry-2', { summarize: true }),
+        fork: await ctx.fork(ctx.sessionManager.getLeafId()!, { position: 'at' }),
         switchSession: await ctx.switchSession(args),
       }
       ctx.ui.notify(JSON.stringify(answers), 'info')
@@ -112,17 +114,15 @@ describe("the command context's session actions", () => {
     runtime.prompt({ messageId: 'p', text: '/probe /elsewhere/session.jsonl' })
     await rec.next('settled')
     const told = ui.notes.map((n) => n.message)
-    expect(told.slice(0, 4)).toEqual([
+    expect(told.slice(0, 3)).toEqual([
       expect.stringMatching(/^An extension asked to start a new session \(ctx\.newSession\(\)\).*nothing changed\.$/),
       expect.stringMatching(/^An extension asked to fork the conversation \(ctx\.fork\(\)\)/),
-      expect.stringMatching(/^An extension asked to move to another point of the conversation \(ctx\.navigateTree\(\)\)/),
       expect.stringMatching(/^An extension asked to switch to another session \(ctx\.switchSession\(\)\)/),
     ])
-    expect(JSON.parse(told[4])).toEqual({
+    expect(JSON.parse(told[3])).toEqual({
       mode: 'rpc',
       newSession: { cancelled: true },
       fork: { cancelled: true },
-      navigateTree: { cancelled: true },
       switchSession: { cancelled: true },
     })
   })
@@ -133,7 +133,6 @@ describe("the command context's session actions", () => {
     const actions: ThreadActions = {
       newThread: (r) => (calls.push(['newThread', r]), done()),
       fork: (r) => (calls.push(['fork', r]), done()),
-      navigateTree: (r) => (calls.push(['navigateTree', r]), done()),
       switchSession: (r) => (calls.push(['switchSession', r]), done()),
     }
     const { runtime, rec, ui, dataDir } = await thread({ extraExtensions: () => [actionsProbe], actions })
@@ -142,12 +141,11 @@ describe("the command context's session actions", () => {
     await rec.next('settled')
     expect(calls).toEqual([
       ['newThread', { parentThreadId: 'other' }],
-      ['fork', { entryId: 'entry-1', position: 'at' }],
-      ['navigateTree', { targetId: 'entry-2', summarize: true }],
+      ['fork', { throughEntry: expect.any(String) }],
       ['switchSession', { sessionPath: other, threadId: 'other' }],
     ])
     expect(ui.notes.map((n) => JSON.parse(n.message) as Record<string, unknown>)).toEqual([
-      { mode: 'rpc', newSession: { cancelled: false }, fork: { cancelled: false }, navigateTree: { cancelled: false }, switchSession: { cancelled: false } },
+      { mode: 'rpc', newSession: { cancelled: false }, fork: { cancelled: false }, switchSession: { cancelled: false } },
     ])
   })
 })

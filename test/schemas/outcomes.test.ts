@@ -14,6 +14,7 @@ import {
   answerOutcomes,
   answersIn,
   createOutcomes,
+  editOutcomes,
   ERROR_CODES,
   forkOutcomes,
   guardOutcomes,
@@ -23,6 +24,7 @@ import {
   shortcutOutcomes,
   promptOutcomes,
   updateOutcomes,
+  versionOutcomes,
   type AbortRefusal,
   type PromptRefusal,
 } from '../../src/schemas/outcomes.js'
@@ -41,6 +43,8 @@ const answeredBy: Array<[AnyTable, RouteName[]]> = [
   [answerOutcomes, ['answerDialog']],
   [machineOutcomes, ['debugMachine']],
   [shortcutOutcomes, ['runShortcut']],
+  [editOutcomes, ['editMessage']],
+  [versionOutcomes, ['switchVersion']],
 ]
 
 const documented = (name: RouteName) => Object.keys((apiRoutes[name] as RouteSpec).response).map(Number)

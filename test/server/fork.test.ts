@@ -79,13 +79,13 @@ describe('fork', () => {
     const res = await api(h.url, 'POST', '/api/threads/first/fork', { fromMessageId: idOf(source, 'user', 'first question') })
     expect(res.status).toBe(201)
     const { thread } = res.body as ForkReceipt
-    expect(thread).toMatchObject({ parentId: 'first', title: 'New thread', run: 0 })
+    expect(thread).toMatchObject({ parentId: 'first', title: 'Source (fork)', run: 0 })
     expect(await transcriptOf(h, thread.threadId)).toEqual([])
     const tab = await SseClient.open(`${h.url}/api/threads/${thread.threadId}/follow`)
     expect((await api(h.url, 'POST', `/api/threads/${thread.threadId}/prompt`, { message: 'a fresh start' })).body).toMatchObject({ run: 1 })
     await tab.waitFor(is('status', { busy: false, run: 1 }))
     tab.close()
-    expect((await api(h.url, 'GET', `/api/threads/${thread.threadId}`)).body).toMatchObject({ parentId: 'first', title: 'a fresh start' })
+    expect((await api(h.url, 'GET', `/api/threads/${thread.threadId}`)).body).toMatchObject({ parentId: 'first', title: 'Source (fork)', preview: 'You said: a fresh start' })
   })
 
   it('a thread can be forked mid-run: the fork holds what was persisted before the prompt, and a message the persisted transcript does not hold is a 404', async () => {
@@ -141,7 +141,7 @@ describe('fork', () => {
     cleanups.push(() => h.close())
     expect((await api(h.url, 'GET', `/api/threads/${thread.threadId}`)).body).toMatchObject({
       parentId: 'parent',
-      title: 'first question',
+      title: 'Source (fork)',
       preview: 'You said: first question',
       live: false,
     })

@@ -4,7 +4,7 @@
  */
 import type { ThreadRegistry } from '../../host/thread-registry.js'
 import { MAX_PROMPT_CHARS } from '../../schemas/index.js'
-import { abortOutcomes, guardOutcomes, promptOutcomes } from '../../schemas/outcomes.js'
+import { abortOutcomes, editOutcomes, guardOutcomes, promptOutcomes } from '../../schemas/outcomes.js'
 import { replyWith } from '../responses.js'
 import type { WriteGuards } from '../writes.js'
 import type { RouteHandlers } from './register.js'
@@ -30,6 +30,22 @@ export function runRoutes(registry: ThreadRegistry, writes: WriteGuards): RouteH
         const outcome = await registry.prompt(id, body, writes.claimOf(request))
         if (outcome.kind === 'not-durable') request.log.warn({ code: outcome.fault.code }, `prompt refused: ${outcome.fault.message}`)
         return replyWith(reply, promptOutcomes, outcome, { threadId: id, run, damage: () => registry.get(id)?.unavailable })
+      },
+    },
+
+    editMessage: {
+      tags,
+      summary: 'Edit or regenerate a prompt in place: a new version of it, sent where it was (no new thread)',
+      description:
+        "The conversation goes back to just before the prompt `messageId` names (a user message, or the prompt that produced the reply named) in pi's session tree; every follower gets a `branch` frame with it; then `text` (none: the prompt's own, a Regenerate) is sent there as a prompt, journaled as any. The prompts sent in one another's place are the user message's `versions`.",
+      handler: async (request, reply) => {
+        const { id } = request.params
+        const { messageId, text } = request.body
+        if (text !== undefined && text.length > MAX_PROMPT_CHARS) {
+          return replyWith(reply, guardOutcomes, { kind: 'prompt-too-long', limit: MAX_PROMPT_CHARS }, undefined)
+        }
+        const outcome = await registry.edit(id, { messageId, ...(text !== undefined ? { text } : {}) }, writes.claimOf(request))
+        return replyWith(reply, editOutcomes, outcome, { threadId: id, messageId, damage: () => registry.get(id)?.unavailable })
       },
     },
 

@@ -3,7 +3,7 @@
  * Each asks the registry and replies with the outcome table's answer (src/schemas/outcomes.ts).
  */
 import type { ThreadRegistry } from '../../host/thread-registry.js'
-import { createOutcomes, forkOutcomes, lookupOutcomes, shortcutOutcomes, updateOutcomes } from '../../schemas/outcomes.js'
+import { createOutcomes, forkOutcomes, lookupOutcomes, shortcutOutcomes, updateOutcomes, versionOutcomes } from '../../schemas/outcomes.js'
 import { replyWith } from '../responses.js'
 import type { RouteHandlers } from './register.js'
 
@@ -29,6 +29,17 @@ export function threadRoutes(registry: ThreadRegistry): RouteHandlers {
         const { id } = request.params
         const { fromMessageId } = request.body
         return replyWith(reply, forkOutcomes, await registry.fork(id, fromMessageId), { threadId: id, fromMessageId })
+      },
+    },
+
+    switchVersion: {
+      tags,
+      summary: 'Show another version of a prompt, with the conversation that followed it (in place)',
+      description: "`messageId` is one of a user message's `versions`. Every follower gets a `branch` frame; the branch is written down, so a release or a restart resumes on it.",
+      handler: async (request, reply) => {
+        const { id } = request.params
+        const { messageId } = request.body
+        return replyWith(reply, versionOutcomes, await registry.version(id, messageId), { threadId: id, messageId })
       },
     },
 

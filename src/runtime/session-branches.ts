@@ -1,0 +1,105 @@
+/**
+ * A thread's conversation as pi's session tree: its versions and in-place moves between branches.
+ *
+ * pi keeps every prompt it ever took in one tree; the conversation is the path from the root to the
+ * leaf. A prompt sent again after an edit (or a regenerate) hangs where the first one hung, so the
+ * user messages that hang at one point are *versions* of one prompt (‹ 2 / 3 ›). Where a prompt
+ * hangs — its anchor — is the nearest entry above it that is not the run's own prelude (the host's
+ * run entry and id markers, pi's record of the system prompt, a branch marker).
+ *
+ * pi resumes a session file at its *last* entry, not at the leaf it had in memory; so after a move
+ * the leaf is written down as a branch marker (`threadhost.branch`, ignored by pi's LLM context)
+ * whenever the file's last entry is not the leaf — a release or a restart resumes on the branch the
+ * people watching were shown.
+ */
+import type { SessionEntry } from '@earendil-works/pi-coding-agent'
+import { IDS_ENTRY, RUN_ENTRY } from './transcript.js'
+
+export const BRANCH_ENTRY = 'threadhost.branch'
+
+/** What a run writes before its prompt, and the host's markers: not a place a prompt hangs. */
+function isPrelude(entry: SessionEntry): boolean {
+  if (entry.type === 'custom') return entry.customType === RUN_ENTRY || entry.customType === IDS_ENTRY || entry.customType === BRANCH_ENTRY
+  return entry.type === 'message' && (entry.message.role as string) === 'system'
+}
+
+/** Where an entry hangs: the id of the nearest ancestor that is not prelude (`null`: the root). */
+export function anchorOf(entry: SessionEntry, byId: ReadonlyMap<string, SessionEntry>): string | null {
+  let id = entry.parentId
+  while (id) {
+    const parent = byId.get(id)
+    if (!parent) return null
+    if (!isPrelude(parent)) return parent.id
+    id = parent.parentId
+  }
+  return null
+}
+
+/** The host's messageId of a user message entry: its id marker's (written just before it, so its parent), else pi's id. */
+export function messageIdOf(entry: SessionEntry, byId: ReadonlyMap<string, SessionEntry>): string {
+  const parent = entry.parentId ? byId.get(entry.parentId) : undefined
+  if (parent?.type === 'custom' && parent.customType === IDS_ENTRY) {
+    const id = (parent.data as { messageId?: unknown } | undefined)?.messageId
+    if (typeof id === 'string') return id
+  }
+  return entry.id
+}
+
+const isUser = (entry: SessionEntry) => entry.type === 'message' && entry.message.role === 'user'
+
+/** The session's tree, indexed once: every user message's versions and where each branch ends. */
+export class SessionTree {
+  readonly byId = new Map<string, SessionEntry>()
+  /** Anchor (`''` for the root) → the user messages that hang there, oldest first, as [pi id, messageId]. */
+  readonly #versions = new Map<string, Array<[string, string]>>()
+
+  constructor(readonly entries: readonly SessionEntry[]) {
+    for (const entry of entries) this.byId.set(entry.id, entry)
+    for (const entry of entries) {
+      if (!isUser(entry)) continue
+      const key = anchorOf(entry, this.byId) ?? ''
+      const list = this.#versions.get(key) ?? []
+      list.push([entry.id, messageIdOf(entry, this.byId)])
+      this.#versions.set(key, list)
+    }
+  }
+
+  /** The messageIds of every version of the user message entry `entryId` (itself included), when there is more than one. */
+  versionsOf(entryId: string): string[] | undefined {
+    const entry = this.byId.get(entryId)
+    if (!entry) return undefined
+    const list = this.#versions.get(anchorOf(entry, this.byId) ?? '')
+    return list && list.length > 1 ? list.map(([, id]) => id) : undefined
+  }
+
+  /** The messageIds a new prompt hanging at `anchor` would be a version of (none yet: empty). */
+  versionsAt(anchor: string | null): string[] {
+    return (this.#versions.get(anchor ?? '') ?? []).map(([, id]) => id)
+  }
+
+  /** pi's entry of the user message the host knows as `messageId`. */
+  userEntry(messageId: string): SessionEntry | undefined {
+    return this.entries.find((e) => isUser(e) && messageIdOf(e, this.byId) === messageId)
+  }
+
+  /** Where the conversation ends if it goes on from `entryId`: the newest entry of the subtree under it. */
+  latestUnder(entryId: string): string {
+    const inside = new Set([entryId])
+    let latest = entryId
+    for (const entry of this.entries) {
+      if (entry.parentId && inside.has(entry.parentId)) {
+        inside.add(entry.id)
+        latest = entry.id
+      }
+    }
+    return latest
+  }
+}
+
+/** The anchor a prompt written now would hang at: from the current leaf, past the run's prelude. */
+export function anchorAtLeaf(leafId: string | null, byId: ReadonlyMap<string, SessionEntry>): string | null {
+  if (leafId === null) return null
+  const leaf = byId.get(leafId)
+  if (!leaf) return null
+  return isPrelude(leaf) ? anchorOf(leaf, byId) : leaf.id
+}
