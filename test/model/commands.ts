@@ -45,6 +45,8 @@ export type Command =
   | { t: 'cut' }
   /** idle: the extension asks a question of its own accord, between runs. */
   | { t: 'ext-ask' }
+  /** idle: the extension starts a run of its own (`pi.sendUserMessage`): the thread's next run, busy like a prompted one. */
+  | { t: 'ext-run' }
   /** The extension takes its question back (its own abort signal). */
   | { t: 'withdraw' }
   /** cold: the next runtime's extension asks while it is being built; then a plain prompt builds it. */

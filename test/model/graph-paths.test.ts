@@ -41,14 +41,6 @@ export const RACY: Record<string, string> = {
  * test checks that these are exactly the ones the paths missed, and that every named test exists.
  */
 export const PINNED_ELSEWHERE: Record<string, { why: string; tests: [file: string, title: string][] }> = {
-  'thread.idle|RUN_STARTED|0': {
-    why: "a run an extension starts (pi.sendUserMessage); the walk's extension has no lever for it yet, so pi's own send-user-message.ts example drives it over HTTP",
-    tests: [
-      ['test/server/pi-examples.test.ts', '/ask starts the next run of the thread: busy, stoppable, and a prompt sent during it is queued into it and runs'],
-      ['test/server/pi-examples.test.ts', 'Stop ends a run the extension started, with the queue handed back'],
-      ['test/host/extension-runs.test.ts', 'a prompt sent during it is queued into it, not started as a run that never runs'],
-    ],
-  },
   'thread.aborting.clearing|QUEUE_CLEAR_FAILED|0': {
     why: "pi's clearQueue hands over two arrays and does not throw; another runtime's may, and a stop must still stop (seed 002)",
     tests: [

@@ -174,6 +174,13 @@ function apply(sim: Sim, c: Command): void {
       if (m.state !== 'idle' || sim.extAsk) return
       sim.extAsk = `e${++sim.asked}`
       return void m.send({ type: 'ASK', dialogId: sim.extAsk, spec: confirm, origin: { kind: 'extension' as const, name: 'walk' } })
+    case 'ext-run':
+      if (m.state !== 'idle' || sim.extAsk) return
+      // the runtime says a run began that no prompt started; the demo model answers it and it settles
+      m.send({ type: 'RUN_STARTED' })
+      sim.kind = 'plain'
+      sim.asksLeft = 0
+      return runOn(sim)
     case 'withdraw':
       if (sim.extAsk && m.dialogs.includes(sim.extAsk)) m.withdraw(sim.extAsk)
       sim.extAsk = undefined
@@ -203,7 +210,7 @@ function commandsFor(sim: Sim, levers: Levers): Command[] {
   if (levers.extension) {
     const extra: Command[] = []
     if (m.state === 'cold') extra.push({ t: 'cold-ask' })
-    if (m.state === 'idle' && !sim.extAsk) extra.push({ t: 'ext-ask' }, P('stubborn'), P('cut'))
+    if (m.state === 'idle' && !sim.extAsk) extra.push({ t: 'ext-ask' }, { t: 'ext-run' }, P('stubborn'), P('cut'))
     if (m.state === 'running' && sim.kind === 'cut') extra.push({ t: 'cut' })
     if (sim.extAsk && m.dialogs.includes(sim.extAsk)) extra.push({ t: 'withdraw' })
     if (sim.held) extra.push({ t: 'release' })

@@ -49,7 +49,7 @@ export interface WalkOptions {
   slowLimitMs?: number
   /** Count a known server bug (KNOWN_BUGS) and go on with a fresh thread instead of failing. */
   tolerateKnown?: boolean
-  /** The walk extension (test/fixtures/walk-agent): the lever commands `stubborn`, `release`, `ext-ask`, `withdraw`, `cold-ask`. */
+  /** The walk extension (test/fixtures/walk-agent): the lever commands `stubborn`, `release`, `ext-ask`, `ext-run`, `withdraw`, `cold-ask`. */
   levers?: boolean
   /** A short idle timeout for the `retire` command (ms); without it `retire` does nothing. */
   idleMs?: number
@@ -495,6 +495,9 @@ export class Walk {
         break
       case 'ext-ask':
         await this.#extAskCommand()
+        break
+      case 'ext-run':
+        await this.#extRun()
         break
       case 'withdraw':
         await this.#withdraw()
@@ -989,6 +992,19 @@ export class Walk {
     this.#drain()
     this.#extAsk = this.model.dialogs.at(-1)
     this.#count('ext-ask')
+  }
+
+  /** idle: the extension starts a run of its own (pi.sendUserMessage); the demo model answers it and it settles. */
+  async #extRun(): Promise<void> {
+    if (!this.options.levers || this.model.state !== 'idle' || this.#extAsk) return
+    this.#drain()
+    const from = this.A.current!.frames.length + this.A.current!.dropped
+    // the runtime's input, said before any frame of the run: the machine numbers the run and is busy
+    this.model.send({ type: 'RUN_STARTED' })
+    this.#kinds.set(this.model.run, 'plain')
+    await this.#open('walk-run')
+    this.#expect(await this.#frameAfter(from, (d) => d.type === 'settled'), 'the extension started a run, but it never settled')
+    this.#count('ext-run')
   }
 
   async #withdraw(): Promise<void> {
