@@ -119,6 +119,12 @@ export const api = {
   /** A new thread holding the history before a prompt (a user message's id, or a reply's: its prompt), and that prompt's text. */
   forkThread: (id: string, fromMessageId: string): Promise<ForkReceipt> =>
     client.call('forkThread', { ...thread(id), body: { fromMessageId } }).catch(tokenHint),
+  /** A new version of a prompt in place (Edit: `text`; Regenerate: none); `409 busy` during a run. */
+  editMessage: (id: string, messageId: string, text?: string): Promise<PromptReceipt | CommandReceipt> =>
+    client.call('editMessage', { ...thread(id), body: { messageId, ...(text !== undefined ? { text } : {}) } }).catch(tokenHint),
+  /** Shows another version of a prompt (one of a user message's `versions`), with the conversation that followed it. */
+  switchVersion: (id: string, messageId: string): Promise<void> =>
+    client.call('switchVersion', { ...thread(id), body: { messageId } }).then(() => undefined, tokenHint),
   /** The thread's `/` commands: threadhost's own, then pi's (extensions, templates, skills). Builds a cold thread's runtime. */
   listCommands: (id: string): Promise<CommandInfo[]> => client.call('listCommands', thread(id)).then((r) => r.commands, tokenHint),
   /** Runs an extension's keyboard shortcut (a `kind: shortcut` command's name) on the thread. */

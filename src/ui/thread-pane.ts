@@ -28,6 +28,7 @@ import './thread-header.js'
 import './thread-settings.js'
 import './transcript-view.js'
 import type { ForkRequestDetail } from './transcript-view.js'
+import type { EditRequestDetail, VersionRequestDetail } from './message-versions.js'
 import { deliver, handOff, takeHandoff, type ForkHandoff } from './fork-handoff.js'
 import { threadPaneStyles } from './thread-pane.styles.js'
 import { promptTitle, UNTITLED } from '../shared/thread-title.js'
@@ -123,21 +124,44 @@ export class ThreadPane extends LitElement {
     if (id === this.threadId && this.composer) await deliver(this.composer, handoff)
   }
 
-  /** Edit on a prompt, Regenerate on a reply: a new thread forked before the prompt, opened here. */
+  /** Regenerate on a reply: its prompt sent again in place; Fork: a new thread forked before the prompt, opened here. */
   #onFork = async (e: Event) => {
     const { messageId, mode } = (e as CustomEvent<ForkRequestDetail>).detail
+    if (mode === 'regenerate') return this.#newVersion({ messageId })
     if (this.forking) return
     this.forking = true
     const from = this.threadId
     try {
       const receipt = await this.api.forkThread(from, messageId)
-      handOff(receipt.thread.threadId, { text: receipt.prompt, resend: mode === 'regenerate' })
+      handOff(receipt.thread.threadId, { text: receipt.prompt, resend: false })
       this.dispatchEvent(new CustomEvent('thread-changed', { bubbles: true, composed: true, detail: { threadId: receipt.thread.threadId, summary: receipt.thread } }))
       location.hash = `#/threads/${encodeURIComponent(receipt.thread.threadId)}`
     } catch (err) {
-      if (from === this.threadId) this.headerError = `Could not ${mode === 'edit' ? 'edit' : 'regenerate'} in a new thread: ${(err as Error).message}`
+      if (from === this.threadId) this.headerError = `Could not fork a new thread: ${(err as Error).message}`
     } finally {
       if (from === this.threadId) this.forking = false
+    }
+  }
+
+  /** An Edit or a Regenerate, in place: a new version of the prompt (message-versions.ts). */
+  #newVersion = async (detail: EditRequestDetail) => {
+    const id = this.threadId
+    try {
+      await this.api.editMessage(id, detail.messageId, detail.text)
+    } catch (err) {
+      if (id === this.threadId) this.headerError = `Could not ${detail.text === undefined ? 'regenerate' : 'send the edit'}: ${(err as Error).message}`
+    }
+  }
+
+  #onEdit = (e: Event) => void this.#newVersion((e as CustomEvent<EditRequestDetail>).detail)
+
+  /** Another version of a prompt, shown in place. */
+  #onVersion = async (e: Event) => {
+    const id = this.threadId
+    try {
+      await this.api.switchVersion(id, (e as CustomEvent<VersionRequestDetail>).detail.messageId)
+    } catch (err) {
+      if (id === this.threadId) this.headerError = `Could not show that version: ${(err as Error).message}`
     }
   }
 
@@ -221,7 +245,7 @@ export class ThreadPane extends LitElement {
             ?waiting=${view.openDialogs.length > 0} .working=${view.working}
             ?offline=${ctx.synced && !this.following.live} .rejectedTexts=${ctx.rejectedTexts}
             .arrivedAt=${ctx.arrivedAt} model=${this.summary?.model ?? ''} @compose=${this.#onCompose}
-            ?forkable=${ctx.synced && this.following.live && !this.forking} @fork=${this.#onFork}
+            ?forkable=${ctx.synced && this.following.live && !this.forking} @fork=${this.#onFork} @edit=${this.#onEdit} @version=${this.#onVersion}
           ></transcript-view>
           <div class="dialogs">
             ${repeat(

@@ -10,9 +10,14 @@ import type { PendingPrompt } from './thread-store.js'
 import { renderTool } from './tool-view.js'
 import { usageLine } from './reply-usage.js'
 import { transcriptViewStyles } from './transcript-view.styles.js'
+import './message-versions.js'
 
-/** Edit forks before a prompt and puts it in the composer; Regenerate forks before a reply's prompt and sends it again. */
-export type ForkMode = 'edit' | 'regenerate'
+/**
+ * Edit opens the prompt's editor and sends a new version of it in place; Regenerate sends a reply's
+ * prompt again in place (both versions of one conversation: message-versions.ts); Fork makes a new
+ * thread holding the history before the prompt, its text in the composer.
+ */
+export type ForkMode = 'edit' | 'regenerate' | 'fork'
 export interface ForkRequestDetail {
   messageId: string
   mode: ForkMode
@@ -112,6 +117,8 @@ export class TranscriptView extends LitElement {
   /** Offer Edit on prompts and Regenerate on replies (each forks the thread: the pane handles `fork`). */
   @property({ type: Boolean }) forkable = false
 
+  /** The user message whose editor is open (Edit), if any. */
+  @state() private editing = ''
   /** Tool calls whose long output the person unfolded. */
   @state() private expanded = new Set<string>()
   /** The message whose Copy button was just pressed ("Copied" for a moment). */
@@ -135,7 +142,7 @@ export class TranscriptView extends LitElement {
   override render() {
     const entries = this.entries
     const lastIsStreaming = entries.at(-1)?.kind === 'assistant' && (entries.at(-1) as { streaming: boolean }).streaming
-    return html`<div role="log" aria-label="Transcript" aria-live="polite" @click=${this.#onClick}>
+    return html`<div role="log" aria-label="Transcript" aria-live="polite" @click=${this.#onClick} @edit-close=${() => (this.editing = '')}>
       ${entries.length === 0 && this.pending.length === 0 ? this.#empty() : nothing}
       ${repeat(entries, (e, i) => key(e, i), (e) => this.#entry(e))}
       ${repeat(
@@ -213,23 +220,23 @@ export class TranscriptView extends LitElement {
             ${this.copied === id ? 'Copied' : 'Copy'}
           </button>`
         : nothing}
-      ${extra.fork && this.forkable
-        ? html`<button
-            type="button"
-            class="ghost fork-message"
-            data-fork=${extra.fork}
-            aria-label=${extra.fork === 'edit' ? 'Edit and resend in a new thread' : 'Regenerate in a new thread'}
-            title=${extra.fork === 'edit' ? 'Edit this message and send it again, in a new thread forked here' : 'Ask for this reply again, in a new thread forked here'}
-            @click=${() => this.#fork(id, extra.fork!)}
-          >
-            ${extra.fork === 'edit' ? 'Edit' : 'Regenerate'}
-          </button>`
-        : nothing}
+      ${extra.fork && this.forkable ? (extra.fork === 'edit' ? [this.#forkButton(id, 'edit'), this.#forkButton(id, 'fork')] : this.#forkButton(id, extra.fork)) : nothing}
     </div>`
   }
 
-  /** Edit (a prompt) or Regenerate (a reply): the pane forks the thread there. */
+  #forkButton(id: string, mode: ForkMode) {
+    const [label, title, text] = FORK_BUTTONS[mode]
+    return html`<button type="button" class="ghost fork-message" data-fork=${mode} aria-label=${label} title=${title} @click=${() => this.#fork(id, mode)}>
+      ${text}
+    </button>`
+  }
+
+  /** Edit opens the prompt's editor here; Regenerate and Fork go to the pane. */
   #fork(messageId: string, mode: ForkMode) {
+    if (mode === 'edit') {
+      this.editing = messageId
+      return
+    }
     this.dispatchEvent(new CustomEvent<ForkRequestDetail>('fork', { bubbles: true, composed: true, detail: { messageId, mode } }))
   }
 
@@ -260,7 +267,8 @@ export class TranscriptView extends LitElement {
   #entry(e: TranscriptEntry): TemplateResult {
     switch (e.kind) {
       case 'user':
-        return html`<div class="user" data-message=${e.messageId}>${e.text}</div>
+        return html`<user-turn message-id=${e.messageId} text=${e.text} .versions=${e.versions} ?editing=${this.editing === e.messageId}
+            ?enabled=${this.forkable && !this.busy}><div class="user" data-message=${e.messageId}>${e.text}</div></user-turn>
           ${this.#meta(e.messageId, e.text, 'end', true, { fork: 'edit' })}`
       case 'assistant':
         return html`<div class="assistant" data-message=${e.messageId}>
@@ -290,6 +298,12 @@ export class TranscriptView extends LitElement {
         return html`<div class="error" role="alert">${e.message}</div>`
     }
   }
+}
+
+const FORK_BUTTONS: Record<ForkMode, [label: string, title: string, text: string]> = {
+  edit: ['Edit this message', 'Edit this message and send it again here: a new version of it', 'Edit'],
+  regenerate: ['Regenerate this reply', 'Ask for this reply again here: a new version of its prompt', 'Regenerate'],
+  fork: ['Fork a new thread from here', 'A new thread holding the conversation before this message, with it in the composer', 'Fork'],
 }
 
 function key(e: TranscriptEntry, i: number): string {

@@ -70,8 +70,14 @@ describe('accessibility (axe-core)', () => {
       await page.waitForFunction(() => !document.querySelector('app-shell')?.shadowRoot?.querySelector('thread-pane')?.shadowRoot?.querySelector('.cursor'))
       expect(await violations(page)).toEqual([])
 
-      // A fork of it (Edit on a prompt): the "Forked from" link and the prefilled composer.
-      await page.getByRole('log').getByRole('button', { name: 'Edit and resend in a new thread' }).last().click()
+      // A prompt's editor, open in place (Edit).
+      await page.getByRole('log').getByRole('button', { name: 'Edit this message' }).last().click()
+      await page.getByRole('log').getByRole('textbox', { name: 'Edited message' }).waitFor()
+      expect(await violations(page)).toEqual([])
+      await page.keyboard.press('Escape')
+
+      // A fork of it (Fork on a prompt): the "Forked from" link and the prefilled composer.
+      await page.getByRole('log').getByRole('button', { name: 'Fork a new thread from here' }).last().click()
       await page.getByText('Forked from').waitFor({ timeout: 20_000 })
       await page.getByRole('status', { name: 'Connection: Connected' }).waitFor()
       expect(await violations(page)).toEqual([])

@@ -1,7 +1,8 @@
 /**
- * Edit and resend, regenerate, and readable titles, on the real server and the demo model: a fork
- * opens as a new thread linked to its parent, with the prompt in the composer (Edit) or sent again
- * (Regenerate); an untitled thread is listed by its first prompt with its last message as a preview.
+ * Edit, regenerate, fork and readable titles, on the real server and the demo model: Edit and
+ * Regenerate send a new version of a prompt in the same thread (‹ 2 / 2 ›); a fork opens as a new
+ * thread named as a fork and linked to its parent, with the prompt in the composer; an untitled
+ * thread is listed by its first prompt with its last message as a preview.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { Browser, Page } from 'playwright'
@@ -35,17 +36,17 @@ describe('fork, edit and regenerate on the demo model', () => {
     return threadId
   }
 
-  test('Edit on a prompt opens a new thread forked before it, linked to its parent, with the prompt in the composer to edit', async () => {
+  test('Fork on a prompt opens a new thread named as a fork, linked to its parent, with the prompt in the composer to edit', async () => {
     const parent = await twoReplies('Planning')
     const prompt = log().locator('.user', { hasText: 'second thing' })
     await prompt.waitFor()
-    // From the keyboard: the prompt's Edit button, focused, and Enter.
-    const edit = log().getByRole('button', { name: 'Edit and resend in a new thread' }).nth(1)
-    await edit.focus()
+    // From the keyboard: the prompt's Fork button, focused, and Enter.
+    const fork = log().getByRole('button', { name: 'Fork a new thread from here' }).nth(1)
+    await fork.focus()
     await page.keyboard.press('Enter')
     await page.waitForFunction((id) => !location.hash.endsWith(`/${id}`), parent)
-    const fork = threadInHash()
-    expect(fork).not.toBe(parent)
+    const forked = threadInHash()
+    expect(forked).not.toBe(parent)
     const box = page.getByRole('textbox', { name: 'Message' })
     await expect.poll(() => box.inputValue()).toBe('second thing')
     expect(await box.evaluate((el) => el === (el.getRootNode() as ShadowRoot).activeElement)).toBe(true)
@@ -54,6 +55,8 @@ describe('fork, edit and regenerate on the demo model', () => {
     expect(await log().getByText('You said: second thing').count()).toBe(0)
     await page.getByText('Forked from').waitFor()
     expect(await page.locator('thread-pane').getByRole('link', { name: 'Planning' }).getAttribute('href')).toBe(`#/threads/${parent}`)
+    const named = await api<{ title: string }>(server.url, 'GET', `/api/threads/${forked}`)
+    expect(named.body.title).toBe('Planning (fork)')
     // Edited and sent, it runs in the fork only.
     await box.fill('second thing, edited')
     await box.press('Enter')
@@ -62,16 +65,35 @@ describe('fork, edit and regenerate on the demo model', () => {
     expect(list.body.threads.find((t) => t.threadId === parent)?.preview).toBe('You said: second thing')
   })
 
-  test('Regenerate on a reply opens a new thread forked before its prompt and sends the prompt again', async () => {
-    const parent = await twoReplies('Regen')
-    await log().getByRole('button', { name: 'Regenerate in a new thread' }).nth(1).click()
-    await page.waitForFunction((id) => !location.hash.endsWith(`/${id}`), parent)
-    const fork = threadInHash()
+  test('Edit on a prompt sends a new version in the same thread; ‹ shows the first version again', async () => {
+    const threadId = await twoReplies('Versions')
+    await log().getByRole('button', { name: 'Edit this message' }).nth(1).click()
+    const editor = log().getByRole('textbox', { name: 'Edited message' })
+    await editor.fill('second thing, edited')
+    await editor.press('Enter')
+    await log().getByText('You said: second thing, edited').waitFor({ timeout: 20_000 })
+    expect(await log().locator('.user').allTextContents()).toEqual(['first thing', 'second thing, edited'])
+    const versions = log().getByRole('group', { name: 'Versions of this message' })
+    await expect.poll(() => versions.textContent()).toContain('2 / 2')
+    expect(threadInHash()).toBe(threadId)
+    await versions.getByRole('button', { name: 'Previous version' }).click()
+    await log().getByText('You said: second thing', { exact: true }).waitFor({ timeout: 20_000 })
+    expect(await log().locator('.user').allTextContents()).toEqual(['first thing', 'second thing'])
+    await expect.poll(() => versions.textContent()).toContain('1 / 2')
+    const list = await api<{ threads: { threadId: string }[] }>(server.url, 'GET', '/api/threads')
+    expect(list.body.threads.filter((t) => t.threadId === threadId)).toHaveLength(1)
+  })
+
+  test('Regenerate on a reply sends its prompt again in the same thread, as its second version', async () => {
+    const threadId = await twoReplies('Regen')
+    const before = (await api<{ threads: unknown[] }>(server.url, 'GET', '/api/threads')).body.threads.length
+    await log().getByRole('button', { name: 'Regenerate this reply' }).nth(1).click()
+    const versions = log().getByRole('group', { name: 'Versions of this message' })
+    await expect.poll(() => versions.textContent(), { timeout: 20_000 }).toContain('2 / 2')
     await log().getByText('You said: second thing').waitFor({ timeout: 20_000 })
     expect(await log().locator('.user').allTextContents()).toEqual(['first thing', 'second thing'])
-    expect(await page.getByRole('textbox', { name: 'Message' }).inputValue()).toBe('')
-    const summary = await api<{ parentId?: string }>(server.url, 'GET', `/api/threads/${fork}`)
-    expect(summary.body.parentId).toBe(parent)
+    expect(threadInHash()).toBe(threadId)
+    expect((await api<{ threads: unknown[] }>(server.url, 'GET', '/api/threads')).body.threads).toHaveLength(before)
   })
 
   test('an untitled thread is listed by its first prompt, with its last message as the preview', async () => {

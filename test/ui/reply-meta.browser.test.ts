@@ -1,4 +1,4 @@
-/** Under each message in Chromium: what a reply used, and the Edit / Regenerate actions that fork the thread. */
+/** Under each message in Chromium: what a reply used, and the Edit / Regenerate / Fork actions. */
 import { afterEach, describe, expect, test } from 'vitest'
 import '../../src/ui/transcript-view.js'
 import type { ForkRequestDetail, TranscriptView } from '../../src/ui/transcript-view.js'
@@ -43,18 +43,21 @@ describe('reply meta', () => {
     expect([...root.querySelectorAll('.meta .usage')].map((n) => n.textContent)).toEqual(['claude-x · 1.2k in / 340 out · $0.0031'])
   })
 
-  test('Edit on a prompt and Regenerate on a finished reply ask the pane to fork there; none while the thread cannot fork', async () => {
+  test("Regenerate on a finished reply and Fork on a prompt ask the pane; Edit opens the prompt's editor in place; none while the thread cannot fork", async () => {
     const { el, root } = await mount(conversation)
     const asked: ForkRequestDetail[] = []
     el.addEventListener('fork', (e) => asked.push((e as CustomEvent<ForkRequestDetail>).detail))
     const buttons = [...root.querySelectorAll<HTMLButtonElement>('button.fork-message')]
-    expect(buttons.map((b) => b.textContent?.trim())).toEqual(['Edit', 'Regenerate', 'Edit'])
-    for (const b of buttons) b.click()
+    expect(buttons.map((b) => b.textContent?.trim())).toEqual(['Edit', 'Fork', 'Regenerate', 'Edit', 'Fork'])
+    for (const b of buttons.filter((b) => b.dataset.fork !== 'edit')) b.click()
     expect(asked).toEqual([
-      { messageId: 'u1', mode: 'edit' },
+      { messageId: 'u1', mode: 'fork' },
       { messageId: 'a1', mode: 'regenerate' },
-      { messageId: 'u2', mode: 'edit' },
+      { messageId: 'u2', mode: 'fork' },
     ])
+    buttons[3].click()
+    await el.updateComplete
+    expect([...root.querySelectorAll('user-turn')].map((t) => t.hasAttribute('editing'))).toEqual([false, true])
     el.forkable = false
     await el.updateComplete
     expect(root.querySelectorAll('button.fork-message')).toHaveLength(0)
