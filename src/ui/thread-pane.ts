@@ -26,6 +26,7 @@ import './dialog-card.js'
 import './toast-stack.js'
 import './thread-header.js'
 import './thread-settings.js'
+import './keyboard-help.js'
 import './transcript-view.js'
 import type { ForkRequestDetail } from './transcript-view.js'
 import type { EditRequestDetail, VersionRequestDetail } from './message-versions.js'
@@ -235,7 +236,9 @@ export class ThreadPane extends LitElement {
         connection=${this.following.absent && !ctx.synced ? 'new' : this.following.connection} error=${this.headerError}
         .rename=${this.#rename} .deleteThread=${this.#delete}>
         <thread-settings .summary=${this.summary} .models=${this.models} .configure=${this.#configure}
-          ?busy=${view.status.busy || (!ctx.synced && !!this.summary?.busy)}></thread-settings>
+          ?busy=${view.status.busy || (!ctx.synced && !!this.summary?.busy)}>
+          <keyboard-help .loadCommands=${this.#loadCommands} .runShortcut=${this.#runShortcut}></keyboard-help>
+        </thread-settings>
       </thread-header>
       <toast-stack .toasts=${ctx.toasts} .dismiss=${this.#dismissToast}></toast-stack>
       <div class="scroll-area">

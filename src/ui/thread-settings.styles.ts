@@ -56,6 +56,10 @@ export const threadSettingsStyles = [
     .settings .config-error {
       color: var(--th-danger);
     }
+    /* What the pane puts at the row's end (its keyboard help). */
+    ::slotted(*) {
+      margin-left: auto;
+    }
     @media (max-width: 720px) {
       .settings {
         padding: 0.35rem 0.8rem;

@@ -86,6 +86,7 @@ export class ThreadSettings extends LitElement {
         : nothing}
       <span class="field folder" title=${s.cwd}><span>Folder</span><span class="value">${folderName(s.cwd)}</span></span>
       ${this.configError ? html`<span class="config-error" role="alert">${this.configError}</span>` : nothing}
+      <slot></slot>
     </div>`
   }
 

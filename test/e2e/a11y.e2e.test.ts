@@ -70,6 +70,12 @@ describe('accessibility (axe-core)', () => {
       await page.waitForFunction(() => !document.querySelector('app-shell')?.shadowRoot?.querySelector('thread-pane')?.shadowRoot?.querySelector('.cursor'))
       expect(await violations(page)).toEqual([])
 
+      // The thread's keys (the Keys button), then closed again.
+      await page.getByRole('button', { name: 'Keys' }).click()
+      await page.getByText('Stop the run').waitFor()
+      expect(await violations(page)).toEqual([])
+      await page.keyboard.press('Escape')
+
       // A prompt's editor, open in place (Edit).
       await page.getByRole('log').getByRole('button', { name: 'Edit this message' }).last().click()
       await page.getByRole('log').getByRole('textbox', { name: 'Edited message' }).waitFor()
