@@ -94,7 +94,9 @@ async function build(deps: SlotLifecycleDeps, slot: ThreadSlot): Promise<LiveThr
       ui: live.ui,
       onSessionChange: (change) => sessionChanged(deps, slot, change),
       ...(actions ? { actions } : {}),
+      ...(slot.begun ? { begun: slot.begun } : {}),
     })
+    slot.begun = undefined
     if (slot.doomed || deps.closing()) {
       await runtime.dispose()
       throw new ThreadGone(deps.closing() ? 'closing' : 'deleted')

@@ -70,14 +70,15 @@ export class ThreadRequests {
       })
       return (await live?.beforeFork(messageId)) ?? { cancelled: false }
     }
-    return forkThread({ ...this.#forkDeps(), ask }, slot.record, fromMessageId)
+    return forkThread({ ...this.#forkDeps(threadId), ask }, slot.record, fromMessageId)
   }
 
-  #forkDeps(): ForkDeps {
+  #forkDeps(sourceThreadId: string): ForkDeps {
     const create = async (request: CreateRequest, run: number) => {
       const created = await this.host.create(request)
       const forked = created.kind === 'created' ? this.host.slot(created.threadId) : undefined
       if (forked) {
+        forked.begun = { reason: 'fork', previousThreadId: sourceThreadId }
         forked.record = { ...forked.record, run }
         this.host.persist(forked)
         // The new thread's link to its source is in its session file (written before it was created).
@@ -93,7 +94,7 @@ export class ThreadRequests {
    * announced to the thread's followers with its link, as `ctx.newSession()` is.
    */
   async forkFor(slot: ThreadSlot, live: LiveThread, cut: ForkCut): Promise<ActionResult> {
-    const forked = await forkAt(this.#forkDeps(), slot.record, cut)
+    const forked = await forkAt(this.#forkDeps(slot.threadId), slot.record, cut)
     if (forked.kind !== 'forked') {
       const why = forked.kind === 'invalid' || forked.kind === 'unavailable' ? forked.reason : 'the conversation has no such point'
       live.ui.notify(`An extension asked to fork this thread (ctx.fork()), but no fork could be made: ${why}.`, 'warning')
@@ -201,6 +202,8 @@ export class ThreadRequests {
       live.ui.notify(`An extension asked for a new session (ctx.newSession()), but no thread could be made: ${why}.`, 'warning')
       return { cancelled: true }
     }
+    const made = this.host.slot(created.summary.threadId)
+    if (made) made.begun = { reason: 'new', previousThreadId: slot.threadId }
     live.ui.notify(`An extension started a new thread: #/threads/${encodeURIComponent(created.summary.threadId)}`, 'info')
     return { cancelled: false }
   }

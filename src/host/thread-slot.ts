@@ -24,6 +24,8 @@ export class ThreadGone extends Error {
   }
 }
 
+import type { SessionStart } from '../runtime/port.js'
+
 export class ThreadSlot {
   record: ThreadRow
   /** Writes the thread's journal and reserves its seq ceiling, from every feed it gets. */
@@ -33,6 +35,8 @@ export class ThreadSlot {
   feedLoading?: Promise<Feed>
   /** Prompts between the request and the machine's answer: a model change meanwhile is refused busy. */
   admitting = 0
+  /** How its session began (a fork, an extension's new session), told to its extensions on its first build only. */
+  begun?: SessionStart
   #actor?: ThreadSlotActor
 
   constructor(

@@ -220,6 +220,16 @@ export interface SessionChange {
   name?: string
 }
 
+/**
+ * How a thread's session began when another made it: pi's `session_start` reason for it (`fork`: a
+ * fork of that thread; `new`: an extension's `ctx.newSession()` there) and the thread it came from,
+ * whose session file is the event's `previousSessionFile`.
+ */
+export interface SessionStart {
+  reason: 'fork' | 'new'
+  previousThreadId: string
+}
+
 export interface RuntimeOptions {
   threadId: string
   /** `demo`, or `<provider>/<model-id>` that the model catalog accepted. */
@@ -231,6 +241,8 @@ export interface RuntimeOptions {
   ui: UiBridge
   /** What the host can do when an extension's command asks for another session (see ThreadActions). */
   actions?: ThreadActions
+  /** The session's first build after a fork or a new session: its extensions hear how it began (else `startup`). */
+  begun?: SessionStart
   /**
    * The session's model, thinking level or name changed (an extension's pi.setModel, setThinkingLevel,
    * setSessionName, or the host's own configure): the thread's row should say so at once, and a

@@ -64,7 +64,7 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
   /** Everything pi does while building the session (loading extensions, session_start) runs as the thread's. */
   const create = (request: RuntimeOptions) => asThread(`thread ${request.threadId}`, log, () => build(request))
 
-  async function build({ threadId, model: modelName, thinkingLevel, cwd, ui, actions, onSessionChange }: RuntimeOptions): Promise<AgentRuntime> {
+  async function build({ threadId, model: modelName, thinkingLevel, cwd, ui, actions, onSessionChange, begun }: RuntimeOptions): Promise<AgentRuntime> {
     const model = models.find(modelName)
     if (!model) throw new Error(`Unknown model '${modelName}'.`)
     // The user's settings (global, and the project's once it is trusted), as pi reads them.
@@ -132,6 +132,10 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
       settingsManager,
       resourceLoader,
       sessionManager,
+      // As pi's runtime starts a session it forked or made new: extensions hear where it came from.
+      ...(begun
+        ? { sessionStartEvent: { type: 'session_start' as const, reason: begun.reason, previousSessionFile: sessionPaths(options.dataDir, begun.previousThreadId).file } }
+        : {}),
     })
     const askTrust =
       trust === 'ask'

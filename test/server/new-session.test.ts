@@ -5,6 +5,7 @@
  */
 import type { ExtensionFactory } from '@earendil-works/pi-coding-agent'
 import { afterEach, describe, expect, it } from 'vitest'
+import { sessionPaths } from '../../src/runtime/index.js'
 import { api, is, SseClient, startHarness } from './harness.js'
 
 const cleanups: Array<() => unknown> = []
@@ -14,6 +15,9 @@ afterEach(async () => {
 
 /** A command that asks for a new session and shows what it was answered. */
 const fresh: ExtensionFactory = (pi) => {
+  pi.on('session_start', (event, ctx) => {
+    if (event.reason === 'new') ctx.ui.notify(`session_start new from ${event.previousSessionFile}`, 'info')
+  })
   pi.registerCommand('fresh', {
     description: 'a new session',
     handler: async (_args, ctx) => {
@@ -41,5 +45,21 @@ describe('ctx.newSession()', () => {
     const caller = threads.find((t) => t.threadId === 'origin')!
     expect(made).toMatchObject({ model: caller.model, cwd: caller.cwd })
     expect(threads).toHaveLength(2)
+  })
+
+  it("the new thread's extensions hear on its first build that it is a new session made from the caller's (session_start new)", async () => {
+    const h = await startHarness({ extraExtensions: [fresh] })
+    cleanups.push(() => h.close())
+    await api(h.url, 'POST', '/api/threads', { id: 'origin' })
+    const tab = await SseClient.open(`${h.url}/api/threads/origin/follow`)
+    cleanups.push(() => tab.close())
+    await api(h.url, 'POST', '/api/threads/origin/prompt', { message: '/fresh' })
+    const told = await tab.waitFor((f) => f.event === 'notify' && /started a new thread/.test(f.data.message))
+    const id = decodeURIComponent(/#\/threads\/(\S+)$/.exec(told.data.message)![1])
+    const made = await SseClient.open(`${h.url}/api/threads/${id}/follow`)
+    cleanups.push(() => made.close())
+    await api(h.url, 'POST', `/api/threads/${id}/prompt`, { message: 'hello' })
+    const began = await made.waitFor((f) => f.event === 'notify' && /^session_start/.test(f.data.message))
+    expect(began.data.message).toBe(`session_start new from ${sessionPaths(h.dataDir, 'origin').file}`)
   })
 })

@@ -196,7 +196,7 @@ describe("the command context's session actions", () => {
     expect(await shown('n1')).toEqual([])
   })
 
-  it('ctx.fork() makes a new thread named as a fork, holding the history before the entry, and tells the tab where it is', async () => {
+  it("ctx.fork() makes a new thread named as a fork, holding the history before the entry, and tells the tab where it is; the fork's extensions hear session_start fork", async () => {
     await host()
     const tab = await thread('f1', 'Launch')
     await say(tab, 'f1', 'alpha')
@@ -211,6 +211,33 @@ describe("the command context's session actions", () => {
       ['user', 'alpha'],
       ['assistant', 'You said: alpha'],
     ])
+    // As pi starts a session it forked: session_start {reason: 'fork', previousSessionFile} on its first build.
+    const forkTab = await follow(id)
+    await say(forkTab, id, 'gamma')
+    const began = await forkTab.waitFor((f) => is('notify')(f) && /^session_start/.test(f.data.message))
+    expect(began.data.message).toBe(`session_start fork from ${sessionPaths(h!.dataDir, 'f1').file}`)
+  })
+
+  it("a thread forked by POST …/fork hears on its first build how it began (session_start fork, naming its source's session), and a plain start on the next", async () => {
+    await host()
+    const tab = await thread('src')
+    const first = await say(tab, 'src', 'alpha')
+    const forked = await api(h!.url, 'POST', '/api/threads/src/fork', { fromMessageId: first })
+    expect(forked.status).toBe(201)
+    const id = forked.body.thread.threadId as string
+    const forkTab = await follow(id)
+    await say(forkTab, id, 'beta')
+    expect((await forkTab.waitFor((f) => is('notify')(f) && /^session_start/.test(f.data.message))).data.message).toBe(
+      `session_start fork from ${sessionPaths(h!.dataDir, 'src').file}`,
+    )
+    // A second build (after a restart) is a plain start again.
+    const dataDir = h!.dataDir
+    for (const c of clients.splice(0)) c.close()
+    await h!.close({ keepData: true })
+    await host({ dataDir })
+    const again = await follow(id)
+    await say(again, id, 'gamma')
+    expect(again.frames.some((f) => is('notify')(f) && /^session_start/.test(f.data.message))).toBe(false)
   })
 
   it("ctx.switchSession() to a thread's session links the tab to that thread; to any other file it says nothing changed", async () => {
