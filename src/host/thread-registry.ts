@@ -233,7 +233,7 @@ export class ThreadRegistry {
 
   // ——— requests on one thread (thread-requests.ts), each tracked so a shutdown waits for what it answered ———
 
-  /** A new thread holding this one's history before a prompt, linked to it (fork.ts: edit and resend, regenerate). */
+  /** A new thread holding this one's history before a prompt, linked to it and named as its fork (fork.ts). */
   fork(threadId: string, fromMessageId: string): Promise<ForkOutcome> {
     return this.#tracked(() => this.#requests.fork(threadId, fromMessageId))
   }

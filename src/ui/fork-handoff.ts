@@ -1,12 +1,10 @@
 /**
  * What a fork hands to the pane that opens the new thread: the prompt it was forked before, to put
- * in the composer (Edit) or to send at once (Regenerate). Kept here, outside any element, because
- * opening the new thread may re-render the pane for another id, or make a new pane.
+ * in the composer. Kept here, outside any element, because opening the new thread may re-render the
+ * pane for another id, or make a new pane. (Edit and Regenerate stay in the thread: message-versions.ts.)
  */
 export interface ForkHandoff {
   text: string
-  /** Send it at once (Regenerate) rather than leave it to be edited (Edit). */
-  resend: boolean
 }
 
 const handoffs = new Map<string, ForkHandoff>()
@@ -23,9 +21,8 @@ export function takeHandoff(threadId: string): ForkHandoff | undefined {
   return handoff
 }
 
-/** Into the composer: filled, and sent for a Regenerate. */
-export async function deliver(composer: { fill(text: string): void; sendDraft(): Promise<void>; updateComplete: Promise<unknown> }, handoff: ForkHandoff): Promise<void> {
+/** Into the composer, to edit and send. */
+export async function deliver(composer: { fill(text: string): void; updateComplete: Promise<unknown> }, handoff: ForkHandoff): Promise<void> {
   await composer.updateComplete
   composer.fill(handoff.text)
-  if (handoff.resend) await composer.sendDraft()
 }

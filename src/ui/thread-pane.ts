@@ -119,7 +119,7 @@ export class ThreadPane extends LitElement {
     return () => emitted.forEach((sub) => sub.unsubscribe())
   }
 
-  /** The composer of a thread just forked gets its prompt: to edit (Edit), or sent at once (Regenerate). */
+  /** The composer of a thread just forked gets its prompt, to edit and send. */
   async #takeHandoff(id: string, handoff: ForkHandoff) {
     await this.updateComplete
     if (id === this.threadId && this.composer) await deliver(this.composer, handoff)
@@ -134,7 +134,7 @@ export class ThreadPane extends LitElement {
     const from = this.threadId
     try {
       const receipt = await this.api.forkThread(from, messageId)
-      handOff(receipt.thread.threadId, { text: receipt.prompt, resend: false })
+      handOff(receipt.thread.threadId, { text: receipt.prompt })
       this.dispatchEvent(new CustomEvent('thread-changed', { bubbles: true, composed: true, detail: { threadId: receipt.thread.threadId, summary: receipt.thread } }))
       location.hash = `#/threads/${encodeURIComponent(receipt.thread.threadId)}`
     } catch (err) {

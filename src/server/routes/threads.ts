@@ -22,9 +22,9 @@ export function threadRoutes(registry: ThreadRegistry): RouteHandlers {
 
     forkThread: {
       tags,
-      summary: 'Fork a thread before one of its prompts: edit and resend a prompt, or regenerate a reply',
+      summary: 'Fork a thread before one of its prompts: a new thread, named "<title> (fork)"',
       description:
-        'A new thread holding the history before the prompt `fromMessageId` names (a user message, or the prompt that produced the reply named), linked to this one (`parentId`). The receipt gives that prompt, to edit or send again. The source is only read: a thread may be forked mid-run, from any message already persisted.',
+        'A new thread holding the history before the prompt `fromMessageId` names (a user message, or the prompt that produced the reply named), linked to this one (`parentId`) and titled as its fork. The receipt gives that prompt, to edit and send there. The source is only read: a thread may be forked mid-run, from any message already persisted. (An edit or a regenerate in the same thread is `POST …/edit`.)',
       handler: async (request, reply) => {
         const { id } = request.params
         const { fromMessageId } = request.body
