@@ -113,7 +113,7 @@ for (const adapter of [memory, nats]) {
       const id = threadId()
       const request = { method: 'POST', url: `/api/threads/${id}/abort`, headers: {}, body: '{}' }
       expect(await b.commands.send(id, request, 2000)).toBe('no-owner')
-      const stop = a.commands.serve(id, async (r) => ({ status: 200, headers: {}, body: `${r.method} ${r.url}` }))
+      const stop = await a.commands.serve(id, async (r) => ({ status: 200, headers: {}, body: `${r.method} ${r.url}` }))
       expect(await b.commands.send(id, request, 2000)).toEqual({ status: 200, headers: {}, body: `POST /api/threads/${id}/abort` })
       stop()
     })

@@ -169,7 +169,7 @@ export class ClusterNode {
     const feed = await this.registry.ownFeed(threadId)
     if (feed && view && previous !== undefined && previous !== this.self.id) this.#settleLeftOpen(feed, view, mirror)
     if (!(await writer.flushed())) return false
-    owned.stopServing = this.engine.commands.serve(threadId, (request) => this.#serve(request))
+    owned.stopServing = await this.engine.commands.serve(threadId, (request) => this.#serve(request))
     if (previous !== undefined && previous !== this.self.id) this.options.log?.('info', `[${threadId}] cluster: taken over from ${current?.record.name}`)
     return true
   }

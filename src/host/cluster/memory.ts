@@ -83,7 +83,7 @@ export class MemoryCluster {
         },
       },
       commands: {
-        serve: (threadId, handler) => {
+        serve: async (threadId, handler) => {
           cluster.#servers.set(threadId, handler)
           return () => {
             if (cluster.#servers.get(threadId) === handler) cluster.#servers.delete(threadId)

@@ -220,7 +220,7 @@ function logsOn(js: JetStreamClient, jsm: JetStreamManager): ThreadLogs {
 function commandsOn(nc: NatsConnection): CommandBus {
   const subject = (threadId: string) => `cmd.${tokenOf(threadId)}`
   return {
-    serve(threadId, handler) {
+    async serve(threadId, handler) {
       const sub: Subscription = nc.subscribe(subject(threadId), {
         callback: (error, msg) => {
           if (error) return
@@ -230,6 +230,8 @@ function commandsOn(nc: NatsConnection): CommandBus {
           )
         },
       })
+      // The subscription reaches the server asynchronously: until it has, a request finds no responders.
+      await nc.flush()
       return () => sub.unsubscribe()
     },
     async send(threadId, request, timeoutMs) {

@@ -100,8 +100,11 @@ export interface CommandReply {
 }
 
 export interface CommandBus {
-  /** Answers the thread's commands while this node owns it; returns what stops answering. */
-  serve(threadId: string, handler: (request: CommandRequest) => Promise<CommandReply>): () => void
+  /**
+   * Answers the thread's commands while this node owns it; resolves, once the engine routes them here
+   * (a command sent after that reaches this node, never "no responders"), to what stops answering.
+   */
+  serve(threadId: string, handler: (request: CommandRequest) => Promise<CommandReply>): Promise<() => void>
   /** `no-owner`: nobody answers for the thread (nobody owns it, or its owner is gone). */
   send(threadId: string, request: CommandRequest, timeoutMs: number): Promise<CommandReply | 'no-owner' | 'timeout'>
 }
