@@ -29,6 +29,9 @@ import { ThreadFeeds } from './thread-feeds.js'
 import { ThreadSlot } from './thread-slot.js'
 import { ThreadRequests, type CreateRequest, type DialogBody } from './thread-requests.js'
 import type { Workspaces } from './workspaces.js'
+import { ThreadSearch } from './thread-search.js'
+import { INDEX_FILE } from './store/sqlite/message-index.js'
+import { join } from 'node:path'
 
 export type { CommandOutcome, ThreadChange, UpdateOutcome } from './thread-commands.js'
 export type { PromptRequestBody } from './prompt-admission.js'
@@ -62,6 +65,8 @@ export class ThreadRegistry {
   #closing = false
   #shutdown?: Promise<void>
   #surveyed: Promise<void> = Promise.resolve()
+  /** Search over every thread's messages (thread-search.ts), kept beside the store. */
+  #search?: ThreadSearch
   /** Commands under way: a shutdown closes the store only after each has written what it answers. */
   readonly #inflight = new Set<Promise<unknown>>()
   readonly #liveListeners = new Set<(thread: LiveThread, event: 'started' | 'retired') => void>()
@@ -121,6 +126,13 @@ export class ThreadRegistry {
     const registry = new ThreadRegistry(options, opened.store)
     await registry.#recover(opened.origin, opened.reason)
     registry.#surveyed = registry.#survey()
+    registry.#search = new ThreadSearch({
+      file: options.store ? ':memory:' : join(options.dataDir, INDEX_FILE),
+      threads: () => registry.list(),
+      readTranscript: (threadId) => options.runtimes.readTranscript(threadId),
+      watchFeeds: (watcher) => registry.watchFeeds(watcher),
+      log: options.log,
+    })
     return registry
   }
 
@@ -152,6 +164,16 @@ export class ThreadRegistry {
     return this.#store
   }
 
+  /** The threads whose messages match every word of `query` (as prefixes), each with its best match. */
+  search(query: string, limit?: number): ReturnType<ThreadSearch['find']> {
+    return this.#search?.find(query, limit) ?? []
+  }
+
+  /** Resolves once the message index holds every thread that existed at the start. */
+  get searchBuilt(): Promise<void> {
+    return this.#search?.built ?? Promise.resolve()
+  }
+
   get closing(): boolean {
     return this.#closing
   }
@@ -174,6 +196,12 @@ export class ThreadRegistry {
   /** What a new thread may run on, and what it gets when it names nothing. */
   async models(): Promise<ModelList> {
     return { models: await this.#options.models.list(), default: this.#options.defaultModel }
+  }
+
+  /** The roots a new thread's workspace may be (`--workspace`), the default first. */
+  workspaceRoots(): { roots: string[]; default: string } {
+    const { roots, default: first } = this.#options.workspaces
+    return { roots: [...roots], default: first }
   }
 
   /** What became of the extensions the runtime loaded; `undefined` when it cannot say. */
@@ -221,6 +249,7 @@ export class ThreadRegistry {
       // The rows go first: a write the disk refuses (503/507) leaves the thread as it was, its run
       // going on. From here its journal writes nothing, so the dispose leaves no rows behind.
       this.#store.deleteThread(threadId)
+      this.#search?.forget(threadId)
       slot.journal.stop()
       try {
         await slot.delete()
@@ -357,6 +386,7 @@ export class ThreadRegistry {
       if (!slot.journal.flush()) this.#options.log?.('error', `[${slot.threadId}] shut down with journal writes the disk refused (${slot.journal.waiting.join('; ')}); the next start recovers them`)
       slot.journal.stop()
     }
+    this.#search?.close()
     this.#store.close()
   }
 

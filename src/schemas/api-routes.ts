@@ -53,6 +53,7 @@ import {
   type MediaResponse,
 } from './responses.js'
 import { ExtensionList } from './extensions.js'
+import { SearchQuery, SearchResults, WorkspaceList } from './search.js'
 
 export interface RouteSpec {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
@@ -198,6 +199,15 @@ export const apiRoutes = {
       ...withBody,
     },
   }),
+
+  // search and the new thread's workspaces (issue 20)
+  searchThreads: route({
+    method: 'GET',
+    path: '/api/search',
+    querystring: SearchQuery,
+    response: { 200: SearchResults, ...guarded },
+  }),
+  listWorkspaces: route({ method: 'GET', path: '/api/workspaces', response: { 200: WorkspaceList, ...guarded } }),
 
   // runs
   prompt: route({

@@ -22,6 +22,7 @@ import { replyWith } from './responses.js'
 import { dialogRoutes } from './routes/dialogs.js'
 import { followRoutes } from './routes/follow.js'
 import { registerRoutes } from './routes/register.js'
+import { searchRoutes } from './routes/search.js'
 import { runRoutes } from './routes/runs.js'
 import { threadRoutes } from './routes/threads.js'
 import { answerOf, guardOutcomes } from '../schemas/outcomes.js'
@@ -163,6 +164,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         handler: async () => registry.extensions() ?? { loaded: [], failed: [], clashes: [] },
       },
       ...threadRoutes(registry),
+      ...searchRoutes(registry),
       ...runRoutes(registry, writes),
       ...dialogRoutes(registry),
       ...followRoutes(registry, stream),

@@ -1,0 +1,207 @@
+/**
+ * The full-text index of every thread's messages (SQLite FTS5, which node:sqlite ships): what the
+ * thread list's search asks, so no keystroke reads a session file. It is derived data — pi's session
+ * files are the transcripts — kept in its own database file beside `threadhost.db`: a lost or damaged
+ * index is rebuilt from the transcripts, never a reason to refuse a start or a write.
+ */
+import { existsSync, renameSync, rmSync } from 'node:fs'
+import { DatabaseSync, type StatementSync } from 'node:sqlite'
+
+export const INDEX_FILE = 'messages.db'
+
+/** One message as indexed: a prompt or a reply's final text. */
+export interface IndexedMessage {
+  messageId: string
+  kind: 'user' | 'assistant'
+  text: string
+}
+
+export interface MessageHit {
+  threadId: string
+  messageId: string
+  kind: 'user' | 'assistant'
+  /** Some words around the match, the matched words marked by `matches`. */
+  snippet: string
+  /** `[start, end)` offsets into `snippet` of each matched word. */
+  matches: Array<[number, number]>
+}
+
+/** Marks FTS5's snippet() puts around matched words: control characters no message text holds after `clean`. */
+const OPEN = '\u0002'
+const CLOSE = '\u0003'
+const clean = (text: string) => text.replaceAll(OPEN, ' ').replaceAll(CLOSE, ' ')
+
+/**
+ * A query as FTS5 reads it: every word must appear, each as a prefix ("log" finds "login"), and
+ * nothing the person types is taken for FTS5 syntax (quotes, `AND`, `*`, `:` are all plain words).
+ */
+export function ftsQuery(query: string): string | undefined {
+  const words = query.split(/\s+/).map((w) => w.replace(/[^\p{L}\p{N}_]+/gu, ' ').trim()).filter(Boolean)
+  const terms = words.flatMap((w) => w.split(' ')).filter(Boolean)
+  if (terms.length === 0) return undefined
+  return terms.map((t) => `"${t.replaceAll('"', '""')}"*`).join(' ')
+}
+
+/** Splits FTS5's marked snippet into its text (whitespace runs as one space) and the offsets of the marked words. */
+export function unmark(marked: string): { snippet: string; matches: Array<[number, number]> } {
+  let snippet = ''
+  const matches: Array<[number, number]> = []
+  let start = -1
+  for (const ch of marked.replace(/\s+/g, ' ')) {
+    if (ch === OPEN) start = snippet.length
+    else if (ch === CLOSE) {
+      if (start >= 0) matches.push([start, snippet.length])
+      start = -1
+    } else snippet += ch
+  }
+  return { snippet, matches }
+}
+
+export class MessageIndex {
+  readonly #db: DatabaseSync
+  readonly #statements = new Map<string, StatementSync>()
+  #closed = false
+
+  private constructor(db: DatabaseSync) {
+    this.#db = db
+    db.exec(`
+      CREATE VIRTUAL TABLE IF NOT EXISTS messages USING fts5(
+        thread_id UNINDEXED, message_id UNINDEXED, kind UNINDEXED, text,
+        tokenize = 'unicode61 remove_diacritics 2'
+      );
+      CREATE TABLE IF NOT EXISTS indexed_threads (thread_id TEXT PRIMARY KEY) WITHOUT ROWID;
+    `)
+  }
+
+  /**
+   * `file`: the index's database (`:memory:` for a store that keeps nothing on disk). A file that
+   * cannot be opened as an index is moved aside and started afresh: every thread is then indexed
+   * again from its transcript. Where even that fails (a read-only data dir) the index lives in memory.
+   */
+  static open(file: string): MessageIndex {
+    if (file === ':memory:') return new MessageIndex(new DatabaseSync(':memory:'))
+    try {
+      return MessageIndex.#openFile(file)
+    } catch {
+      try {
+        if (existsSync(file)) renameSync(file, `${file}.corrupt-${Date.now()}`)
+        for (const suffix of ['-wal', '-shm']) rmSync(file + suffix, { force: true })
+        return MessageIndex.#openFile(file)
+      } catch {
+        return new MessageIndex(new DatabaseSync(':memory:'))
+      }
+    }
+  }
+
+  static #openFile(file: string): MessageIndex {
+    const db = new DatabaseSync(file)
+    try {
+      // Derived data: a crash may lose the last messages indexed, never the database (WAL, NORMAL).
+      db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 2000;')
+      const index = new MessageIndex(db)
+      index.#all('SELECT count(*) AS n FROM indexed_threads')
+      return index
+    } catch (error) {
+      db.close()
+      throw error
+    }
+  }
+
+  #statement(sql: string): StatementSync {
+    let s = this.#statements.get(sql)
+    if (!s) {
+      s = this.#db.prepare(sql)
+      this.#statements.set(sql, s)
+    }
+    return s
+  }
+
+  #run(sql: string, ...params: Array<string | number>): void {
+    if (!this.#closed) this.#statement(sql).run(...params)
+  }
+
+  #all(sql: string, ...params: Array<string | number>): Record<string, unknown>[] {
+    if (this.#closed) return []
+    return this.#statement(sql).all(...params) as Record<string, unknown>[]
+  }
+
+  #tx(fn: () => void): void {
+    if (this.#closed) return
+    this.#db.exec('BEGIN IMMEDIATE')
+    try {
+      fn()
+      this.#db.exec('COMMIT')
+    } catch (error) {
+      try {
+        this.#db.exec('ROLLBACK')
+      } catch {}
+      throw error
+    }
+  }
+
+  /** The threads whose whole transcript is in the index. */
+  indexedThreads(): Set<string> {
+    return new Set(this.#all('SELECT thread_id FROM indexed_threads').map((r) => String(r.thread_id)))
+  }
+
+  /** The thread's messages, all of them, in place of what was indexed for it before (one commit). */
+  replaceThread(threadId: string, messages: readonly IndexedMessage[]): void {
+    this.#tx(() => {
+      this.#run('DELETE FROM messages WHERE thread_id = ?', threadId)
+      for (const m of messages) this.#insert(threadId, m)
+      this.#run('INSERT OR IGNORE INTO indexed_threads (thread_id) VALUES (?)', threadId)
+    })
+  }
+
+  /** One message appended to a thread (a reply's final text replaces nothing: its id is new). */
+  add(threadId: string, message: IndexedMessage): void {
+    this.#tx(() => {
+      this.#run('DELETE FROM messages WHERE thread_id = ? AND message_id = ? AND kind = ?', threadId, message.messageId, message.kind)
+      this.#insert(threadId, message)
+    })
+  }
+
+  #insert(threadId: string, m: IndexedMessage): void {
+    if (m.text.trim() === '') return
+    this.#run('INSERT INTO messages (thread_id, message_id, kind, text) VALUES (?, ?, ?, ?)', threadId, m.messageId, m.kind, clean(m.text))
+  }
+
+  forget(threadId: string): void {
+    this.#tx(() => {
+      this.#run('DELETE FROM messages WHERE thread_id = ?', threadId)
+      this.#run('DELETE FROM indexed_threads WHERE thread_id = ?', threadId)
+    })
+  }
+
+  /** The best-matching message of each thread, best threads first; at most `limit` threads. */
+  search(query: string, limit = 50): MessageHit[] {
+    const match = ftsQuery(query)
+    if (!match) return []
+    const rows = this.#all(
+      `SELECT thread_id, message_id, kind, snippet(messages, 3, '${OPEN}', '${CLOSE}', '…', 12) AS marked, bm25(messages) AS rank
+         FROM messages WHERE messages MATCH ? ORDER BY rank LIMIT ?`,
+      match,
+      limit * 20,
+    )
+    const hits: MessageHit[] = []
+    const seen = new Set<string>()
+    for (const r of rows) {
+      const threadId = String(r.thread_id)
+      if (seen.has(threadId)) continue
+      seen.add(threadId)
+      const { snippet, matches } = unmark(String(r.marked))
+      hits.push({ threadId, messageId: String(r.message_id), kind: r.kind === 'assistant' ? 'assistant' : 'user', snippet, matches })
+      if (hits.length >= limit) break
+    }
+    return hits
+  }
+
+  close(): void {
+    if (this.#closed) return
+    this.#closed = true
+    this.#statements.clear()
+    try {
+      this.#db.close()
+    } catch {}
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * Search over every thread's messages (the host's message index, SQLite FTS5), and the workspace
+ * roots a new thread may be given: what the client's list and empty state ask.
+ */
+import type { ThreadRegistry } from '../../host/thread-registry.js'
+import type { RouteHandlers } from './register.js'
+
+const tags = ['threads']
+
+export function searchRoutes(registry: ThreadRegistry): RouteHandlers {
+  return {
+    searchThreads: {
+      tags,
+      summary: "Threads whose messages match the query, each with its best match's snippet",
+      description:
+        'Every word of `q` must appear in one message (a prompt or a reply), each as a prefix (`log` finds `login`); punctuation is ignored. One hit per thread, the best first, from an index kept as messages are appended.',
+      handler: async (request) => ({ results: registry.search(request.query.q, request.query.limit ? Number(request.query.limit) : undefined) }),
+    },
+    listWorkspaces: {
+      tags,
+      summary: 'The workspace roots a new thread may work in (`--workspace`), the default first',
+      handler: async () => registry.workspaceRoots(),
+    },
+  }
+}
