@@ -14,8 +14,10 @@ import type {
   ForkReceipt,
   ModelList,
   PromptReceipt,
+  SearchHit,
   ThreadSummary,
   UpdateThreadBody,
+  WorkspaceList,
 } from '../schemas/index.js'
 import { ApiError, createApiClient, DEFAULT_RETRY_DELAYS_MS, hasErrorCode, isNetworkError, type ErrorCode } from '../shared/api-client.js'
 
@@ -28,9 +30,46 @@ export { ApiError, idempotencyKey, isNetworkError } from '../shared/api-client.j
 /** What a failed request means to a person: the server's own words, or that it could not be reached. */
 export const UNREACHABLE = 'Cannot reach the server. Check the connection; nothing was lost.'
 
-/** The server's own words; when no answer came at all, what that means (the browser says only "Failed to fetch"). */
+/**
+ * What each refusal means to a person, by its stable `code` (the server's `error` text is for
+ * developers and logs, and may change). Where the server's words carry the particular reason (a
+ * model without credentials, an unknown command's suggestions, a refused answer) they are kept.
+ */
+const USER_TEXTS: Partial<Record<ErrorCode, (said: string) => string>> = {
+  BAD_REQUEST: () => 'The server could not read that request. Reload the page and try again.',
+  TOKEN_REQUIRED: () => 'This server needs a token: open the page as /?token=<secret>.',
+  FOREIGN_ORIGIN: () => 'This page may not talk to that server (another origin): open threadhost from its own address.',
+  ROUTE_NOT_FOUND: () => 'The server does not know this request: reload the page (it may be older than the server).',
+  BODY_TOO_LARGE: () => 'That is too large to send.',
+  SHUTTING_DOWN: () => 'threadhost is shutting down: try again once it is back.',
+  INTERNAL: () => 'Something went wrong on the server; nothing was lost. Try again.',
+  IDEMPOTENCY_KEY_REUSED: () => 'That request was already sent differently; nothing was done. Try again.',
+  DISK_FULL: () => "The server's disk is full: nothing was saved. Free some space and try again.",
+  READ_ONLY: () => "The server cannot write its data directory: nothing was saved. Restart it on a writable one.",
+  THREAD_NOT_FOUND: () => 'This thread no longer exists (it may have been deleted in another tab).',
+  THREAD_NOT_LIVE: () => 'This thread is not running right now.',
+  THREAD_TAKEN: () => 'A thread with that id already exists.',
+  THREAD_BUSY: () => 'A run is in progress: try again when it ends.',
+  THREAD_IDLE: () => 'Nothing is running.',
+  THREAD_UNAVAILABLE: () => "This thread is unavailable: its session file is damaged. Repair it and restart threadhost, or delete the thread.",
+  THREAD_DELETED: () => 'The thread was deleted; the message was not sent.',
+  RUN_STALE: () => 'A newer run has started since this tab last looked: nothing was sent or stopped. Try again.',
+  PROMPT_TOO_LONG: () => 'The message is too long to send.',
+  PROMPT_WITHDRAWN: () => 'The message was not run.',
+  MESSAGE_NOT_FOUND: () => 'That message is not saved yet: wait for the reply to finish and try again.',
+  QUESTION_NOT_OPEN: () => 'This question is no longer open.',
+  SHORTCUT_NOT_FOUND: () => 'No extension of this thread uses that key.',
+}
+
+/** What a failed request means to a person: said by its `code`, or that the server could not be reached. */
 export function describeError(err: unknown): string {
   if (isNetworkError(err)) return UNREACHABLE
+  if (err instanceof ApiError) {
+    if (err.code === 'PROMPT_TOO_LONG' && typeof err.body.limit === 'number') return `The message is too long: at most ${err.body.limit.toLocaleString()} characters.`
+    const text = err.code && USER_TEXTS[err.code]
+    if (text) return text(err.message)
+    return err.message
+  }
   return err instanceof Error ? err.message : String(err)
 }
 
@@ -44,7 +83,10 @@ export const answered = (err: unknown, ...codes: ErrorCode[]): err is ApiError =
 export const isNotFound = (err: unknown): boolean => answered(err, 'THREAD_NOT_FOUND', 'THREAD_NOT_LIVE', 'QUESTION_NOT_OPEN')
 
 /** Refused for the thread's state: a run is in flight (a change of model), or none is (a stop). */
-export const isConflict = (err: unknown): boolean => answered(err, 'THREAD_BUSY', 'THREAD_IDLE', 'RUN_STALE', 'THREAD_UNAVAILABLE')
+export const isConflict = (err: unknown): boolean => answered(err, 'THREAD_BUSY', 'THREAD_IDLE', 'RUN_STALE')
+
+/** The thread's session file is damaged: nothing can be sent or changed until it is repaired (not a wait). */
+export const isUnavailable = (err: unknown): boolean => answered(err, 'THREAD_UNAVAILABLE')
 
 /** A stop (or steer) that named a run which has ended while a newer one started. */
 export const isStaleRun = (err: unknown): boolean => answered(err, 'RUN_STALE')
@@ -104,6 +146,10 @@ export const api = {
   listThreads: (): Promise<ThreadSummary[]> =>
     client.call('listThreads').then((r) => r.threads, tokenHint),
   getThread: (id: string): Promise<ThreadSummary> => client.call('getThread', thread(id)).catch(tokenHint),
+  /** Threads whose messages hold every word of `q`, each with its best match (the list's search). */
+  searchThreads: (q: string): Promise<SearchHit[]> => client.call('searchThreads', { query: { q } }).then((r) => r.results, tokenHint),
+  /** The `--workspace` roots a new thread may work in, the default first. */
+  listWorkspaces: (): Promise<WorkspaceList> => client.call('listWorkspaces').catch(tokenHint),
   /** What became of the user's pi extensions: loaded, failed (and why), clashing tool names. */
   listExtensions: (): Promise<ExtensionList> => client.call('listExtensions').catch(tokenHint),
   /** `demo` and every model pi has credentials for, and the name new threads get by default. */

@@ -102,6 +102,49 @@ export const appShellStyles = [
       background: var(--th-bg-soft);
       color: var(--th-fg);
     }
+    main:focus {
+      outline: none;
+    }
+    .visually-hidden {
+      position: absolute;
+      width: 1px;
+      height: 1px;
+      overflow: hidden;
+      clip-path: inset(50%);
+      white-space: nowrap;
+    }
+    /* Off screen until the keyboard reaches it: the first Tab stop of the page. */
+    .skip {
+      position: absolute;
+      left: 0.5rem;
+      top: -3rem;
+      z-index: 10;
+      padding: 0.5rem 0.75rem;
+      border-radius: 8px;
+      background: var(--th-accent);
+      color: var(--th-accent-fg);
+    }
+    .skip:focus {
+      top: 0.5rem;
+    }
+    .not-found {
+      max-width: 36rem;
+      margin: 0 auto;
+      padding: 3rem 1.25rem;
+    }
+    .not-found h1 {
+      font-size: 1.4rem;
+      margin: 0 0 0.75rem;
+    }
+    .not-found p {
+      color: var(--th-fg-soft);
+      overflow-wrap: anywhere;
+    }
+    .not-found .ways {
+      display: flex;
+      gap: 1rem;
+      align-items: center;
+    }
     @media (max-width: 720px) {
       :host {
         grid-template-columns: 1fr;

@@ -2,9 +2,11 @@
 import { LitElement, html, nothing } from 'lit'
 import { customElement, property, state } from 'lit/decorators.js'
 import type { ExtensionList, ModelList, ThreadSummary } from '../schemas/index.js'
-import { UNREACHABLE, api as defaultApi, describeError, isNetworkError, type Api } from './api.js'
+import { UNREACHABLE, api as defaultApi, describeError, isNetworkError, isNotFound, type Api } from './api.js'
 import './thread-list.js'
 import './thread-pane.js'
+import './new-thread.js'
+import type { NewThreadView } from './new-thread.js'
 import './extension-notice.js'
 import { appShellStyles } from './app-shell.styles.js'
 
@@ -54,6 +56,14 @@ export class AppShell extends LitElement {
   @state() private inspecting = location.hash.startsWith('#/inspect')
   /** `#/questions`: every thread with an open question, to jump to. */
   @state() private questionsOpen = location.hash.startsWith('#/questions')
+  /** `#/new`: the empty state of a thread not made yet (new-thread.ts). */
+  @state() private composing = location.hash.startsWith('#/new')
+  /** The thread the URL names does not exist (the server said so): a not-found view instead of a pane. */
+  @state() private missing = ''
+  /** On a phone the list and the pane take turns; whichever shows is the page's main content. */
+  @state() private phone = false
+  #phoneQuery = globalThis.matchMedia?.('(max-width: 720px)')
+  #onPhone = () => (this.phone = !!this.#phoneQuery?.matches)
   @state() private notify = notifyWanted() && notificationsOffered() && Notification.permission === 'granted'
   @state() private notifyNote = ''
   /** Open questions per thread at the last look, to see new ones arrive; undefined before the first list. */
@@ -73,17 +83,21 @@ export class AppShell extends LitElement {
   override connectedCallback(): void {
     super.connectedCallback()
     window.addEventListener('hashchange', this.#onHash)
+    this.#phoneQuery?.addEventListener('change', this.#onPhone)
+    this.#onPhone()
     void this.refresh()
     this.#timer = setInterval(() => void this.refresh(), this.pollMs)
     this.addEventListener('thread-changed', this.#onChanged)
     this.addEventListener('thread-deleted', this.#onDeleted)
     this.addEventListener('new-thread', this.#onNew)
+    this.addEventListener('thread-started', this.#onStarted)
     this.addEventListener('thread-status', this.#onStatus as EventListener)
   }
 
   override disconnectedCallback(): void {
     super.disconnectedCallback()
     window.removeEventListener('hashchange', this.#onHash)
+    this.#phoneQuery?.removeEventListener('change', this.#onPhone)
     clearInterval(this.#timer)
   }
 
@@ -101,6 +115,7 @@ export class AppShell extends LitElement {
       this.threads = this.#overlay([...threads].sort((a, b) => b.updatedAt - a.updatedAt))
       this.#noticeQuestions()
       this.listError = ''
+      void this.#checkMissing()
     } catch (err) {
       this.listError = isNetworkError(err) ? UNREACHABLE : `The thread list failed: ${describeError(err)}`
     } finally {
@@ -110,7 +125,7 @@ export class AppShell extends LitElement {
 
   protected override updated(): void {
     // On a phone the list or the pane shows, not both: the questions view counts as a pane.
-    this.toggleAttribute('has-thread', !!this.threadId || this.questionsOpen)
+    this.toggleAttribute('has-thread', !!this.threadId || this.questionsOpen || this.composing)
     this.toggleAttribute('inspecting', this.inspecting)
     const summary = this.threads.find((t) => t.threadId === this.threadId)
     const questions = this.threads.reduce((n, t) => n + t.openDialogs, 0)
@@ -193,14 +208,54 @@ export class AppShell extends LitElement {
     </section>`
   }
 
+  /** The URL names a thread the list does not hold: asked once of the server, a 404 shows the not-found view. */
+  #asked = ''
+  async #checkMissing(): Promise<void> {
+    const id = this.threadId
+    if (!id || this.threads.some((t) => t.threadId === id)) {
+      if (this.missing && this.missing !== id) this.missing = ''
+      return
+    }
+    if (this.#asked === id) return
+    this.#asked = id
+    try {
+      await this.api.getThread(id)
+    } catch (err) {
+      if (isNotFound(err) && this.threadId === id) this.missing = id
+      else this.#asked = ''
+    }
+  }
+
+  #notFound() {
+    return html`<section class="not-found" aria-labelledby="missing-heading">
+      <h1 id="missing-heading">No such thread</h1>
+      <p>There is no thread “${this.missing}” here: it may have been deleted, or the link is wrong.</p>
+      <p class="ways">
+        <a href="#/">Back to all threads</a>
+        <button class="primary" @click=${this.#onNew}>Start a new thread</button>
+      </p>
+    </section>`
+  }
+
+  /** The skip link: past the list, to the page's main content (the next Tab goes into it). */
+  #skipToMain = (e: Event) => {
+    e.preventDefault()
+    const main = this.renderRoot.querySelector('main')
+    if (main && getComputedStyle(main).display !== 'none') main.focus()
+    else this.renderRoot.querySelector<HTMLElement>('thread-list')?.focus()
+  }
+
   override render() {
     if (this.inspecting) {
       void import('./inspector/inspector-page.js')
       return html`<main><inspector-page></inspector-page></main>`
     }
     const summary = this.threads.find((t) => t.threadId === this.threadId)
+    const listIsMain = this.phone && !this.threadId && !this.questionsOpen && !this.composing
     return html`
+      <a class="skip" href="#/" @click=${this.#skipToMain}>Skip to the conversation</a>
       <thread-list
+        role=${listIsMain ? 'main' : nothing}
         .threads=${this.threads}
         .api=${this.api}
         ?questions-open=${this.questionsOpen}
@@ -208,10 +263,15 @@ export class AppShell extends LitElement {
         ?loading=${this.loading}
         error=${this.listError}
       ></thread-list>
-      <main>
+      <main tabindex="-1">
+        ${this.phone && this.threadId ? html`<h1 class="visually-hidden">threadhost</h1>` : nothing}
         <extension-notice .extensions=${this.extensions}></extension-notice>
         ${this.questionsOpen && !this.threadId
           ? this.#questions()
+          : this.composing && !this.threadId
+          ? html`<new-thread-view .api=${this.api} .models=${this.models}></new-thread-view>`
+          : this.threadId && this.missing === this.threadId
+          ? this.#notFound()
           : this.threadId
           ? html`<thread-pane
               thread-id=${this.threadId}
@@ -235,6 +295,8 @@ export class AppShell extends LitElement {
     this.threadId = threadIdFromHash(location.hash)
     this.inspecting = location.hash.startsWith('#/inspect')
     this.questionsOpen = location.hash.startsWith('#/questions')
+    this.composing = location.hash.startsWith('#/new')
+    void this.#checkMissing()
   }
 
   /** The followed thread's status comes from its follow, live; the poll covers the others. */
@@ -289,22 +351,26 @@ export class AppShell extends LitElement {
     void this.refresh()
   }
 
-  /** One thread per press: a second press (or a held key) while one is being made makes none. */
-  #creating = false
+  /**
+   * New thread opens the empty state (new-thread.ts) at once, in this task, so the keys typed right
+   * after the click land in its composer: nothing is created until the first message is sent.
+   */
+  #onNew = () => {
+    this.threadId = ''
+    this.questionsOpen = false
+    this.composing = true
+    this.notice = ''
+    if (location.hash !== '#/new') location.hash = '#/new'
+    void this.updateComplete.then(() => this.renderRoot.querySelector<NewThreadView>('new-thread-view')?.focus())
+  }
 
-  #onNew = async () => {
-    if (this.#creating) return
-    this.#creating = true
-    try {
-      const { threadId } = await this.api.createThread({})
-      // The pane that opens takes the focus into its composer.
-      location.hash = `#/threads/${encodeURIComponent(threadId)}`
-      await this.refresh()
-    } catch (err) {
-      this.listError = `Could not create a thread (${describeError(err)})`
-    } finally {
-      this.#creating = false
-    }
+  /** The empty state's first message made the thread: it opens here, in this task, its composer next. */
+  #onStarted = (e: Event) => {
+    const id = (e as CustomEvent<{ threadId: string }>).detail.threadId
+    this.composing = false
+    this.threadId = id
+    location.hash = `#/threads/${encodeURIComponent(id)}`
+    void this.refresh()
   }
 }
 

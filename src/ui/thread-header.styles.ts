@@ -98,5 +98,13 @@ export const threadHeaderStyles = [
         padding: 0.6rem 0.8rem;
       }
     }
+    .visually-hidden {
+      position: absolute;
+      width: 1px;
+      height: 1px;
+      overflow: hidden;
+      clip-path: inset(50%);
+      white-space: nowrap;
+    }
   `,
 ]

@@ -31,6 +31,15 @@ export class ThreadHeader extends LitElement {
 
   static override styles = threadHeaderStyles
 
+  /** Rename opens with the focus in the title field, the title selected: typing replaces it. */
+  protected override updated(changed: PropertyValues): void {
+    if (changed.has('renaming') && this.renaming) {
+      const input = this.renderRoot.querySelector<HTMLInputElement>('input[name="title"]')
+      input?.focus()
+      input?.select()
+    }
+  }
+
   protected override willUpdate(changed: PropertyValues<this>): void {
     // Another thread: a rename or a delete begun on the one before is over.
     if (changed.has('threadId')) {
@@ -44,7 +53,10 @@ export class ThreadHeader extends LitElement {
       <header>
         <a class="back" href="#/" aria-label="All threads">‹</a>
         ${this.renaming
-          ? this.#renameForm()
+          ? html`<div class="titles">
+              <h2 class="visually-hidden">Rename “${this.heading}”</h2>
+              ${this.#renameForm()}
+            </div>`
           : html`<div class="titles">
               <h2 title=${this.heading}>${this.heading}</h2>
               ${this.#forkedFrom()}

@@ -86,6 +86,26 @@ export const threadListStyles = [
       text-overflow: ellipsis;
       white-space: nowrap;
     }
+    .preview.hit {
+      white-space: normal;
+      display: -webkit-box;
+      -webkit-line-clamp: 2;
+      -webkit-box-orient: vertical;
+    }
+    mark {
+      background: var(--th-warn-soft);
+      color: var(--th-fg);
+      font-weight: 600;
+      border-radius: 2px;
+    }
+    .group h2 {
+      margin: 0.75rem 0.65rem 0.25rem;
+      font-size: 0.7rem;
+      font-weight: 600;
+      letter-spacing: 0.04em;
+      text-transform: uppercase;
+      color: var(--th-fg-soft);
+    }
     .dot {
       width: 0.5rem;
       height: 0.5rem;

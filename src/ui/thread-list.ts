@@ -1,11 +1,13 @@
 /**
- * The thread list: a search over titles, the open questions across threads, each thread's title,
- * active/busy indicator and question badge, rename and delete in place (keyboard too), and "New thread".
+ * The thread list: a search over titles and, asked of the server's message index, over what was said;
+ * the open questions across threads; the threads by date (Today, Yesterday, …), each with its title,
+ * active/busy indicator and question badge; rename and delete in place; and "New thread". The
+ * threads are one Tab stop: the arrow keys move between them (roving focus), F2 renames, Delete deletes.
  */
 import { LitElement, html, nothing, type PropertyValues } from 'lit'
 import { customElement, property, state } from 'lit/decorators.js'
 import { repeat } from 'lit/directives/repeat.js'
-import type { ThreadSummary } from '../schemas/index.js'
+import type { SearchHit, ThreadSummary } from '../schemas/index.js'
 import { api as defaultApi, describeError, type Api } from './api.js'
 import { ClockController } from './controllers/clock-controller.js'
 import { threadListStyles } from './thread-list.styles.js'
@@ -19,6 +21,39 @@ export function filterThreads(threads: readonly ThreadSummary[], query: string):
     return words.every((w) => hay.includes(w))
   })
 }
+
+export type DateGroup = 'Today' | 'Yesterday' | 'Previous 7 days' | 'Previous 30 days' | 'Older'
+
+/** Which of the list's date groups a thread last updated at `ms` is in, by the calendar days of this browser. */
+export function dateGroup(ms: number, now = Date.now()): DateGroup {
+  const midnight = new Date(now)
+  midnight.setHours(0, 0, 0, 0)
+  const startOfDay = (daysBack: number) => {
+    const d = new Date(midnight)
+    d.setDate(d.getDate() - daysBack)
+    return d.getTime()
+  }
+  if (ms >= startOfDay(0)) return 'Today'
+  if (ms >= startOfDay(1)) return 'Yesterday'
+  if (ms >= startOfDay(7)) return 'Previous 7 days'
+  if (ms >= startOfDay(30)) return 'Previous 30 days'
+  return 'Older'
+}
+
+/** The threads in their date groups, in the order given (most recent first), empty groups left out. */
+export function groupByDate(threads: readonly ThreadSummary[], now = Date.now()): Array<{ group: DateGroup; threads: ThreadSummary[] }> {
+  const groups: Array<{ group: DateGroup; threads: ThreadSummary[] }> = []
+  for (const t of threads) {
+    const group = dateGroup(t.updatedAt, now)
+    const last = groups.at(-1)
+    if (last?.group === group) last.threads.push(t)
+    else groups.push({ group, threads: [t] })
+  }
+  return groups
+}
+
+/** How long the search box waits for typing to pause before it asks the server about message contents. */
+export const SEARCH_DEBOUNCE_MS = 200
 
 export function relativeTime(ms: number, now = Date.now()): string {
   const s = Math.round((now - ms) / 1000)
@@ -43,7 +78,13 @@ export class ThreadList extends LitElement {
   @state() private renaming = ''
   @state() private deleting = ''
   @state() private actionError = ''
+  /** The server's answer about message contents for `hitsFor` (one hit per thread). */
+  @state() private hits = new Map<string, SearchHit>()
+  @state() private hitsFor = ''
+  /** The thread whose link is the list's one Tab stop (roving focus): the last one focused, else the selected, else the first. */
+  @state() private current = ''
   #focusAfter: string | undefined
+  #searchTimer: ReturnType<typeof setTimeout> | undefined
 
   /** "3 min ago" moves on the page's clock, not only when the list is fetched again. */
   #clock = new ClockController(this, { periodMs: 30_000, when: () => this.threads.length > 0 })
@@ -67,8 +108,100 @@ export class ThreadList extends LitElement {
     }
   }
 
+  override disconnectedCallback(): void {
+    super.disconnectedCallback()
+    clearTimeout(this.#searchTimer)
+  }
+
+  #onQuery(query: string) {
+    this.query = query
+    clearTimeout(this.#searchTimer)
+    if (!query.trim()) {
+      this.hits = new Map()
+      this.hitsFor = ''
+      return
+    }
+    // Not per keystroke: one question once typing pauses; an answer for an older query is dropped.
+    this.#searchTimer = setTimeout(async () => {
+      try {
+        const hits = await this.api.searchThreads(query.trim())
+        if (this.query !== query) return
+        this.hits = new Map(hits.map((h) => [h.threadId, h]))
+        this.hitsFor = query
+      } catch {
+        // The titles still filter; the contents are searched again with the next keystroke.
+      }
+    }, SEARCH_DEBOUNCE_MS)
+  }
+
+  /** Titles that match at once, and the threads whose messages the server found. */
+  #shown(): ThreadSummary[] {
+    if (!this.query.trim()) return this.threads
+    const byTitle = new Set(filterThreads(this.threads, this.query).map((t) => t.threadId))
+    const hits = this.hitsFor === this.query ? this.hits : new Map<string, SearchHit>()
+    return this.threads.filter((t) => byTitle.has(t.threadId) || hits.has(t.threadId))
+  }
+
+  /** The link that takes the Tab stop among `shown`. */
+  #tabStop(shown: readonly ThreadSummary[]): string {
+    const ids = shown.map((t) => t.threadId)
+    if (ids.includes(this.current)) return this.current
+    if (ids.includes(this.selectedId)) return this.selectedId
+    return ids[0] ?? ''
+  }
+
+  /** Arrow keys move along the threads (and into a thread's Edit and Delete); F2 renames, Delete deletes. */
+  #onListKey = (e: KeyboardEvent) => {
+    const target = e.composedPath()[0] as HTMLElement
+    const li = target.closest?.('li.thread')
+    if (!li) return
+    const id = (li.querySelector('a[data-thread]') as HTMLElement | null)?.dataset.thread ?? ''
+    const stops = [...li.querySelectorAll<HTMLElement>('a[data-thread], .actions button')]
+    const links = [...this.renderRoot.querySelectorAll<HTMLElement>('li.thread a[data-thread]')]
+    const at = links.findIndex((a) => a.dataset.thread === id)
+    const go = (el: HTMLElement | undefined) => {
+      if (!el) return
+      e.preventDefault()
+      this.current = el.closest('li.thread')?.querySelector<HTMLElement>('a[data-thread]')?.dataset.thread ?? this.current
+      el.focus()
+    }
+    switch (e.key) {
+      case 'ArrowDown':
+        return go(links[Math.min(at + 1, links.length - 1)])
+      case 'ArrowUp':
+        return go(links[Math.max(at - 1, 0)])
+      case 'Home':
+        return go(links[0])
+      case 'End':
+        return go(links.at(-1))
+      case 'ArrowRight':
+        return go(stops[Math.min(stops.indexOf(target) + 1, stops.length - 1)])
+      case 'ArrowLeft':
+        return go(stops[Math.max(stops.indexOf(target) - 1, 0)])
+      case 'F2':
+        e.preventDefault()
+        return this.#startRename(id)
+      case 'Delete':
+        e.preventDefault()
+        return this.#startDelete(id)
+    }
+  }
+
+  #snippet(hit: SearchHit) {
+    const parts: unknown[] = []
+    let at = 0
+    for (const [start, end] of hit.matches) {
+      parts.push(hit.snippet.slice(at, start), html`<mark>${hit.snippet.slice(start, end)}</mark>`)
+      at = end
+    }
+    parts.push(hit.snippet.slice(at))
+    return html`<span class="preview hit" data-hit>${hit.kind === 'user' ? 'You: ' : ''}${parts}</span>`
+  }
+
   override render() {
-    const shown = filterThreads(this.threads, this.query)
+    const shown = this.#shown()
+    const tabStop = this.#tabStop(shown)
+    const searching = this.query.trim() !== '' && this.hitsFor !== this.query
     const questions = this.threads.reduce((n, t) => n + t.openDialogs, 0)
     return html`
       <header class="top">
@@ -81,11 +214,11 @@ export class ThreadList extends LitElement {
           aria-label="Search threads"
           placeholder="Search threads"
           .value=${this.query}
-          @input=${(e: Event) => (this.query = (e.target as HTMLInputElement).value)}
+          @input=${(e: Event) => this.#onQuery((e.target as HTMLInputElement).value)}
           @keydown=${(e: KeyboardEvent) => {
             if (e.key === 'Escape' && this.query) {
               e.preventDefault()
-              this.query = ''
+              this.#onQuery('')
             }
           }}
         />
@@ -103,11 +236,15 @@ export class ThreadList extends LitElement {
           ? html`<div class="empty">No threads yet.</div>`
           : nothing}
         ${this.threads.length > 0 && shown.length === 0
-          ? html`<div class="empty" role="status">No thread titles match “${this.query}”.</div>`
+          ? html`<div class="empty" role="status">${searching ? `Searching for “${this.query}”…` : `No thread matches “${this.query}”.`}</div>`
           : nothing}
+        <div class="groups" @keydown=${this.#onListKey} @focusin=${this.#onFocusIn}>
+        ${groupByDate(shown).map(
+          ({ group, threads }) => html`<section class="group" aria-label=${group}>
+        <h2>${group}</h2>
         <ul>
           ${repeat(
-            shown,
+            threads,
             (t) => t.threadId,
             (t) => {
               if (t.threadId === this.renaming) return this.#renameItem(t)
@@ -121,6 +258,8 @@ export class ThreadList extends LitElement {
                   href=${`#/threads/${encodeURIComponent(t.threadId)}`}
                   aria-current=${t.threadId === this.selectedId ? 'page' : 'false'}
                   data-thread=${t.threadId}
+                  tabindex=${t.threadId === tabStop ? '0' : '-1'}
+                  aria-keyshortcuts="ArrowUp ArrowDown F2 Delete"
                 >
                   <span class="dot ${state}" title=${stateLabel}></span>
                   <span class="title">${title}</span>
@@ -132,23 +271,37 @@ export class ThreadList extends LitElement {
                         >${t.openDialogs}</span
                       >`
                     : html`<span></span>`}
-                  ${t.preview ? html`<span class="preview" data-preview>${t.preview}</span>` : nothing}
+                  ${this.hitsFor === this.query && this.hits.has(t.threadId)
+                    ? this.#snippet(this.hits.get(t.threadId)!)
+                    : t.preview
+                      ? html`<span class="preview" data-preview>${t.preview}</span>`
+                      : nothing}
                   <span class="sub" title=${`${t.model} in ${t.cwd}`}
                     >${stateLabel} · ${relativeTime(t.updatedAt)} · ${t.model} · ${folderName(t.cwd)}</span
                   >
                 </a>
                 <span class="actions">
-                  <button type="button" class="ghost" aria-label=${`Edit title of “${title}”`} title="Edit the title" data-rename=${t.threadId}
+                  <button type="button" class="ghost" tabindex="-1" aria-label=${`Edit title of “${title}”`} title="Edit the title (F2)" data-rename=${t.threadId}
                     @click=${() => this.#startRename(t.threadId)}>Edit</button>
-                  <button type="button" class="ghost danger" aria-label=${`Delete “${title}”`} title="Delete the thread" data-delete=${t.threadId}
+                  <button type="button" class="ghost danger" tabindex="-1" aria-label=${`Delete “${title}”`} title="Delete the thread (Delete)" data-delete=${t.threadId}
                     @click=${() => this.#startDelete(t.threadId)}>Delete</button>
                 </span>
               </li>`
             },
           )}
         </ul>
+        </section>`,
+        )}
+        </div>
       </nav>
     `
+  }
+
+  /** Whatever thread the focus reaches (a click, a search result) is the Tab stop from then on. */
+  #onFocusIn = (e: FocusEvent) => {
+    const li = (e.composedPath()[0] as HTMLElement).closest?.('li.thread')
+    const id = li?.querySelector<HTMLElement>('a[data-thread]')?.dataset.thread
+    if (id) this.current = id
   }
 
   #startRename(id: string) {

@@ -13,7 +13,7 @@ import { LitElement, html, nothing } from 'lit'
 import { customElement, property, query, state } from 'lit/decorators.js'
 import { repeat } from 'lit/directives/repeat.js'
 import type { CommandInfo, DeliverAs, DialogAnswerBody, ModelList, ThreadSummary, UpdateThreadBody, WidgetPlacement } from '../schemas/index.js'
-import { api as defaultApi, isConflict, isNotFound, isStaleRun, type Api } from './api.js'
+import { api as defaultApi, describeError, isConflict, isNotFound, isStaleRun, type Api } from './api.js'
 import type { ComposerBox } from './composer-box.js'
 import type { DialogCard } from './dialog-card.js'
 import type { EventSourceFactory } from './follow-client.js'
@@ -337,7 +337,7 @@ export class ThreadPane extends LitElement {
       this.headerError = ''
       this.#changed('changed', this.summary)
     } catch (err) {
-      this.headerError = `Could not rename: ${(err as Error).message}`
+      this.headerError = `Could not rename: ${describeError(err)}`
       throw err
     }
   }
@@ -347,7 +347,7 @@ export class ThreadPane extends LitElement {
       await this.api.deleteThread(this.threadId)
       this.#changed('deleted')
     } catch (err) {
-      this.headerError = `Could not delete: ${(err as Error).message}`
+      this.headerError = `Could not delete: ${describeError(err)}`
       throw err
     }
   }

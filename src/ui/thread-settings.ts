@@ -6,7 +6,7 @@
 import { LitElement, html, nothing, type PropertyValues } from 'lit'
 import { customElement, property, query, state } from 'lit/decorators.js'
 import type { ModelList, ThinkingLevel, ThreadSummary, UpdateThreadBody } from '../schemas/index.js'
-import { isConflict } from './api.js'
+import { describeError, isConflict, isUnavailable } from './api.js'
 import { folderName } from './thread-list.js'
 import { threadSettingsStyles } from './thread-settings.styles.js'
 
@@ -111,7 +111,9 @@ export class ThreadSettings extends LitElement {
       if (id !== this.#threadId) return
       this.configError = isConflict(err)
         ? `Busy: change the ${what} when the run ends.`
-        : `${what === 'model' ? 'Model' : 'Thinking level'} not changed: ${(err as Error).message}`
+        : isUnavailable(err)
+          ? `Unavailable: the ${what} cannot change while this thread's session file is damaged. Repair it and restart threadhost, or delete the thread.`
+          : `${what === 'model' ? 'Model' : 'Thinking level'} not changed: ${describeError(err)}`
     } finally {
       if (id === this.#threadId) this.configuring = false
     }

@@ -162,13 +162,15 @@ describe('two tabs on one thread', () => {
     await a.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached', timeout: 15_000 })
   })
 
-  test('New thread, then type: the text goes into the new thread’s composer and no other thread is made', async () => {
+  test('New thread, then type: the text goes into the empty state’s composer, and only the first message makes a thread', async () => {
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
     const page = await context.newPage()
     await page.goto(`${server.url}/`)
-    const before = (await api<{ threads: unknown[] }>(server.url, 'GET', '/api/threads')).body.threads.length
-    await page.getByRole('button', { name: 'New thread' }).click()
-    await page.getByRole('status', { name: 'Connection: Connected' }).waitFor({ timeout: 45_000 })
+    const count = async () => (await api<{ threads: unknown[] }>(server.url, 'GET', '/api/threads')).body.threads.length
+    const before = await count()
+    const newThread = page.getByRole('button', { name: 'New thread' })
+    await newThread.click()
+    await newThread.click()
     await expect.poll(() => page.evaluate(() => {
       let el: Element | null = document.activeElement
       while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement
@@ -176,7 +178,11 @@ describe('two tabs on one thread', () => {
     })).toBe('Message')
     await page.keyboard.type('a few words with spaces')
     expect(await page.getByRole('textbox', { name: 'Message' }).inputValue()).toBe('a few words with spaces')
-    expect((await api<{ threads: unknown[] }>(server.url, 'GET', '/api/threads')).body.threads.length).toBe(before + 1)
+    expect(await count()).toBe(before)
+    await page.keyboard.press('Enter')
+    await page.getByRole('status', { name: 'Connection: Connected' }).waitFor({ timeout: 45_000 })
+    await page.getByRole('log').getByText('a few words with spaces').first().waitFor({ timeout: 20_000 })
+    expect(await count()).toBe(before + 1)
   })
 
   test('a reload under an open question shows the card again', async () => {

@@ -64,12 +64,15 @@ describe('app shell', () => {
     await expect.element(page.getByRole('status')).toHaveTextContent('“Doomed” was deleted in another tab.')
   })
 
-  test('New thread creates one and navigates to it', async () => {
+  test('New thread opens the empty state; its first message creates the thread and navigates to it', async () => {
     const api = fakeApi({ createThread: vi.fn(async () => ({ threadId: 'fresh' })) })
     mount(api)
     await page.getByRole('button', { name: 'New thread' }).click()
-    expect(api.createThread).toHaveBeenCalledOnce()
+    expect(api.createThread).not.toHaveBeenCalled()
+    await page.getByRole('textbox', { name: 'Message' }).fill('first words')
+    await page.getByRole('button', { name: 'Send' }).click()
     await until(() => location.hash === '#/threads/fresh')
+    expect(api.createThread).toHaveBeenCalledOnce()
     await expect.element(page.getByRole('textbox', { name: 'Message' })).toBeVisible()
   })
 

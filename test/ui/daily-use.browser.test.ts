@@ -198,7 +198,7 @@ describe('3. threads: readable titles, search, rename and delete from the list, 
     await expect.element(nav().getByRole('link', { name: /Login bug/ })).toBeVisible()
     expect(nav().getByRole('link', { name: /Deploy pipeline/ }).elements()).toHaveLength(0)
     await page.getByRole('searchbox', { name: 'Search threads' }).fill('nothing like it')
-    await expect.element(page.getByText('No thread titles match “nothing like it”.')).toBeVisible()
+    await expect.element(page.getByText('No thread matches “nothing like it”.')).toBeVisible()
   })
 
   test('rename from the list with the keyboard: its Edit button, type the title, Enter', async () => {

@@ -1,6 +1,6 @@
 /** Choosing a thread's model and thinking level, and seeing where it works: the pane header in Chromium. */
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
-import { page } from 'vitest/browser'
+import { page, userEvent } from 'vitest/browser'
 import '../../src/ui/app-shell.js'
 import type { AppShell } from '../../src/ui/app-shell.js'
 import { ApiError } from '../../src/ui/api.js'
@@ -46,9 +46,12 @@ function mount(api: ReturnType<typeof fakeApi>) {
   return el
 }
 
+/** New thread, then its first message: that is what makes the thread (the empty state makes none). */
 async function newThread(api: ReturnType<typeof fakeApi>) {
   mount(api)
   await page.getByRole('button', { name: 'New thread' }).click()
+  await page.getByRole('textbox', { name: 'Message' }).fill('hello')
+  await userEvent.keyboard('{Enter}')
   await until(() => location.hash === '#/threads/fresh')
 }
 
@@ -68,7 +71,7 @@ afterEach(() => {
 })
 
 describe('a thread’s model, thinking level and workspace', () => {
-  test('one click on New thread starts a thread on the server’s default model; the Model picker lists every model by its label', async () => {
+  test('New thread and a first message start a thread on the server’s default model; the Model picker lists every model by its label', async () => {
     const { api } = server()
     await newThread(api)
     expect(api.createThread).toHaveBeenCalledOnce()

@@ -69,7 +69,7 @@ afterEach(() => {
 })
 
 describe('focus follows the work: composer, card, composer', () => {
-  test('after New thread the new thread’s composer has focus: typed text lands there, and spaces make no more threads', async () => {
+  test('after New thread the empty state’s composer has focus: typed text lands there, and spaces make no thread', async () => {
     let threads: ThreadSummary[] = []
     const api = fakeApi({
       listThreads: vi.fn(async () => threads),
@@ -82,11 +82,11 @@ describe('focus follows the work: composer, card, composer', () => {
     shell.api = api
     document.body.append(shell)
     await page.getByRole('button', { name: 'New thread' }).click()
-    await until(() => location.hash === '#/threads/fresh')
+    await until(() => location.hash === '#/new')
     await until(focusIsMessageBox)
     await userEvent.keyboard('hello there world')
     await expect.element(box()).toHaveValue('hello there world')
-    expect(api.createThread).toHaveBeenCalledOnce()
+    expect(api.createThread).not.toHaveBeenCalled()
   })
 
   test('opening another thread from the list moves the focus to its composer', async () => {
@@ -494,7 +494,7 @@ describe('a stale tab cannot steer into a newer run', () => {
     await userEvent.keyboard('{Enter}')
     expect(api.prompt).toHaveBeenCalledExactlyOnceWith('t1', 'meant for run 1', 'steer', 1)
     await expect.element(box()).toHaveValue('meant for run 1')
-    await expect.element(page.getByText(/not the current run/)).toBeVisible()
+    await expect.element(page.getByText(/A newer run has started since this tab last looked/)).toBeVisible()
   })
 
   test("an extension's shortcut pressed in the composer runs on the thread; it is never offered as a / command, and other keys type as before", async () => {
