@@ -34,9 +34,20 @@ export interface FollowInput {
   lastSeq?: number
 }
 
-/** 0.5 s, 1 s, 2 s … capped at 15 s. */
-export function backoffDelay(attempt: number): number {
-  return Math.min(15_000, 500 * 2 ** Math.max(0, attempt - 1))
+/** Attempts at the quick pace: about the first 40 s of an outage (a restart, a network blip). */
+export const QUICK_ATTEMPTS = 40
+
+/**
+ * How long to wait before the attempt after `attempt` consecutive failures: 250 ms, 500 ms, then
+ * every second for about 40 s — so a tab is back within about a second of a restarted server —
+ * then doubling to 15 s for a long outage, so a server that stays down (or comes back loaded)
+ * is not asked every second by every tab. `jitter` (0…1, 0.5 = none) spreads the tabs ±20 % so
+ * they do not all arrive in the same instant; the driver passes a random one, the machine stays pure.
+ */
+export function backoffDelay(attempt: number, jitter = 0.5): number {
+  const n = Math.max(1, attempt)
+  const base = n === 1 ? 250 : n === 2 ? 500 : n <= QUICK_ATTEMPTS ? 1000 : Math.min(15_000, 1000 * 2 ** (n - QUICK_ATTEMPTS))
+  return Math.round(base * (0.8 + 0.4 * Math.min(1, Math.max(0, jitter))))
 }
 
 export const followConnectionMachine = setup({

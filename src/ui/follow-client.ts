@@ -3,7 +3,7 @@
  * thread store. One instance per followed thread; `stop()` closes everything.
  */
 import { createActor, type Actor } from 'xstate'
-import { followConnectionMachine, type FollowState } from '../machines/follow-connection.js'
+import { backoffDelay, followConnectionMachine, type FollowState } from '../machines/follow-connection.js'
 import type { Observation as ObservationT, ObservationType, Snapshot } from '../schemas/index.js'
 import type { ThreadStore } from './thread-store.js'
 
@@ -61,6 +61,8 @@ export class FollowClient {
         connect: (_, params) => this.#open(params.after),
         disconnect: () => this.#close(),
       },
+      // Each tab its own spread, so tabs that lost the server together do not return in step.
+      delays: { backoff: ({ context }) => backoffDelay(context.attempt, Math.random()) },
     })
     // Resume after what the store already holds (0 before the first snapshot).
     const synced = store.getSnapshot().context.synced
@@ -70,10 +72,15 @@ export class FollowClient {
 
   start(): this {
     this.actor.start()
+    // The network is back, or the tab is looked at again: try now rather than at the next backoff.
+    globalThis.addEventListener?.('online', this.#wake)
+    globalThis.document?.addEventListener('visibilitychange', this.#wake)
     return this
   }
 
   stop(): void {
+    globalThis.removeEventListener?.('online', this.#wake)
+    globalThis.document?.removeEventListener('visibilitychange', this.#wake)
     this.actor.send({ type: 'CLOSE' })
     this.actor.stop()
     this.#close()
@@ -83,6 +90,10 @@ export class FollowClient {
   retryNow(): void {
     const s = this.actor.getSnapshot().value
     if (s === 'backingOff' || s === 'closed') this.actor.send({ type: 'RETRY' })
+  }
+
+  #wake = () => {
+    if (globalThis.document?.visibilityState !== 'hidden' && this.actor.getSnapshot().value === 'backingOff') this.actor.send({ type: 'RETRY' })
   }
 
   get state(): ConnectionState {

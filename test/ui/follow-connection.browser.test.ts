@@ -39,21 +39,55 @@ describe('follow connection machine', () => {
   })
 
   test('repeated failures back off longer, capped; a frame resets the backoff', () => {
-    expect(backoffDelay(1)).toBe(500)
-    expect(backoffDelay(2)).toBe(1000)
-    expect(backoffDelay(3)).toBe(2000)
-    expect(backoffDelay(20)).toBe(15_000)
+    expect(backoffDelay(1)).toBe(250)
+    expect(backoffDelay(2)).toBe(500)
+    expect(backoffDelay(3)).toBe(1000)
+    expect(backoffDelay(60)).toBe(15_000)
     const m = start()
     m.actor.send({ type: 'FAILED' })
-    m.clock.increment(500)
+    m.clock.increment(250)
     m.actor.send({ type: 'FAILED' })
     expect(m.actor.getSnapshot().context.attempt).toBe(2)
-    m.clock.increment(999)
+    m.clock.increment(499)
     expect(m.value()).toBe('backingOff')
     m.clock.increment(1)
     m.actor.send({ type: 'FRAME', seq: 3 })
     expect(m.value()).toBe('open')
     expect(m.actor.getSnapshot().context).toEqual({ lastSeq: 3, attempt: 0 })
+  })
+
+  /** Drives the machine through an outage of `outageMs` (every attempt before it fails at once); the time from the server's return to the reconnect. */
+  function reconnectLag(outageMs: number): { lag: number; attempts: number } {
+    const m = start(4)
+    m.actor.send({ type: 'OPENED' })
+    let now = 0
+    m.actor.send({ type: 'FAILED' })
+    let attempts = 0
+    for (;;) {
+      const wait = backoffDelay(m.actor.getSnapshot().context.attempt)
+      m.clock.increment(wait)
+      now += wait
+      expect(m.value()).toBe('connecting')
+      attempts++
+      if (now >= outageMs) return { lag: now - outageMs, attempts }
+      m.actor.send({ type: 'FAILED' })
+    }
+  }
+
+  test('after a server restart of up to half a minute a tab is back within about a second (was up to ~10 s)', () => {
+    for (const outage of [1_000, 3_000, 5_000, 8_000, 10_000, 20_000, 30_000]) {
+      expect(reconnectLag(outage).lag, `${outage} ms down`).toBeLessThanOrEqual(1_000)
+    }
+  })
+
+  test('a long outage is asked about rarely: a tab tries at most every 15 s after the first minute, and the spread keeps tabs apart', () => {
+    const hour = reconnectLag(3_600_000)
+    // 40 quick attempts, a few doubling ones, then one each 15 s.
+    expect(hour.attempts).toBeLessThan(40 + 5 + 3_600_000 / 15_000)
+    expect(backoffDelay(100, 0)).toBe(12_000)
+    expect(backoffDelay(100, 1)).toBe(18_000)
+    expect(backoffDelay(10, 0)).toBe(800)
+    expect(backoffDelay(10, 1)).toBe(1_200)
   })
 
   test('RETRY skips the wait; CLOSE closes from anywhere and disconnects', () => {
