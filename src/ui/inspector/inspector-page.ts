@@ -41,6 +41,8 @@ export class InspectorPage extends LitElement {
   @state() private error = ''
   @state() private connected = false
   @state() private revision = 0
+  /** The server's actor forest was read at least once: an actor it does not hold has no machine running. */
+  @state() private actorsLoaded = false
 
   readonly #history = new RecordHistory()
   readonly #machines = new Map<string, Promise<MachineInfo>>()
@@ -214,6 +216,7 @@ export class InspectorPage extends LitElement {
   async #loadActors(): Promise<void> {
     try {
       this.threads = await this.api.actors()
+      this.actorsLoaded = true
       this.error = ''
       if (!this.selected && this.threads[0]) this.#select(this.threads[0].actorId)
       else if (this.selected && !this.machine) this.#select(this.selected)
@@ -287,7 +290,12 @@ export class InspectorPage extends LitElement {
                   <span class="when">${this.chosen ? `as it was after entry #${this.chosen}` : live ? 'live' : 'last recorded'}</span>
                   ${this.chosen ? html`<button class="ghost" @click=${() => (this.chosen = 0)}>Follow live</button>` : nothing}
                 </div>
-                <machine-graph tabindex="0" .machine=${this.machine} .value=${value} .taken=${shown?.transitions ?? []} status=${status}></machine-graph>
+                ${!machineId && this.actorsLoaded
+                  ? html`<p class="note" role="status">
+                      Nothing to draw yet: ${name} has no machine running. A thread's machines start with its
+                      runtime — when it is sent a message — and appear here live.
+                    </p>`
+                  : html`<machine-graph tabindex="0" .machine=${this.machine} .value=${value} .taken=${shown?.transitions ?? []} status=${status}></machine-graph>`}
                 <pre class="context" aria-label="Context digest">${shown ? JSON.stringify(shown.context, null, 2) : 'No recorded snapshot yet.'}</pre>`
             : html`<p class="note">Pick an actor on the left.</p>`}
         </section>
