@@ -13,6 +13,7 @@ import { LitElement, html, nothing } from 'lit'
 import { customElement, property, query, state } from 'lit/decorators.js'
 import { repeat } from 'lit/directives/repeat.js'
 import type { CommandInfo, DeliverAs, DialogAnswerBody, ModelList, ThreadSummary, UpdateThreadBody, WidgetPlacement } from '../schemas/index.js'
+import { commandFeedback } from './command-feedback.js'
 import { api as defaultApi, describeError, isConflict, isNotFound, isStaleRun, type Api } from './api.js'
 import type { ComposerBox } from './composer-box.js'
 import type { DialogCard } from './dialog-card.js'
@@ -364,6 +365,7 @@ export class ThreadPane extends LitElement {
     if ('command' in receipt) {
       // One of threadhost's own commands: the thread changed (or, for /new, another was made); no run started.
       if (receipt.command === 'new') location.hash = `#/threads/${encodeURIComponent(receipt.thread.threadId)}`
+      else this.store?.trigger.noted({ note: { id: `command:${Date.now()}`, ...commandFeedback(receipt), at: Date.now() } })
       this.#changed('changed')
       return
     }

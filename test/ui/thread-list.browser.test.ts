@@ -12,7 +12,8 @@ import { ApiError } from '../../src/ui/api.js'
 import { followConfig } from '../../src/ui/follow-client.js'
 import { dateGroup } from '../../src/ui/thread-list.js'
 import type { ModelList, ThreadSummary } from '../../src/schemas/index.js'
-import { FakeEventSource, fakeApi, fakeEventSource, model, snapshotOf, summary, until } from './helpers.js'
+import { FakeEventSource, fakeApi, fakeEventSource, model, mountPane, snapshotOf, summary, until } from './helpers.js'
+import '../../src/ui/thread-pane.js'
 
 followConfig.eventSource = fakeEventSource
 
@@ -283,5 +284,29 @@ describe('navigation and what goes wrong', () => {
     const alert = page.getByRole('alert')
     await expect.element(alert).toHaveTextContent('Could not rename: This thread no longer exists (it may have been deleted in another tab).')
     expect(alert.element().textContent).not.toContain('no thread a')
+  })
+
+  test('threadhost’s own commands say what they did: /name, /model and /compact start no run, yet are not silent', async () => {
+    const api = fakeApi({
+      prompt: vi.fn(async (id: string, text: string) => {
+        const [command, ...rest] = text.slice(1).split(' ')
+        const thread = summary(id, command === 'name' ? { title: rest.join(' ') } : command === 'model' ? { model: rest[0] } : {})
+        return { threadId: id, command, thread }
+      }),
+    })
+    const { es } = mountPane(api)
+    await until(() => FakeEventSource.instances.length === 1)
+    es().open()
+    es().snapshot(snapshotOf('t1', { seq: 1 }))
+    const send = async (text: string) => {
+      await box().fill(text)
+      await userEvent.keyboard('{Enter}')
+    }
+    await send('/name Release plan')
+    await expect.element(page.getByRole('status').filter({ hasText: 'Renamed — this thread is now “Release plan”' })).toBeVisible()
+    await send('/model lab/deep')
+    await expect.element(page.getByRole('status').filter({ hasText: 'Model changed — lab/deep answers from the next message on' })).toBeVisible()
+    await send('/compact')
+    await expect.element(page.getByRole('status').filter({ hasText: 'Compacted' })).toBeVisible()
   })
 })
