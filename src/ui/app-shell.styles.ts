@@ -113,20 +113,6 @@ export const appShellStyles = [
       clip-path: inset(50%);
       white-space: nowrap;
     }
-    /* Off screen until the keyboard reaches it: the first Tab stop of the page. */
-    .skip {
-      position: absolute;
-      left: 0.5rem;
-      top: -3rem;
-      z-index: 10;
-      padding: 0.5rem 0.75rem;
-      border-radius: 8px;
-      background: var(--th-accent);
-      color: var(--th-accent-fg);
-    }
-    .skip:focus {
-      top: 0.5rem;
-    }
     .not-found {
       max-width: 36rem;
       margin: 0 auto;

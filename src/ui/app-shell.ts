@@ -91,6 +91,7 @@ export class AppShell extends LitElement {
     this.addEventListener('thread-deleted', this.#onDeleted)
     this.addEventListener('new-thread', this.#onNew)
     this.addEventListener('thread-started', this.#onStarted)
+    this.addEventListener('skip-to-main', this.#skipToMain)
     this.addEventListener('thread-status', this.#onStatus as EventListener)
   }
 
@@ -237,12 +238,9 @@ export class AppShell extends LitElement {
     </section>`
   }
 
-  /** The skip link: past the list, to the page's main content (the next Tab goes into it). */
-  #skipToMain = (e: Event) => {
-    e.preventDefault()
-    const main = this.renderRoot.querySelector('main')
-    if (main && getComputedStyle(main).display !== 'none') main.focus()
-    else this.renderRoot.querySelector<HTMLElement>('thread-list')?.focus()
+  /** The list's skip link: past the list, to the page's main content (the next Tab goes into it). */
+  #skipToMain = () => {
+    this.renderRoot.querySelector('main')?.focus()
   }
 
   override render() {
@@ -253,9 +251,8 @@ export class AppShell extends LitElement {
     const summary = this.threads.find((t) => t.threadId === this.threadId)
     const listIsMain = this.phone && !this.threadId && !this.questionsOpen && !this.composing
     return html`
-      <a class="skip" href="#/" @click=${this.#skipToMain}>Skip to the conversation</a>
       <thread-list
-        role=${listIsMain ? 'main' : nothing}
+        ?is-main=${listIsMain}
         .threads=${this.threads}
         .api=${this.api}
         ?questions-open=${this.questionsOpen}

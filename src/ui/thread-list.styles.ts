@@ -22,6 +22,21 @@ export const threadListStyles = [
       box-sizing: border-box;
       border-bottom: 1px solid var(--th-border);
     }
+    /* Off screen until the keyboard reaches it: the first Tab stop of the page. */
+    .skip {
+      position: absolute;
+      left: 0.5rem;
+      top: -3rem;
+      z-index: 10;
+      padding: 0.5rem 0.75rem;
+      border-radius: 8px;
+      background: var(--th-accent);
+      color: var(--th-accent-fg);
+      text-decoration: none;
+    }
+    .skip:focus {
+      top: 0.5rem;
+    }
     .brand {
       margin: 0;
       font-size: 1rem;

@@ -72,6 +72,11 @@ export class ThreadList extends LitElement {
   @property({ attribute: false }) api: Api = defaultApi
   /** `#/questions` is on screen. */
   @property({ type: Boolean, attribute: 'questions-open' }) questionsOpen = false
+  /**
+   * The list is the page's main content (a phone showing the list alone): it is the `main`
+   * landmark, its top row no banner inside it, and there is no conversation to skip to.
+   */
+  @property({ type: Boolean, attribute: 'is-main' }) isMain = false
 
   @state() private query = ''
   /** The thread being renamed, or asked about deleting, in place. */
@@ -90,6 +95,13 @@ export class ThreadList extends LitElement {
   #clock = new ClockController(this, { periodMs: 30_000, when: () => this.threads.length > 0 })
 
   static override styles = threadListStyles
+
+  protected override willUpdate(changed: PropertyValues<this>): void {
+    if (changed.has('isMain')) {
+      if (this.isMain) this.setAttribute('role', 'main')
+      else this.removeAttribute('role')
+    }
+  }
 
   protected override updated(changed: PropertyValues<this>): void {
     if (this.#focusAfter) {
@@ -203,11 +215,13 @@ export class ThreadList extends LitElement {
     const tabStop = this.#tabStop(shown)
     const searching = this.query.trim() !== '' && this.hitsFor !== this.query
     const questions = this.threads.reduce((n, t) => n + t.openDialogs, 0)
+    const top = html`${this.isMain
+        ? nothing
+        : html`<a class="skip" href="#/" @click=${this.#skip}>Skip to the conversation</a>`}
+      <h1 class="brand"><span class="logo" aria-hidden="true"></span>threadhost</h1>
+      <button class="primary" @click=${this.#new}>New thread</button>`
     return html`
-      <header class="top">
-        <h1 class="brand"><span class="logo" aria-hidden="true"></span>threadhost</h1>
-        <button class="primary" @click=${this.#new}>New thread</button>
-      </header>
+      ${this.isMain ? html`<div class="top">${top}</div>` : html`<header class="top">${top}</header>`}
       <div class="search" role="search">
         <input
           type="search"
@@ -391,6 +405,12 @@ export class ThreadList extends LitElement {
     } catch (err) {
       this.actionError = `Could not delete: ${describeError(err)}`
     }
+  }
+
+  /** The skip link: the page moves the focus past the list, to its main content. */
+  #skip = (e: Event) => {
+    e.preventDefault()
+    this.dispatchEvent(new CustomEvent('skip-to-main', { bubbles: true, composed: true }))
   }
 
   #new = () => {
