@@ -61,5 +61,17 @@ export const newThreadStyles = [
     composer-box {
       display: block;
     }
+    /* On a phone the list is not beside the empty state: the way back to it. */
+    .back {
+      display: none;
+      justify-self: start;
+      color: var(--th-accent);
+      text-decoration: none;
+    }
+    @media (max-width: 720px) {
+      .back {
+        display: inline;
+      }
+    }
   `,
 ]

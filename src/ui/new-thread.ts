@@ -89,6 +89,7 @@ export class NewThreadView extends LitElement {
     const roots = this.workspaces?.roots ?? []
     const models = this.models?.models ?? []
     return html`<section aria-labelledby="new-heading">
+      <a class="back" href="#/">‹ All threads</a>
       <h1 id="new-heading">New thread</h1>
       <p class="hint">It is made when you send its first message.</p>
       <div class="choices">

@@ -116,6 +116,19 @@ describe('New thread: a thread exists when its first message is sent', () => {
     expect(api.createThread).toHaveBeenCalledWith({ cwd: '/home/ada/lib', model: 'lab/deep' })
   })
 
+  test('on a phone the empty state is the whole screen, with a way back to the list', async () => {
+    await page.viewport(390, 844)
+    location.hash = '#/new'
+    mount(fakeApi({ listThreads: vi.fn(async () => [summary('a', { title: 'Alpha' })]) }))
+    await expect.element(page.getByRole('heading', { level: 1, name: 'New thread' })).toBeVisible()
+    const list = document.querySelector('app-shell')!.shadowRoot!.querySelector('thread-list')!
+    expect(getComputedStyle(list).display).toBe('none')
+    await page.getByRole('link', { name: '‹ All threads' }).click()
+    await until(() => location.hash === '#/')
+    await expect.element(nav().getByRole('link', { name: /Alpha/ })).toBeVisible()
+    expect(page.getByRole('main').elements()).toHaveLength(1)
+  })
+
   test('a first message the server refuses leaves no thread behind, gives the text back and says why in words', async () => {
     const { api } = server(0, {
       prompt: vi.fn(async () => {
