@@ -59,6 +59,14 @@ describe('the message index (FTS5)', () => {
     index.close()
   })
 
+  it('a thread with many matches takes one place: the others are still found', () => {
+    const index = MessageIndex.open(':memory:')
+    index.replaceThread('chatty', Array.from({ length: 300 }, (_, i) => ({ messageId: `m${i}`, kind: 'user' as const, text: `deploy deploy deploy ${i}` })))
+    index.replaceThread('quiet', [{ messageId: 'q1', kind: 'user', text: 'one deploy, once' }])
+    expect(index.search('deploy', 10).map((h) => h.threadId).sort()).toEqual(['chatty', 'quiet'])
+    index.close()
+  })
+
   it('one hit per thread, and a thread forgotten or replaced is searched as it is now', () => {
     const index = MessageIndex.open(':memory:')
     index.replaceThread('a', [

@@ -173,27 +173,36 @@ export class MessageIndex {
     })
   }
 
-  /** The best-matching message of each thread, best threads first; at most `limit` threads. */
+  /**
+   * The best-matching message of each thread, best threads first; at most `limit` threads. The best
+   * message per thread is chosen in SQL (a thread with a thousand matches takes one place, not all),
+   * then only those messages get a snippet.
+   */
   search(query: string, limit = 50): MessageHit[] {
     const match = ftsQuery(query)
     if (!match) return []
-    const rows = this.#all(
-      `SELECT thread_id, message_id, kind, snippet(messages, 3, '${OPEN}', '${CLOSE}', '…', 12) AS marked, bm25(messages) AS rank
-         FROM messages WHERE messages MATCH ? ORDER BY rank LIMIT ?`,
+    const best = this.#all(
+      `WITH hits AS (SELECT rowid AS id, thread_id, rank FROM messages WHERE messages MATCH ?),
+            firsts AS (SELECT id, rank, row_number() OVER (PARTITION BY thread_id ORDER BY rank) AS n FROM hits)
+       SELECT id FROM firsts WHERE n = 1 ORDER BY rank LIMIT ?`,
       match,
-      limit * 20,
+      limit,
+    ).map((r) => Number(r.id))
+    if (best.length === 0) return []
+    const rows = new Map(
+      this.#all(
+        `SELECT rowid AS id, thread_id, message_id, kind, snippet(messages, 3, '${OPEN}', '${CLOSE}', '…', 12) AS marked
+           FROM messages WHERE messages MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
+        match,
+        JSON.stringify(best),
+      ).map((r) => [Number(r.id), r]),
     )
-    const hits: MessageHit[] = []
-    const seen = new Set<string>()
-    for (const r of rows) {
-      const threadId = String(r.thread_id)
-      if (seen.has(threadId)) continue
-      seen.add(threadId)
+    return best.flatMap((id): MessageHit[] => {
+      const r = rows.get(id)
+      if (!r) return []
       const { snippet, matches } = unmark(String(r.marked))
-      hits.push({ threadId, messageId: String(r.message_id), kind: r.kind === 'assistant' ? 'assistant' : 'user', snippet, matches })
-      if (hits.length >= limit) break
-    }
-    return hits
+      return [{ threadId: String(r.thread_id), messageId: String(r.message_id), kind: r.kind === 'assistant' ? 'assistant' : 'user', snippet, matches }]
+    })
   }
 
   close(): void {
