@@ -213,6 +213,11 @@ export class LiveThread {
     return this.#runtime?.runShortcut?.(key) ?? false
   }
 
+  /** A message the model reads with the next prompt (what a revert did); none before the runtime is attached. */
+  note(entry: { customType: string; text: string }): void {
+    this.#runtime?.note?.(entry)
+  }
+
   /** pi's compaction; the registry calls it only while idle. */
   async compact(instructions?: string): Promise<void> {
     await this.#runtime?.compact(instructions)

@@ -8,6 +8,8 @@ import { fromPromise } from 'xstate'
 import { threadSlotMachine } from '../machines/thread-slot.machine.js'
 import { SessionDamaged, type RuntimeFactory, type SessionChange, type ThreadActions } from '../runtime/port.js'
 import { LiveThread } from './live-thread.js'
+import type { Checkpoints } from './checkpoints/checkpoints.js'
+import { watchRuns, type RunWatch } from './checkpoints/run-watch.js'
 import type { Log } from './store/journal.js'
 import type { ThreadStore } from './store/port.js'
 import { factsOf } from './thread-display.js'
@@ -29,6 +31,8 @@ export interface SlotLifecycleDeps {
   notifyLive: (thread: LiveThread, event: 'started' | 'retired') => void
   /** What the host does for the thread's extensions' session actions (`ctx.newSession()` …). */
   threadActions?: (slot: ThreadSlot, live: LiveThread) => ThreadActions
+  /** What each run changed in the workspace (checkpoints/): taken before a run's first file change. */
+  checkpoints?: Checkpoints
 }
 
 export function provideSlotMachine(deps: SlotLifecycleDeps) {
@@ -50,6 +54,7 @@ export function provideSlotMachine(deps: SlotLifecycleDeps) {
           deps.log?.('error', `[${slot.threadId}] store write failed while deleting: ${String(error)}`)
         }
         await deps.runtimes.remove(slot.threadId)
+        await deps.checkpoints?.remove(slot.threadId)
       }),
     },
     actions: {
@@ -74,17 +79,22 @@ export function provideSlotMachine(deps: SlotLifecycleDeps) {
 /** Builds the runtime for a slot; a delete or a shutdown meanwhile disposes what was built. */
 async function build(deps: SlotLifecycleDeps, slot: ThreadSlot): Promise<LiveThread> {
   const feed = await deps.feeds.of(slot)
+  const { threadId, model, thinkingLevel, cwd } = slot.record
+  let runs: RunWatch | undefined
   const live = new LiveThread({
     threadId: slot.threadId,
     feed,
     run: slot.record.run,
     idleMs: deps.idleMs,
     log: deps.log,
-    onRetired: (thread) => retired(deps, slot, thread),
+    onRetired: (thread) => {
+      runs?.stop()
+      retired(deps, slot, thread)
+    },
   })
   deps.notifyLive(live, 'started')
+  runs = deps.checkpoints && watchRuns(deps.checkpoints, threadId, cwd ?? deps.defaultCwd, feed, () => live.run)
   try {
-    const { threadId, model, thinkingLevel, cwd } = slot.record
     const actions = deps.threadActions?.(slot, live)
     const runtime = await deps.runtimes.create({
       threadId,
@@ -95,6 +105,7 @@ async function build(deps: SlotLifecycleDeps, slot: ThreadSlot): Promise<LiveThr
       onSessionChange: (change) => sessionChanged(deps, slot, change),
       ...(actions ? { actions } : {}),
       ...(slot.begun ? { begun: slot.begun } : {}),
+      ...(runs ? { beforeFileChange: runs.beforeFileChange } : {}),
     })
     slot.begun = undefined
     if (slot.doomed || deps.closing()) {
@@ -104,6 +115,7 @@ async function build(deps: SlotLifecycleDeps, slot: ThreadSlot): Promise<LiveThr
     live.attach(runtime)
     return live
   } catch (error) {
+    runs?.stop()
     live.actor.stop()
     deps.notifyLive(live, 'retired')
     throw error

@@ -6,6 +6,7 @@
  */
 import { isDeepStrictEqual } from 'node:util'
 import type { RuntimeFactory } from '../runtime/port.js'
+import type { ThreadChanges } from '../schemas/index.js'
 import { SessionDamaged } from '../runtime/port.js'
 import { initialView, type ThreadView } from '../shared/projection.js'
 import { Feed } from './feed.js'
@@ -23,6 +24,8 @@ export interface ThreadFeedsOptions {
   onDamaged: (slot: ThreadSlot, damage: SessionDamaged) => void
   /** Writes the slot's row (skipped for a deleted thread). */
   persist: (slot: ThreadSlot) => void
+  /** What the thread's runs changed in its workspace, as its view starts (checkpoints/). */
+  changes?: (threadId: string) => ThreadChanges | undefined
 }
 
 export class ThreadFeeds {
@@ -81,6 +84,8 @@ export class ThreadFeeds {
     const reports = store.reports(threadId)
     // Reports an earlier feed delivered are part of the transcript; the ones still owed are appended below.
     const view = initialView(threadId, withReports(transcript, reports.filter((r) => r.delivered)), slot.record.seq)
+    const changes = this.options.changes?.(threadId)
+    if (changes) view.changes = changes
     const feed = new Feed({ ...view, status: { live: false, busy: false, run: slot.record.run } }, {
       ringSize: this.options.ringSize,
       onUnfollowed: () => this.release(slot),

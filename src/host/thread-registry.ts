@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { CommandInfo, ExtensionList, ModelList, ThreadSummary } from '../schemas/index.js'
-import type { CreateOutcome, DialogOutcomeForRoute, EditOutcome, PromptRouteOutcome, ShortcutOutcome, VersionOutcome } from '../schemas/outcomes.js'
+import type { ChangesOutcome, CreateOutcome, DialogOutcomeForRoute, EditOutcome, PromptRouteOutcome, RestoreRouteOutcome, ShortcutOutcome, VersionOutcome } from '../schemas/outcomes.js'
 import { SessionDamaged, type ModelCatalog, type RuntimeFactory } from '../runtime/port.js'
 import type { ThreadView } from '../shared/projection.js'
 import type { Feed } from './feed.js'
@@ -32,6 +32,8 @@ import type { Workspaces } from './workspaces.js'
 import { ThreadSearch } from './thread-search.js'
 import { INDEX_FILE } from './store/sqlite/message-index.js'
 import { join } from 'node:path'
+import { Checkpoints } from './checkpoints/checkpoints.js'
+import { ChangeRequests } from './checkpoints/change-requests.js'
 
 export type { CommandOutcome, ThreadChange, UpdateOutcome } from './thread-commands.js'
 export type { PromptRequestBody } from './prompt-admission.js'
@@ -72,11 +74,15 @@ export class ThreadRegistry {
   readonly #liveListeners = new Set<(thread: LiveThread, event: 'started' | 'retired') => void>()
   /** Cluster mode: follows are served from the thread's log (src/host/cluster/cluster-node.ts). */
   #follow?: (threadId: string) => Promise<Feed | undefined>
+  readonly #checkpoints: Checkpoints
+  readonly #changes: ChangeRequests
 
   private constructor(options: RegistryOptions, store: ThreadStore) {
     this.#options = options
     this.#store = store
+    this.#checkpoints = new Checkpoints({ dataDir: options.dataDir, log: options.log })
     this.#feeds = new ThreadFeeds({
+      changes: (threadId) => this.#checkpoints.view(threadId),
       store,
       runtimes: options.runtimes,
       ringSize: options.ringSize,
@@ -115,6 +121,14 @@ export class ThreadRegistry {
         fork: (cut) => this.#requests.forkFor(slot, live, cut),
         switchSession: async (request) => this.#requests.switchSessionFor(live, request),
       }),
+      checkpoints: this.#checkpoints,
+    })
+    this.#changes = new ChangeRequests({
+      checkpoints: this.#checkpoints,
+      present: (threadId) => this.#present(threadId),
+      feed: (slot) => this.#feeds.of(slot),
+      defaultCwd: options.workspaces.default,
+      log: options.log,
     })
   }
 
@@ -124,6 +138,8 @@ export class ThreadRegistry {
       ? { store: options.store, origin: 'kept' as const, reason: undefined }
       : SqliteThreadStore.open(options.dataDir, { floorSeq: () => lostCeiling() })
     const registry = new ThreadRegistry(options, opened.store)
+    // A revert a crash interrupted is finished before any thread runs again (checkpoints.ts).
+    await registry.#checkpoints.recover()
     await registry.#recover(opened.origin, opened.reason)
     registry.#surveyed = registry.#survey()
     registry.#search = new ThreadSearch({
@@ -303,6 +319,22 @@ export class ThreadRegistry {
     return this.#requests.shortcut(threadId, key)
   }
 
+  // ——— what the agent changed (checkpoints/) ———
+
+  /** A run's diff, or (no `run`) the thread's cumulative one. */
+  changes(threadId: string, run?: number): Promise<ChangesOutcome> {
+    return this.#changes.changes(threadId, run)
+  }
+
+  /** The workspace as it was before run `toRun`; refused during a run, or when a file changed since. */
+  revert(threadId: string, toRun: number): Promise<RestoreRouteOutcome> {
+    return this.#tracked(() => this.#changes.revert(threadId, toRun))
+  }
+
+  redo(threadId: string): Promise<RestoreRouteOutcome> {
+    return this.#tracked(() => this.#changes.redo(threadId))
+  }
+
   reportDraft(threadId: string, text: string): boolean {
     return this.#requests.reportDraft(threadId, text)
   }
@@ -381,6 +413,8 @@ export class ThreadRegistry {
     // What was answered (or is about to be) is written before the store closes: a delete's removal,
     // a rename, a fork's new row. New requests are refused by now; these finish against stopped threads.
     while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight])
+    // A settled run's changes are recorded (git writes under the data dir) before the store closes.
+    await this.#checkpoints.idle()
     // Journal writes the disk refused get a last try; what still cannot be written, recovery settles.
     for (const slot of this.#slots.values()) {
       if (!slot.journal.flush()) this.#options.log?.('error', `[${slot.threadId}] shut down with journal writes the disk refused (${slot.journal.waiting.join('; ')}); the next start recovers them`)

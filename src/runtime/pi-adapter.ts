@@ -357,6 +357,15 @@ export class PiRuntime implements AgentRuntime {
     return { cancelled: result?.cancel === true }
   }
 
+  note(entry: { customType: string; text: string }): void {
+    // Idle: appended at once; during a run pi holds it to the end of the turn (never between a tool call and its result).
+    this.within(() =>
+      this.session
+        .sendCustomMessage({ customType: entry.customType, content: entry.text, display: true }, { triggerTurn: false })
+        .catch((error: unknown) => this.log.error(`note failed: ${errorText(error)}`)),
+    )
+  }
+
   async configure(change: { model?: string; thinkingLevel?: ThinkingLevel }): Promise<void> {
     if (change.model !== undefined) {
       const model = this.options.models?.find(change.model)

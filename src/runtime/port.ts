@@ -124,6 +124,12 @@ export interface AgentRuntime {
    * idle. Optional: a runtime without it keeps one branch.
    */
   navigate?(target: NavigateTarget): Promise<NavigateResult>
+  /**
+   * Adds a message to the conversation that the model reads with the next prompt and every tab
+   * shows (pi's custom message, `display: true`): what the host did to the workspace (a revert).
+   * Optional: a runtime without it tells the model nothing.
+   */
+  note?(entry: { customType: string; text: string }): void
   /** Switches model and/or thinking level for the runs to come. Only called while idle. */
   configure(change: { model?: string; thinkingLevel?: ThinkingLevel }): Promise<void>
   dispose(): Promise<void>
@@ -230,6 +236,13 @@ export interface SessionStart {
   previousThreadId: string
 }
 
+/** A tool call about to change files (pi's `write`, `edit` with its path; `bash`, which may change anything). */
+export interface FileChangeIntent {
+  tool: 'write' | 'edit' | 'bash'
+  /** The file a file tool names, absolute. */
+  path?: string
+}
+
 export interface RuntimeOptions {
   threadId: string
   /** `demo`, or `<provider>/<model-id>` that the model catalog accepted. */
@@ -249,6 +262,11 @@ export interface RuntimeOptions {
    * rebuild of the runtime use it.
    */
   onSessionChange?: (change: SessionChange) => void
+  /**
+   * Awaited before a tool that may change files runs (after the tool policy allowed it): the host
+   * takes the run's checkpoint. It never refuses the call.
+   */
+  beforeFileChange?: (change: FileChangeIntent) => Promise<void>
 }
 
 export type ModelCheck = { ok: true; model: ModelInfo } | { ok: false; reason: string }

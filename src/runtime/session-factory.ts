@@ -32,6 +32,7 @@ import { piSessionForks } from './session-fork.js'
 import { ASK_USER_QUESTION, askUserQuestionExtension } from './tools/ask-user-question.js'
 import { PERMISSION_CHOICES, TOOL_POLICY_ORIGIN, toolPermissionExtension, userShellPermission, type PermissionAsk } from './tools/tool-permission.js'
 import { UI_DIALOG, uiDialogExtension } from './tools/ui-dialog.js'
+import { checkpointHookExtension } from './tools/checkpoint-hook.js'
 import { sessionChangesExtension } from './session-changes.js'
 import { PiRuntime } from './pi-adapter.js'
 import { commandContextActions, shutdownNotice } from './command-actions.js'
@@ -64,7 +65,7 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
   /** Everything pi does while building the session (loading extensions, session_start) runs as the thread's. */
   const create = (request: RuntimeOptions) => asThread(`thread ${request.threadId}`, log, () => build(request))
 
-  async function build({ threadId, model: modelName, thinkingLevel, cwd, ui, actions, onSessionChange, begun }: RuntimeOptions): Promise<AgentRuntime> {
+  async function build({ threadId, model: modelName, thinkingLevel, cwd, ui, actions, onSessionChange, begun, beforeFileChange }: RuntimeOptions): Promise<AgentRuntime> {
     const model = models.find(modelName)
     if (!model) throw new Error(`Unknown model '${modelName}'.`)
     // The user's settings (global, and the project's once it is trusted), as pi reads them.
@@ -86,6 +87,7 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
       ...own(ASK_USER_QUESTION, askUserQuestionExtension(ui, log)),
       ...own(UI_DIALOG, uiDialogExtension(ui, log)),
       toolPermissionExtension(toolPolicy, askPermission),
+      ...(beforeFileChange ? [checkpointHookExtension(beforeFileChange)] : []),
       ...(onSessionChange ? [sessionChangesExtension(onSessionChange, (m) => models.nameOf(m))] : []),
       ...(options.extraExtensions?.(ui) ?? []),
     ]

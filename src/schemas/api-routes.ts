@@ -54,6 +54,7 @@ import {
 } from './responses.js'
 import { ExtensionList } from './extensions.js'
 import { SearchQuery, SearchResults, WorkspaceList } from './search.js'
+import { ChangesReport, RestoreReceipt, RevertBody, RunParams } from './changes.js'
 
 export interface RouteSpec {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
@@ -282,6 +283,51 @@ export const apiRoutes = {
       409: ReasonError('`idle`: nothing is running; `stale-run`: `run` is not the current run'),
       422: idempotencyMismatch,
       ...withBody,
+    },
+  }),
+
+  // what the agent changed (checkpoints)
+  runChanges: route({
+    method: 'GET',
+    path: `${T}/runs/:run/changes`,
+    params: RunParams,
+    response: { 200: ChangesReport, 404: notFound('no such thread, or that run changed no file'), ...guarded },
+  }),
+  threadChanges: route({
+    method: 'GET',
+    path: `${T}/changes`,
+    params: ThreadParams,
+    response: { 200: ChangesReport, 404: notFound('no such thread'), ...guarded },
+  }),
+  revert: route({
+    method: 'POST',
+    path: `${T}/revert`,
+    params: ThreadParams,
+    body: RevertBody,
+    idempotent: true,
+    durable: true,
+    response: {
+      200: RestoreReceipt,
+      404: notFound('no such thread'),
+      409: ReasonError('`busy`: a run is in flight; `nothing`: nothing from that run on to revert; `conflict`: files changed since (`paths`), nothing was written'),
+      422: idempotencyMismatch,
+      ...withBody,
+      ...refusedWrites,
+    },
+  }),
+  redo: route({
+    method: 'POST',
+    path: `${T}/redo`,
+    params: ThreadParams,
+    idempotent: true,
+    durable: true,
+    response: {
+      200: RestoreReceipt,
+      404: notFound('no such thread'),
+      409: ReasonError('`busy`: a run is in flight; `nothing`: no revert to redo; `conflict`: files changed since (`paths`), nothing was written'),
+      422: idempotencyMismatch,
+      ...withBody,
+      ...refusedWrites,
     },
   }),
 

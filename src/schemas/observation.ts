@@ -7,6 +7,7 @@
 import { Type, type Static } from 'typebox'
 import { DialogOrigin, DialogOutcome, DialogSpec, OpenDialog } from './dialog.js'
 import { ToolResult } from './tool-result.js'
+import { FileChange, ThreadChanges } from './changes.js'
 
 const Seq = Type.Integer({ minimum: 1 })
 
@@ -151,6 +152,22 @@ export const SettledObservation = obs('settled', { run: Type.Integer(), aborted:
  */
 export const FailureObservation = obs('failure', { message: Type.String() })
 
+// ——— what the agent changed in the workspace (src/host/checkpoints/) ———
+/** A run's changes are known (it settled after a checkpoint): the files it added, modified and deleted. */
+export const RunChangesObservation = obs('run-changes', {
+  run: Type.Integer(),
+  files: Type.Array(FileChange),
+  untracked: Type.Optional(Type.String()),
+})
+/** A revert (or a redo) restored these files: `reverted` runs are now undone, `restored` ones are back. */
+export const WorkspaceRestoredObservation = obs('workspace-restored', {
+  action: Type.Union([Type.Literal('revert'), Type.Literal('redo')]),
+  files: Type.Array(Type.String()),
+  reverted: Type.Array(Type.Integer()),
+  restored: Type.Array(Type.Integer()),
+  canRedo: Type.Boolean(),
+})
+
 export const Observation = Type.Union([
   StatusObservation,
   UserMessageObservation,
@@ -175,6 +192,8 @@ export const Observation = Type.Union([
   SettledObservation,
   FailureObservation,
   BranchObservation,
+  RunChangesObservation,
+  WorkspaceRestoredObservation,
 ])
 export type Observation = Static<typeof Observation>
 export type ObservationType = Observation['type']
@@ -235,5 +254,7 @@ export const Snapshot = Type.Object({
    * pane shows it in place of the thread's own title, which it never renames; gone when the thread goes cold.
    */
   liveTitle: Type.Optional(Type.String()),
+  /** What the agent changed, per run (`run-changes`, `workspace-restored`); absent until a run changed something. */
+  changes: Type.Optional(ThreadChanges),
 })
 export type Snapshot = Static<typeof Snapshot>

@@ -12,6 +12,7 @@
  */
 import { Type } from 'typebox'
 import type { ThreadSummary } from './http.js'
+import type { ChangesReport } from './changes.js'
 
 /** Every error body's `code`. */
 export const ERROR_CODES = [
@@ -50,6 +51,11 @@ export const ERROR_CODES = [
   'MACHINE_NOT_FOUND',
   'SHORTCUT_NOT_FOUND',
   'VERSION_CANCELLED',
+  // what the agent changed (checkpoints)
+  'NO_CHECKPOINT',
+  'NOTHING_TO_RESTORE',
+  'CHANGES_CONFLICT',
+  'RESTORE_FAILED',
 ] as const
 export type ErrorCode = (typeof ERROR_CODES)[number]
 export const ErrorCode = Type.Enum(ERROR_CODES, { description: 'stable: switch on it (the `error` text is for people and may change)' })
@@ -137,6 +143,19 @@ export type VersionOutcome =
 
 /** `POST …/edit`: the move, then the prompt sent there. */
 export type EditOutcome = Exclude<VersionOutcome, { kind: 'moved' }> | PromptRouteOutcome
+
+/** `GET …/runs/:run/changes` and `GET …/changes`: the report, or no thread, or that run took no checkpoint. */
+export type ChangesOutcome = { kind: 'changes'; report: ChangesReport } | { kind: 'unknown' } | { kind: 'no-checkpoint' }
+
+/** `POST …/revert` and `POST …/redo`. */
+export type RestoreRouteOutcome =
+  | { kind: 'restored'; action: 'revert' | 'redo'; files: string[]; runs: number[] }
+  | { kind: 'unknown' }
+  | { kind: 'busy' }
+  | { kind: 'nothing'; action: 'revert' | 'redo' }
+  /** A file the restore would touch was changed since threadhost left it: nothing was written. */
+  | { kind: 'conflict'; paths: string[] }
+  | { kind: 'failed'; reason: string }
 
 /** A thread looked up by id: a read, a delete, the draft, the commands, a follow. */
 export type LookupOutcome = { kind: 'unknown' } | { kind: 'not-live' }
@@ -378,6 +397,28 @@ export const editOutcomes: OutcomeTable<EditOutcome, PromptContext & { messageId
   ...promptOutcomes,
   ...versionRefusals,
   busy: refusal(409, 'THREAD_BUSY', (_, c) => `a run is in progress on thread ${c.threadId}; edit or regenerate between runs`, { reason: 'busy' }),
+}
+
+export const changesOutcomes: OutcomeTable<ChangesOutcome, ThreadContext & { run?: number }> = {
+  changes: { status: 200, body: (o) => o.report },
+  unknown: noThread,
+  'no-checkpoint': refusal(404, 'NO_CHECKPOINT', (_, c) => `run ${c.run} of thread ${c.threadId} changed no file (it took no checkpoint)`),
+}
+
+export const restoreOutcomes: OutcomeTable<RestoreRouteOutcome, ThreadContext> = {
+  restored: { status: 200, body: (o, c) => ({ threadId: c.threadId, action: o.action, files: o.files, runs: o.runs }) },
+  unknown: noThread,
+  busy: refusal(409, 'THREAD_BUSY', (_, c) => `a run is in progress on thread ${c.threadId}; revert and redo wait until it ends`, { reason: 'busy' }),
+  nothing: refusal(409, 'NOTHING_TO_RESTORE', (o) => (o.action === 'redo' ? 'there is no revert to redo' : 'no run from there on changed a file that is not reverted already'), {
+    reason: 'nothing',
+  }),
+  conflict: refusal(
+    409,
+    'CHANGES_CONFLICT',
+    (o) => `${o.paths.length === 1 ? 'a file' : 'files'} changed since the agent left ${o.paths.length === 1 ? 'it' : 'them'} (${o.paths.join(', ')}); nothing was overwritten`,
+    { reason: 'conflict', details: (o) => ({ paths: o.paths }) },
+  ),
+  failed: refusal(500, 'RESTORE_FAILED', (o) => `the workspace could not be restored: ${o.reason}`),
 }
 
 /** `GET /api/debug/machines/:machineId` naming no machine. */

@@ -20,6 +20,7 @@ import { installMetrics } from './metrics.js'
 import { registerOpenApi } from './openapi.js'
 import { replyWith } from './responses.js'
 import { dialogRoutes } from './routes/dialogs.js'
+import { changeRoutes } from './routes/changes.js'
 import { followRoutes } from './routes/follow.js'
 import { registerRoutes } from './routes/register.js'
 import { searchRoutes } from './routes/search.js'
@@ -168,6 +169,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       ...runRoutes(registry, writes),
       ...dialogRoutes(registry),
       ...followRoutes(registry, stream),
+      ...changeRoutes(registry),
     },
     writes,
   )

@@ -11,6 +11,7 @@
  * joining follower gets is the only O(transcript) step.
  */
 import type { Observation, OpenDialog, Snapshot, TranscriptEntry } from '../schemas/index.js'
+import { foldChanges } from './changes-fold.js'
 
 export type ThreadView = Snapshot
 
@@ -137,6 +138,10 @@ function step(draft: Draft, o: Observation): void {
     case 'branch':
       view.transcript = o.transcript
       draft.ownsTranscript = false
+      return
+    case 'run-changes':
+    case 'workspace-restored':
+      view.changes = foldChanges(view.changes, o)
       return
   }
 }

@@ -36,6 +36,8 @@ const FRAME_EVENT_SET: Record<ObservationType, true> = {
   settled: true,
   failure: true,
   branch: true,
+  'run-changes': true,
+  'workspace-restored': true,
 }
 export const FRAME_EVENTS: string[] = Object.keys(FRAME_EVENT_SET)
 

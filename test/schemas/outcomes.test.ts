@@ -13,6 +13,7 @@ import {
   answerOf,
   answerOutcomes,
   answersIn,
+  changesOutcomes,
   createOutcomes,
   editOutcomes,
   ERROR_CODES,
@@ -23,6 +24,7 @@ import {
   machineOutcomes,
   shortcutOutcomes,
   promptOutcomes,
+  restoreOutcomes,
   updateOutcomes,
   versionOutcomes,
   type AbortRefusal,
@@ -45,6 +47,8 @@ const answeredBy: Array<[AnyTable, RouteName[]]> = [
   [shortcutOutcomes, ['runShortcut']],
   [editOutcomes, ['editMessage']],
   [versionOutcomes, ['switchVersion']],
+  [changesOutcomes, ['runChanges', 'threadChanges']],
+  [restoreOutcomes, ['revert', 'redo']],
 ]
 
 const documented = (name: RouteName) => Object.keys((apiRoutes[name] as RouteSpec).response).map(Number)

@@ -1,0 +1,23 @@
+/**
+ * The host's checkpoint before a tool changes files: a `tool_call` handler, loaded after the tool
+ * policy's (tool-permission.ts) so a call that policy blocks takes no checkpoint, that awaits the
+ * host's `beforeFileChange` for pi's `write`, `edit` and `bash`. It never blocks a call.
+ */
+import type { ExtensionFactory } from '@earendil-works/pi-coding-agent'
+import { toolPath } from '../paths.js'
+import type { FileChangeIntent } from '../port.js'
+
+const CHANGING = new Set(['write', 'edit', 'bash'])
+
+export function checkpointHookExtension(beforeFileChange: (change: FileChangeIntent) => Promise<void>): ExtensionFactory {
+  return (pi) => {
+    pi.on('tool_call', async (event, ctx) => {
+      if (!CHANGING.has(event.toolName)) return undefined
+      const tool = event.toolName as FileChangeIntent['tool']
+      const raw = (event.input as { path?: unknown }).path
+      const path = tool !== 'bash' && typeof raw === 'string' ? toolPath(raw, ctx.cwd) : undefined
+      await beforeFileChange({ tool, ...(path ? { path } : {}) }).catch(() => undefined)
+      return undefined
+    })
+  }
+}
