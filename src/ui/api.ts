@@ -5,6 +5,7 @@
  */
 import type {
   AbortReceipt,
+  ChangesReport,
   CommandInfo,
   CommandReceipt,
   CreateThreadBody,
@@ -15,6 +16,7 @@ import type {
   ModelList,
   PromptReceipt,
   SearchHit,
+  RestoreReceipt,
   ThreadSummary,
   UpdateThreadBody,
   WorkspaceList,
@@ -188,6 +190,13 @@ export const api = {
     client.call('abort', { ...thread(id), body: run !== undefined ? { run } : {} }).catch(tokenHint),
   answerDialog: (id: string, body: DialogAnswerBody): Promise<void> =>
     client.call('answerDialog', { ...thread(id), body }).catch(tokenHint),
+  /** What a run changed in the workspace, with each file's unified diff (changes-view.ts). */
+  runChanges: (id: string, run: number): Promise<ChangesReport> =>
+    client.call('runChanges', { params: { id, run: String(run) } }).catch(tokenHint),
+  threadChanges: (id: string): Promise<ChangesReport> => client.call('threadChanges', thread(id)).catch(tokenHint),
+  /** The workspace back to before run `toRun`; refused during a run, or with the paths changed since. */
+  revert: (id: string, toRun: number): Promise<RestoreReceipt> => client.call('revert', { ...thread(id), body: { toRun } }).catch(tokenHint),
+  redo: (id: string): Promise<RestoreReceipt> => client.call('redo', thread(id)).catch(tokenHint),
   // EventSource cannot send headers: the token rides in the query.
   followUrl: (id: string, after = 0): string =>
     client.url('follow', { ...thread(id), query: { after: after > 0 ? String(after) : undefined, token: apiConfig.token || undefined } }),

@@ -29,6 +29,7 @@ import './thread-header.js'
 import './thread-settings.js'
 import './keyboard-help.js'
 import './transcript-view.js'
+import './changes-view.js'
 import type { ForkRequestDetail } from './transcript-view.js'
 import type { EditRequestDetail, VersionRequestDetail } from './message-versions.js'
 import { deliver, handOff, takeHandoff, type ForkHandoff } from './fork-handoff.js'
@@ -251,6 +252,7 @@ export class ThreadPane extends LitElement {
             .arrivedAt=${ctx.arrivedAt} model=${this.summary?.model ?? ''} @compose=${this.#onCompose}
             ?forkable=${ctx.synced && this.following.live && !this.forking} @fork=${this.#onFork} @edit=${this.#onEdit} @version=${this.#onVersion}
           ></transcript-view>
+          <changes-view thread-id=${this.threadId} .changes=${view.changes} ?busy=${view.status.busy} .api=${this.api}></changes-view>
           <div class="dialogs">
             ${repeat(
               view.openDialogs,
