@@ -10,6 +10,7 @@ import { SessionDamaged, type RuntimeFactory, type SessionChange, type ThreadAct
 import { LiveThread } from './live-thread.js'
 import type { Checkpoints } from './checkpoints/checkpoints.js'
 import { watchRuns, type RunWatch } from './checkpoints/run-watch.js'
+import type { Worktrees } from './worktrees.js'
 import type { Log } from './store/journal.js'
 import type { ThreadStore } from './store/port.js'
 import { factsOf } from './thread-display.js'
@@ -33,6 +34,8 @@ export interface SlotLifecycleDeps {
   threadActions?: (slot: ThreadSlot, live: LiveThread) => ThreadActions
   /** What each run changed in the workspace (checkpoints/): taken before a run's first file change. */
   checkpoints?: Checkpoints
+  /** Threads' own git worktrees (worktrees.ts): removed with their thread. */
+  worktrees?: Worktrees
 }
 
 export function provideSlotMachine(deps: SlotLifecycleDeps) {
@@ -55,6 +58,7 @@ export function provideSlotMachine(deps: SlotLifecycleDeps) {
         }
         await deps.runtimes.remove(slot.threadId)
         await deps.checkpoints?.remove(slot.threadId)
+        await deps.worktrees?.remove(slot.threadId)
       }),
     },
     actions: {

@@ -34,6 +34,7 @@ import { INDEX_FILE } from './store/sqlite/message-index.js'
 import { join } from 'node:path'
 import { Checkpoints } from './checkpoints/checkpoints.js'
 import { ChangeRequests } from './checkpoints/change-requests.js'
+import { Worktrees, type WorktreeHolds } from './worktrees.js'
 
 export type { CommandOutcome, ThreadChange, UpdateOutcome } from './thread-commands.js'
 export type { PromptRequestBody } from './prompt-admission.js'
@@ -76,11 +77,13 @@ export class ThreadRegistry {
   #follow?: (threadId: string) => Promise<Feed | undefined>
   readonly #checkpoints: Checkpoints
   readonly #changes: ChangeRequests
+  readonly #worktrees: Worktrees
 
   private constructor(options: RegistryOptions, store: ThreadStore) {
     this.#options = options
     this.#store = store
     this.#checkpoints = new Checkpoints({ dataDir: options.dataDir, log: options.log })
+    this.#worktrees = new Worktrees(options.dataDir)
     this.#feeds = new ThreadFeeds({
       changes: (threadId) => this.#checkpoints.view(threadId),
       store,
@@ -122,6 +125,7 @@ export class ThreadRegistry {
         switchSession: async (request) => this.#requests.switchSessionFor(live, request),
       }),
       checkpoints: this.#checkpoints,
+      worktrees: this.#worktrees,
     })
     this.#changes = new ChangeRequests({
       checkpoints: this.#checkpoints,
@@ -237,7 +241,13 @@ export class ThreadRegistry {
       if (!check.ok) return { kind: 'invalid', reason: check.reason }
       // The id may have been taken while the model was checked.
       if (this.#slots.has(threadId)) return { kind: 'taken' }
-      this.#remember(threadId, { ...request, model, cwd: workspace.cwd })
+      let cwd = workspace.cwd
+      if (request.worktree) {
+        const made = await this.#worktrees.create(threadId, cwd)
+        if (made.kind === 'invalid') return made
+        cwd = made.cwd
+      }
+      this.#remember(threadId, { ...request, model, cwd })
       return { kind: 'created', threadId }
     })
   }
@@ -245,13 +255,25 @@ export class ThreadRegistry {
   list(): ThreadSummary[] {
     return [...this.#slots.values()]
       .filter((s) => s.present)
-      .map((s) => summaryOf(s, this.#options.workspaces.default))
+      .map((s) => this.#withWorktree(summaryOf(s, this.#options.workspaces.default)))
       .sort((a, b) => b.updatedAt - a.updatedAt)
   }
 
   get(threadId: string): ThreadSummary | undefined {
     const slot = this.#present(threadId)
-    return slot && summaryOf(slot, this.#options.workspaces.default)
+    return slot && this.#withWorktree(summaryOf(slot, this.#options.workspaces.default))
+  }
+
+  /** A thread's own worktree is listed with it. */
+  #withWorktree(summary: ThreadSummary): ThreadSummary {
+    const worktree = this.#worktrees.info(summary.threadId)
+    return worktree ? { ...summary, worktree: { path: worktree.path, branch: worktree.branch } } : summary
+  }
+
+  /** What deleting the thread would discard of its own worktree (commits no other branch has, uncommitted changes); undefined: nothing. */
+  async worktreeHolds(threadId: string): Promise<WorktreeHolds | undefined> {
+    if (!this.#present(threadId)) return undefined
+    return this.#worktrees.holds(threadId).catch(() => undefined)
   }
 
   /**

@@ -26,6 +26,8 @@ export interface CreateRequest {
   model?: string
   thinkingLevel?: ThinkingLevel
   cwd?: string
+  /** Its own git worktree (worktrees.ts). */
+  worktree?: boolean
 }
 
 export type DialogBody = { id: string; [field: string]: unknown }

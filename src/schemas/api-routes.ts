@@ -152,8 +152,15 @@ export const apiRoutes = {
     method: 'DELETE',
     path: T,
     params: ThreadParams,
+    querystring: Type.Object({ discardWorktree: Type.Optional(Type.Literal('true')) }),
     durable: true,
-    response: { 204: NoContent('deleted'), 404: notFound('no such thread'), ...guarded, ...refusedWrites },
+    response: {
+      204: NoContent('deleted'),
+      404: notFound('no such thread'),
+      409: ReasonError("`worktree-held`: the thread's own worktree holds commits no other branch has, or uncommitted changes (`commits`, `uncommitted`); send `?discardWorktree=true` to discard them"),
+      ...guarded,
+      ...refusedWrites,
+    },
   }),
   forkThread: route({
     method: 'POST',

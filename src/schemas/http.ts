@@ -32,6 +32,8 @@ export const CreateThreadBody = Type.Object(
     thinkingLevel: Type.Optional(ThinkingLevel),
     /** The thread's workspace, inside one of the server's allowed roots; default: the first root. */
     cwd: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+    /** In a git workspace: the thread works in its own worktree on its own branch (`threadhost/<id>`), under the data dir. */
+    worktree: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 )
@@ -168,6 +170,8 @@ export const ThreadSummary = Type.Object({
   parentId: Type.Optional(Type.String()),
   /** Cluster mode (`GET /api/threads/:id`): the name of the node that owns the thread, while one does. */
   node: Type.Optional(Type.String()),
+  /** The thread's own git worktree (created with `worktree: true`): its folder and branch; removed with the thread. */
+  worktree: Type.Optional(Type.Object({ path: Type.String(), branch: Type.String() })),
 })
 export type ThreadSummary = Static<typeof ThreadSummary>
 

@@ -56,6 +56,7 @@ export const ERROR_CODES = [
   'NOTHING_TO_RESTORE',
   'CHANGES_CONFLICT',
   'RESTORE_FAILED',
+  'WORKTREE_HELD',
 ] as const
 export type ErrorCode = (typeof ERROR_CODES)[number]
 export const ErrorCode = Type.Enum(ERROR_CODES, { description: 'stable: switch on it (the `error` text is for people and may change)' })
@@ -419,6 +420,17 @@ export const restoreOutcomes: OutcomeTable<RestoreRouteOutcome, ThreadContext> =
     { reason: 'conflict', details: (o) => ({ paths: o.paths }) },
   ),
   failed: refusal(500, 'RESTORE_FAILED', (o) => `the workspace could not be restored: ${o.reason}`),
+}
+
+/** `DELETE /api/threads/:id` of a thread whose own worktree holds work: asked before it is discarded. */
+export const worktreeOutcomes: OutcomeTable<{ kind: 'held'; commits: string[]; uncommitted: string[] }, ThreadContext> = {
+  held: refusal(
+    409,
+    'WORKTREE_HELD',
+    (o, c) =>
+      `thread ${c.threadId}'s worktree holds ${[o.commits.length ? `${o.commits.length} commit(s) no other branch has` : '', o.uncommitted.length ? `${o.uncommitted.length} uncommitted change(s)` : ''].filter(Boolean).join(' and ')}; delete with ?discardWorktree=true to discard them`,
+    { reason: 'worktree-held', details: (o) => ({ commits: o.commits, uncommitted: o.uncommitted }) },
+  ),
 }
 
 /** `GET /api/debug/machines/:machineId` naming no machine. */

@@ -90,6 +90,9 @@ export const isConflict = (err: unknown): boolean => answered(err, 'THREAD_BUSY'
 /** The thread's session file is damaged: nothing can be sent or changed until it is repaired (not a wait). */
 export const isUnavailable = (err: unknown): boolean => answered(err, 'THREAD_UNAVAILABLE')
 
+/** A delete refused because the thread's own worktree holds work: ask, then delete with `discardWorktree`. */
+export const isWorktreeHeld = (err: unknown): err is ApiError => answered(err, 'WORKTREE_HELD')
+
 /** A stop (or steer) that named a run which has ended while a newer one started. */
 export const isStaleRun = (err: unknown): boolean => answered(err, 'RUN_STALE')
 
@@ -163,7 +166,9 @@ export const api = {
   /** A title, model or thinking level; `409 busy` while a run is in flight, `422` an unusable model. */
   updateThread: (id: string, body: UpdateThreadBody): Promise<ThreadSummary> =>
     client.call('updateThread', { ...thread(id), body }).catch(tokenHint),
-  deleteThread: (id: string): Promise<void> => client.call('deleteThread', thread(id)).catch(tokenHint),
+  /** `discardWorktree`: the thread's own worktree holds commits or changes (`WORKTREE_HELD`) and the user said to discard them. */
+  deleteThread: (id: string, discardWorktree?: boolean): Promise<void> =>
+    client.call('deleteThread', { ...thread(id), ...(discardWorktree ? { query: { discardWorktree: 'true' as const } } : {}) }).catch(tokenHint),
   /** A new thread holding the history before a prompt (a user message's id, or a reply's: its prompt), and that prompt's text. */
   forkThread: (id: string, fromMessageId: string): Promise<ForkReceipt> =>
     client.call('forkThread', { ...thread(id), body: { fromMessageId } }).catch(tokenHint),

@@ -14,7 +14,7 @@ import { customElement, property, query, state } from 'lit/decorators.js'
 import { repeat } from 'lit/directives/repeat.js'
 import type { CommandInfo, DeliverAs, DialogAnswerBody, ModelList, ThreadSummary, UpdateThreadBody, WidgetPlacement } from '../schemas/index.js'
 import { commandFeedback } from './command-feedback.js'
-import { api as defaultApi, describeError, isConflict, isNotFound, isStaleRun, type Api } from './api.js'
+import { api as defaultApi, describeError, isConflict, isNotFound, isStaleRun, isWorktreeHeld, type Api } from './api.js'
 import type { ComposerBox } from './composer-box.js'
 import type { DialogCard } from './dialog-card.js'
 import type { EventSourceFactory } from './follow-client.js'
@@ -347,7 +347,11 @@ export class ThreadPane extends LitElement {
 
   #delete = async () => {
     try {
-      await this.api.deleteThread(this.threadId)
+      await this.api.deleteThread(this.threadId).catch((err: unknown) => {
+        // The thread's own worktree holds work: the server's words say what; discarded only when confirmed.
+        if (!isWorktreeHeld(err) || !globalThis.confirm(`${err.message}\n\nDelete the thread and discard its worktree?`)) throw err
+        return this.api.deleteThread(this.threadId, true)
+      })
       this.#changed('deleted')
     } catch (err) {
       this.headerError = `Could not delete: ${describeError(err)}`

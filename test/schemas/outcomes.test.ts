@@ -27,6 +27,7 @@ import {
   restoreOutcomes,
   updateOutcomes,
   versionOutcomes,
+  worktreeOutcomes,
   type AbortRefusal,
   type PromptRefusal,
 } from '../../src/schemas/outcomes.js'
@@ -49,6 +50,7 @@ const answeredBy: Array<[AnyTable, RouteName[]]> = [
   [versionOutcomes, ['switchVersion']],
   [changesOutcomes, ['runChanges', 'threadChanges']],
   [restoreOutcomes, ['revert', 'redo']],
+  [worktreeOutcomes, ['deleteThread']],
 ]
 
 const documented = (name: RouteName) => Object.keys((apiRoutes[name] as RouteSpec).response).map(Number)

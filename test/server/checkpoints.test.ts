@@ -4,7 +4,6 @@
  * and redo; a revert refused during a run or over a file the user changed; and the user's own git
  * state (branch, index, stash, refs, objects) never touched.
  */
-import { execFileSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -16,6 +15,7 @@ import { Workspaces } from '../../src/host/workspaces.js'
 import { createPiRuntimeFactory, parseToolPolicy, PiModels } from '../../src/runtime/index.js'
 import { buildApp } from '../../src/server/app.js'
 import { api, is, SseClient } from './harness.js'
+import { gitIn } from './git-repo.js'
 
 const cleanups: (() => unknown)[] = []
 afterEach(async () => {
@@ -25,9 +25,6 @@ afterEach(async () => {
 const quiet = { info() {}, warn() {}, error() {} }
 const ALLOW = parseToolPolicy({ tools: { bash: 'allow', write: 'allow', edit: 'allow' } })
 
-export function gitIn(dir: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd: dir, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } })
-}
 
 /** A git repository with three committed files. */
 async function repo(): Promise<string> {

@@ -3,7 +3,7 @@
  * Each asks the registry and replies with the outcome table's answer (src/schemas/outcomes.ts).
  */
 import type { ThreadRegistry } from '../../host/thread-registry.js'
-import { createOutcomes, forkOutcomes, lookupOutcomes, shortcutOutcomes, updateOutcomes, versionOutcomes } from '../../schemas/outcomes.js'
+import { createOutcomes, forkOutcomes, lookupOutcomes, shortcutOutcomes, updateOutcomes, versionOutcomes, worktreeOutcomes } from '../../schemas/outcomes.js'
 import { replyWith } from '../responses.js'
 import type { RouteHandlers } from './register.js'
 
@@ -92,10 +92,13 @@ export function threadRoutes(registry: ThreadRegistry): RouteHandlers {
     deleteThread: {
       tags,
       summary: 'Delete a thread (a live one is disposed first)',
-      handler: async (request, reply) =>
-        (await registry.delete(request.params.id))
-          ? reply.code(204).send()
-          : replyWith(reply, lookupOutcomes, { kind: 'unknown' }, { threadId: request.params.id }),
+      handler: async (request, reply) => {
+        const threadId = request.params.id
+        // The user is asked before a worktree's work is discarded with the thread.
+        const held = request.query.discardWorktree === 'true' ? undefined : await registry.worktreeHolds(threadId)
+        if (held) return replyWith(reply, worktreeOutcomes, { kind: 'held', ...held }, { threadId })
+        return (await registry.delete(threadId)) ? reply.code(204).send() : replyWith(reply, lookupOutcomes, { kind: 'unknown' }, { threadId })
+      },
     },
   }
 }
