@@ -12,6 +12,7 @@ import type { ExtensionUIContext, ExtensionUIDialogOptions, ExtensionWidgetOptio
 import type { DialogOrigin, DialogSpec, NotifyLevel, WorkingState } from '../schemas/index.js'
 import type { DialogResolution, UiBridge } from './port.js'
 import { piTheme } from './pi-theme.js'
+import { showCustom, TerminalWidgets } from './terminal-components.js'
 import { plainText } from './terminal-text.js'
 
 export interface RuntimeLogger {
@@ -95,9 +96,12 @@ export function errorText(error: unknown): string {
  * setEditorText/pasteToEditor) go to the bridge, which makes each an observation for every follower.
  * Their text is made plain first (terminal-text.ts): extensions colour it for a terminal, with
  * `theme` — pi's own theme object, as pi's RPC mode hands it over — or with escapes of their own.
- * What needs a terminal (custom, setFooter, setHeader, setEditorComponent, onTerminalInput, widget
- * factories, setTheme) keeps pi's RPC behaviour — undefined or a no-op — and the people watching are
- * told each time, as a warning toast (the same call again within TERMINAL_NOTICE_GAP_MS is only
+ * Terminal components are drawn when the bridge can show them (`ui.showTerminal`, terminal-components.ts):
+ * `custom()` becomes a question with a live screen, widget, header and footer factories blocks of
+ * ANSI lines beside the composer (their colours kept: the page draws them). What still needs a real
+ * terminal (setEditorComponent, onTerminalInput, setTheme — and all of the above on a bridge that
+ * cannot show components) keeps pi's RPC behaviour — undefined or a no-op — and the people watching
+ * are told each time, as a warning toast (the same call again within TERMINAL_NOTICE_GAP_MS is only
  * logged, so an extension that calls on every turn does not flood them). The context is shared by
  * every extension, so it cannot name the one that called: the toast says "an extension".
  */
@@ -130,6 +134,15 @@ export function createExtensionUi(ui: UiBridge, log: RuntimeLogger): ExtensionUI
   }
   const setEditorText = (text: string) => tell('setEditorText', () => ui.setEditorText(text))
   const theme = piTheme()
+  const statuses = new Map<string, string>()
+  const widgets = ui.showTerminal
+    ? new TerminalWidgets(ui, theme, log, () => ({
+        getGitBranch: () => null,
+        getExtensionStatuses: () => new Map(statuses),
+        getAvailableProviderCount: () => 0,
+        onBranchChange: () => () => {},
+      }))
+    : undefined
 
   const context: ExtensionUIContext = {
     async select(title, options, opts) {
@@ -154,11 +167,13 @@ export function createExtensionUi(ui: UiBridge, log: RuntimeLogger): ExtensionUI
       notify(message, type ?? 'info')
     },
     setStatus(key, text) {
+      if (text === undefined) statuses.delete(key)
+      else statuses.set(key, text)
       tell('setStatus', () => ui.setStatus(key, text === undefined ? undefined : plainText(text)))
     },
-    // Only string arrays can be drawn here (pi's RPC mode agrees); a component factory is ignored.
+    // String arrays are drawn plain; a component factory is drawn as a terminal block where the bridge can.
     setWidget(key: string, content: unknown, options?: ExtensionWidgetOptions) {
-      if (typeof content === 'function') return needsTerminal('setWidget')
+      if (typeof content === 'function') return widgets ? widgets.set(key, content as never, options) : needsTerminal('setWidget')
       const lines = Array.isArray(content) ? content.map((line) => plainText(String(line))) : undefined
       const placement = options?.placement
       tell('setWidget', () => (placement ? ui.setWidget(key, lines, placement) : ui.setWidget(key, lines)))
@@ -177,20 +192,25 @@ export function createExtensionUi(ui: UiBridge, log: RuntimeLogger): ExtensionUI
     setEditorText: (text) => setEditorText(text),
     // pi's RPC mode answers "" here; the host knows what the tabs last reported.
     getEditorText: () => ui.editorText(),
-    // custom() hands the extension a terminal component; a browser cannot draw it (pi's RPC mode agrees).
-    async custom() {
-      needsTerminal('custom')
-      return undefined as never
+    // custom() hands the extension a terminal component: drawn for every tab where the bridge can show it.
+    async custom(factory, options) {
+      if (!ui.showTerminal) {
+        needsTerminal('custom')
+        return undefined as never
+      }
+      return (await showCustom(ui as Parameters<typeof showCustom>[0], theme, log, factory as never, options)) as never
     },
     onTerminalInput: () => {
       needsTerminal('onTerminalInput')
       return () => {}
     },
     setFooter: (factory) => {
-      if (factory) needsTerminal('setFooter')
+      if (widgets) widgets.footer(factory as never)
+      else if (factory) needsTerminal('setFooter')
     },
     setHeader: (factory) => {
-      if (factory) needsTerminal('setHeader')
+      if (widgets) widgets.header(factory as never)
+      else if (factory) needsTerminal('setHeader')
     },
     setEditorComponent: (factory) => {
       if (factory) needsTerminal('setEditorComponent')

@@ -21,6 +21,7 @@ import type {
   ThinkingLevel,
   ToolResult,
   TranscriptEntry,
+  TerminalScreen,
 } from '../schemas/index.js'
 
 /** A prompt the runtime holds in its queue, with the id the host gave it when it was admitted. */
@@ -179,6 +180,36 @@ export interface UiBridge {
   setEditorText(text: string): void
   /** What is in the editor now: the latest of a tab's reported draft and an extension's setEditorText. */
   editorText(): string
+  /**
+   * `ctx.ui.custom()`: a terminal component, shown as a question when its turn comes (one at a time,
+   * FIFO with ask_user_question); resolves once it settled. Absent: the host cannot show one.
+   */
+  showTerminal?(request: TerminalRequest): Promise<DialogResolution>
+}
+
+/** What the host gives a terminal component once it is on screen. */
+export interface TerminalOutput {
+  /** The component's screen, as it was rendered now (the host sends only what changed). */
+  frame(screen: TerminalScreen): void
+  /** The component called `done(value)`: its question settles `answered`. */
+  done(): void
+  /** The component could not be built: its question settles `cancelled`. */
+  cancel(): void
+}
+
+/** The component as the host drives it: keys in, and the end of its question (any outcome). */
+export interface TerminalControl {
+  input(data: string): void
+  close(): void
+}
+
+export interface TerminalRequest {
+  origin: DialogOrigin
+  title?: string
+  cols: number
+  rows: number
+  /** Its turn came and its question is open: build and show the component. */
+  open(output: TerminalOutput): TerminalControl
 }
 
 export type NavigateTarget = { before: string } | { to: string }

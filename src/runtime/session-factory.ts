@@ -168,10 +168,11 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
     }
     // pi's theme as its RPC mode sets it up: from the user's setting, once per process.
     piTheme(settingsManager.getTheme())
-    // Bound as pi's RPC mode binds a remote UI: its mode, its command-context actions, its shutdown.
+    // Bound as pi's RPC mode binds a remote UI: its command-context actions, its shutdown. Its mode is
+    // "tui" where the host draws terminal components (extensions guard custom() with it), else "rpc".
     await session.bindExtensions({
       uiContext: createExtensionUi(ui, log),
-      mode: 'rpc',
+      mode: ui.showTerminal ? 'tui' : 'rpc',
       commandContextActions: commandContextActions({
         session,
         own: runtime,

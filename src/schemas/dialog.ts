@@ -6,6 +6,7 @@
  */
 import { Type, type Static } from 'typebox'
 import { Compile } from 'typebox/compile'
+import { TerminalScreen, TerminalTypist } from './terminal.js'
 
 const Title = Type.String({ maxLength: 2000 })
 
@@ -51,7 +52,18 @@ export const QuestionnaireSpec = Type.Object({
   questions: Type.Array(Question, { minItems: 1 }),
 })
 
-export const DialogSpec = Type.Union([ConfirmSpec, SelectSpec, InputSpec, EditorSpec, QuestionnaireSpec])
+/**
+ * A terminal component (`ctx.ui.custom()`): not answered by a payload but by its own keys
+ * (`POST …/dialog/:dialogId/input`) until it calls `done`. Its screen travels beside the spec.
+ */
+export const TerminalSpec = Type.Object({
+  method: Type.Literal('terminal'),
+  title: Type.Optional(Title),
+  cols: Type.Integer({ minimum: 1 }),
+  rows: Type.Integer({ minimum: 1 }),
+})
+
+export const DialogSpec = Type.Union([ConfirmSpec, SelectSpec, InputSpec, EditorSpec, QuestionnaireSpec, TerminalSpec])
 export type DialogSpec = Static<typeof DialogSpec>
 export type DialogMethod = DialogSpec['method']
 export type QuestionnaireQuestion = Static<typeof Question>
@@ -99,6 +111,10 @@ export const OpenDialog = Type.Object({
   dialog: DialogSpec,
   origin: DialogOrigin,
   expiresAt: Type.Optional(Type.Number()),
+  /** A terminal component's screen as its frames left it (only for `method: 'terminal'`). */
+  screen: Type.Optional(TerminalScreen),
+  /** The tab typing into a terminal component, while its input lease holds. */
+  typist: Type.Optional(TerminalTypist),
 })
 export type OpenDialog = Static<typeof OpenDialog>
 
@@ -133,6 +149,8 @@ export function validateDialogAnswer(spec: DialogSpec, payload: unknown): string
     case 'questionnaire':
       if (!('answers' in payload)) return `a 'questionnaire' dialog takes { answers: [...] }`
       return questionnaireRefusal(spec.questions, payload.answers)
+    case 'terminal':
+      return 'a terminal component is answered by its own keys (POST …/dialog/:dialogId/input), not by a payload'
   }
 }
 

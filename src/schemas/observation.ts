@@ -8,6 +8,7 @@ import { Type, type Static } from 'typebox'
 import { DialogOrigin, DialogOutcome, DialogSpec, OpenDialog } from './dialog.js'
 import { ToolResult } from './tool-result.js'
 import { FileChange, ThreadChanges } from './changes.js'
+import { TerminalFrame, TerminalTypist } from './terminal.js'
 
 const Seq = Type.Integer({ minimum: 1 })
 
@@ -93,6 +94,10 @@ export const ExtensionUiRequestObservation = obs('extension-ui-request', {
   expiresAt: Type.Optional(Type.Number()),
 })
 export const DialogSettledObservation = obs('dialog-settled', { id: Type.String(), outcome: DialogOutcome })
+/** An open terminal component redrew: the lines that changed (src/schemas/terminal.ts). */
+export const TerminalFrameObservation = obs('terminal-frame', { id: Type.String(), ...TerminalFrame.properties })
+/** Another tab took the input of an open terminal component (or kept it past half its lease). */
+export const TerminalTypistObservation = obs('terminal-typist', { id: Type.String(), ...TerminalTypist.properties })
 /**
  * A note for the people watching. Without `persist` it is a transient toast (an extension's
  * `ctx.ui.notify`): it is not part of the transcript and a late joiner does not see it. With
@@ -182,6 +187,8 @@ export const Observation = Type.Union([
   PromptHandledObservation,
   ExtensionUiRequestObservation,
   DialogSettledObservation,
+  TerminalFrameObservation,
+  TerminalTypistObservation,
   NotifyObservation,
   StatusItemObservation,
   WidgetObservation,

@@ -12,6 +12,7 @@
  */
 import type { Observation, OpenDialog, Snapshot, TranscriptEntry } from '../schemas/index.js'
 import { foldChanges } from './changes-fold.js'
+import { applyTerminalFrame } from './terminal-screen.js'
 
 export type ThreadView = Snapshot
 
@@ -102,6 +103,13 @@ function step(draft: Draft, o: Observation): void {
     }
     case 'dialog-settled':
       view.openDialogs = view.openDialogs.filter((d) => d.id !== o.id)
+      return
+    // A terminal component's screen and typist live on its open question (terminal-screen.ts).
+    case 'terminal-frame':
+      view.openDialogs = view.openDialogs.map((d) => (d.id === o.id ? { ...d, screen: applyTerminalFrame(d.screen, o) } : d))
+      return
+    case 'terminal-typist':
+      view.openDialogs = view.openDialogs.map((d) => (d.id === o.id ? { ...d, typist: { tab: o.tab, until: o.until } } : d))
       return
     case 'notify':
       // A toast is transient; only the host's own notes about a run (persist) enter the transcript.

@@ -26,6 +26,8 @@ const FRAME_EVENT_SET: Record<ObservationType, true> = {
   'prompt-handled': true,
   'extension-ui-request': true,
   'dialog-settled': true,
+  'terminal-frame': true,
+  'terminal-typist': true,
   notify: true,
   'status-item': true,
   widget: true,

@@ -93,7 +93,7 @@ export function dialogTitle(d: DialogSpec): string {
 }
 
 function defaultTitle(method: DialogSpec['method']): string {
-  return { confirm: 'Confirm', select: 'Choose', input: 'Answer', editor: 'Edit', questionnaire: 'Questions' }[method]
+  return { confirm: 'Confirm', select: 'Choose', input: 'Answer', editor: 'Edit', questionnaire: 'Questions', terminal: 'Terminal' }[method]
 }
 
 export const NOT_TAKEN = 'answered in another tab; your answer was not taken'

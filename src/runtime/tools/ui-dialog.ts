@@ -116,6 +116,9 @@ async function run(
       const value = a && 'value' in a ? a.value : a && 'answers' in a ? a.answers : undefined
       return { outcome: r.outcome, value }
     }
+    // Not one of this tool's methods (a terminal component is an extension's `ctx.ui.custom()`).
+    case 'terminal':
+      throw new Error("method 'terminal' is not a dialog this tool opens")
   }
 }
 
