@@ -1,8 +1,8 @@
 /**
- * `ask_user_question` calls waiting their turn: the thread's ask-queue machine decides the order and
- * the outcome; this file holds each call's resolver and signal, and opens its one-question card
- * through the dialog bridge when the queue's invoked `card` actor asks for it, resolving with how
- * the card ended (the answer travels back to the queue with it, and from the queue to the call).
+ * What waits its turn in the thread's ask-queue — `ask_user_question` calls and terminal components
+ * (`ctx.ui.custom()`, terminal-bridge.ts): the queue machine decides the order and the outcome; this
+ * file holds each turn's card (how it is shown, resolving with how it ended) and its resolver, and
+ * runs the card when the queue's invoked `card` actor asks for it.
  */
 import { randomUUID } from 'node:crypto'
 import type { AskAnswer, AskStatus, CardOutcome } from '../machines/ask-queue.machine.js'
@@ -12,15 +12,20 @@ type Question = Parameters<UiBridge['askUser']>[0]
 type Options = Parameters<UiBridge['askUser']>[1]
 type QueueEvent = { type: 'ASK' | 'SIGNAL'; askId: string }
 
-interface WaitingAsk {
-  question: Question
-  options: Options
-  resolve: (result: AskUserResult) => void
+/** One turn in the queue: shown by `card` when it reaches the head; `settle` hears the queue's decision. */
+export interface Turn {
+  card(): Promise<CardOutcome>
+  settle(status: AskStatus, answer?: AskAnswer): void
+  /** Aborted while waiting: the queue drains it without showing it. */
+  signal?: AbortSignal
+}
+
+interface WaitingTurn extends Turn {
   unhook: () => void
 }
 
 export class AskBridge {
-  readonly #asks = new Map<string, WaitingAsk>()
+  readonly #turns = new Map<string, WaitingTurn>()
 
   constructor(
     /** Sends to the thread's ask-queue, when it exists and the thread is active. */
@@ -29,44 +34,59 @@ export class AskBridge {
     private readonly ask: (request: DialogRequest) => Promise<DialogResolution>,
   ) {}
 
-  askUser(question: Question, options: Options): Promise<AskUserResult> {
+  /** Queues a turn; false when there is no queue (the thread takes no questions now). */
+  enqueue(turn: Turn): boolean {
     const send = this.toQueue()
-    if (!send) return Promise.resolve({ status: 'unavailable' })
+    if (!send) return false
     const askId = randomUUID()
+    const onAbort = () => this.toQueue()?.({ type: 'SIGNAL', askId })
+    turn.signal?.addEventListener('abort', onAbort, { once: true })
+    this.#turns.set(askId, { ...turn, unhook: () => turn.signal?.removeEventListener('abort', onAbort) })
+    send({ type: 'ASK', askId })
+    return true
+  }
+
+  askUser(question: Question, options: Options): Promise<AskUserResult> {
     return new Promise((resolve) => {
-      const onAbort = () => this.toQueue()?.({ type: 'SIGNAL', askId })
-      options.signal?.addEventListener('abort', onAbort, { once: true })
-      this.#asks.set(askId, { question, options, resolve, unhook: () => options.signal?.removeEventListener('abort', onAbort) })
-      send({ type: 'ASK', askId })
+      const queued = this.enqueue({
+        signal: options.signal,
+        card: () => this.#questionCard(question, options),
+        settle: (status, answer) => resolve(status === 'answered' && answer ? { status, ...answer } : { status }),
+      })
+      if (!queued) resolve({ status: 'unavailable' })
     })
   }
 
-  /** The queue's turn for this ask: its card, shown as a dialog; resolves with how the card ended. */
-  async card(askId: string): Promise<CardOutcome> {
-    const ask = this.#asks.get(askId)
-    if (!ask) return { status: 'cancelled' }
+  /** The queue's turn for this ask: its card; resolves with how the card ended. */
+  card(askId: string): Promise<CardOutcome> {
+    const turn = this.#turns.get(askId)
+    return turn ? turn.card() : Promise.resolve({ status: 'cancelled' })
+  }
+
+  /** An ask_user_question card, shown as a one-question questionnaire dialog. */
+  async #questionCard(question: Question, options: Options): Promise<CardOutcome> {
     const resolution = await this.ask({
-      spec: { method: 'questionnaire', title: ask.question.prompt, questions: [ask.question] },
-      origin: { kind: 'tool', name: 'ask_user_question', ...(ask.options.toolCallId ? { toolCallId: ask.options.toolCallId } : {}) },
-      signal: ask.options.signal,
+      spec: { method: 'questionnaire', title: question.prompt, questions: [question] },
+      origin: { kind: 'tool', name: 'ask_user_question', ...(options.toolCallId ? { toolCallId: options.toolCallId } : {}) },
+      signal: options.signal,
     })
     const answer = resolution.answer && 'answers' in resolution.answer ? resolution.answer.answers[0] : undefined
     if (resolution.outcome === 'answered' && answer && !answer.skipped) return { status: 'answered', answer: pick(answer) }
     return resolution.outcome === 'answered' ? { status: 'skipped' } : { status: 'cancelled' }
   }
 
-  /** The queue's decision reaches the tool call. */
+  /** The queue's decision reaches the turn. */
   resolve(askId: string, status: AskStatus, answer?: AskAnswer): void {
-    const ask = this.#asks.get(askId)
-    this.#asks.delete(askId)
-    if (!ask) return
-    ask.unhook()
-    ask.resolve(status === 'answered' && answer ? { status, ...answer } : { status })
+    const turn = this.#turns.get(askId)
+    this.#turns.delete(askId)
+    if (!turn) return
+    turn.unhook()
+    turn.settle(status, answer)
   }
 
-  /** The thread is going away with its ask-queue: every waiting call hears `cancelled`. */
+  /** The thread is going away with its ask-queue: every waiting turn hears `cancelled`. */
   cancelAll(): void {
-    for (const askId of [...this.#asks.keys()]) this.resolve(askId, 'cancelled')
+    for (const askId of [...this.#turns.keys()]) this.resolve(askId, 'cancelled')
   }
 }
 

@@ -9,6 +9,8 @@ import type { ThreadEvent } from '../machines/thread.machine.js'
 
 export class DialogBridge {
   readonly #parked = new Map<string, (resolution: DialogResolution) => void>()
+  /** Who waits to hear that a question is on screen (a terminal component, to start drawing). */
+  readonly #onShown = new Map<string, (dialogId: string) => void>()
 
   constructor(
     /** Sends to the thread machine. */
@@ -17,12 +19,16 @@ export class DialogBridge {
     private readonly active: () => boolean,
   ) {}
 
-  /** Parks the question and hands it to the thread machine; resolves once its dialog has settled (or was refused). */
-  ask(request: DialogRequest): Promise<DialogResolution> {
+  /**
+   * Parks the question and hands it to the thread machine; resolves once its dialog has settled (or
+   * was refused). `onShown` hears its id once the question is on every follower's screen.
+   */
+  ask(request: DialogRequest, onShown?: (dialogId: string) => void): Promise<DialogResolution> {
     if (!this.active()) return Promise.resolve({ outcome: 'refused' })
     const dialogId = randomUUID()
     return new Promise((resolve) => {
       this.#parked.set(dialogId, resolve)
+      if (onShown) this.#onShown.set(dialogId, onShown)
       this.send({
         type: 'ASK',
         dialogId,
@@ -42,10 +48,18 @@ export class DialogBridge {
     for (const dialogId of [...this.#parked.keys()]) this.resolve(dialogId, { outcome: 'refused' })
   }
 
+  /** The question's request is on the feed. */
+  shown(dialogId: string): void {
+    const onShown = this.#onShown.get(dialogId)
+    this.#onShown.delete(dialogId)
+    onShown?.(dialogId)
+  }
+
   /** The machine's decision reaches the extension. */
   resolve(dialogId: string, resolution: DialogResolution): void {
     const resolve = this.#parked.get(dialogId)
     this.#parked.delete(dialogId)
+    this.#onShown.delete(dialogId)
     resolve?.(resolution)
   }
 }

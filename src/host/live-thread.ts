@@ -22,6 +22,7 @@ import type { AgentRuntime, NavigateResult, NavigateTarget, RuntimeEvent, UiBrid
 import { errorText } from '../runtime/extension-ui.js'
 import { AskBridge } from './ask-bridge.js'
 import { DialogBridge } from './dialog-bridge.js'
+import { TerminalBridge, type TerminalInputOutcome } from './terminal-bridge.js'
 import type { Feed } from './feed.js'
 
 export type PromptOutcome =
@@ -90,6 +91,7 @@ export class LiveThread {
   readonly #feed: Feed
   readonly #dialogs: DialogBridge
   readonly #asks: AskBridge
+  readonly #terminals: TerminalBridge
   /** Requests waiting for their one reply, by correlation id (a prompt's messageId, else a fresh id). */
   readonly #replies = new Map<string, PendingReply>()
   readonly #options: LiveThreadOptions
@@ -119,6 +121,14 @@ export class LiveThread {
       },
       (request) => this.#dialogs.ask(request),
     )
+    this.#terminals = new TerminalBridge({
+      asks: this.#asks,
+      dialogs: this.#dialogs,
+      append: (observation) => this.#show(observation),
+      // Straight to the component's own dialog machine: DONE is the host's word, never a tab's.
+      done: (dialogId) => (this.actor.getSnapshot().children[dialogId] as ActorRefFrom<typeof dialogMachine> | undefined)?.send({ type: 'DONE' }),
+      cancel: (dialogId) => this.actor.send({ type: 'DIALOG.CANCEL', dialogId }),
+    })
     this.actor = createActor(LiveThread.#machine(), {
       id: `thread:${options.threadId}`,
       systemId: `thread:${options.threadId}`,
@@ -163,6 +173,7 @@ export class LiveThread {
       this.#show({ type: 'editor-text', text })
     },
     editorText: () => this.#editorText,
+    showTerminal: (request) => this.#terminals.show(request),
   }
 
   #show(observation: ObservationInput): void {
@@ -272,6 +283,11 @@ export class LiveThread {
     })
   }
 
+  /** A key for an open terminal component, from tab `tab` (terminal-bridge.ts). */
+  terminalInput(dialogId: string, data: unknown, tab: string): TerminalInputOutcome {
+    return this.#terminals.input(dialogId, data, tab)
+  }
+
   /** The one way a request gets the machine's answer: send it with a correlation id, wait for the reply carrying it. */
   #request<R>(replyTo: string, event: ThreadEvent, ifGone: R, read: (reply: Reply) => R): Promise<R> {
     if (this.actor.getSnapshot().status !== 'active') return Promise.resolve(ifGone)
@@ -364,6 +380,7 @@ export class LiveThread {
                 // when the dialog's own timer will fire, for the tabs' countdown (it is shown as it starts)
                 ...(context.expiresIn !== undefined ? { expiresAt: Date.now() + context.expiresIn } : {}),
               })
+              thread.#dialogs.shown(context.id)
             },
             recordSettle: ({ context, system }) => {
               of(system).#feed.append({ type: 'dialog-settled', id: context.id, outcome: context.outcome as DialogOutcome })

@@ -4,8 +4,8 @@
  * registry (thread-registry.ts) owns the slots, their rows and the way out; this file only uses them
  * through `RequestHost`, and every method here is run by the registry as a tracked command.
  */
+import type { CreateOutcome, DialogOutcomeForRoute, EditOutcome, PromptRouteOutcome, ShortcutOutcome, TerminalInputRouteOutcome, VersionOutcome } from '../schemas/outcomes.js'
 import type { CommandInfo, ThinkingLevel, ThreadSummary } from '../schemas/index.js'
-import type { CreateOutcome, DialogOutcomeForRoute, EditOutcome, PromptRouteOutcome, ShortcutOutcome, VersionOutcome } from '../schemas/outcomes.js'
 import { SessionDamaged, type ActionResult, type ForkCut, type ModelCatalog, type RuntimeFactory } from '../runtime/port.js'
 import { HOST_COMMANDS, parseCommand } from './commands.js'
 import { forkAt, forkThread, type ForkDeps, type ForkOutcome } from './fork.js'
@@ -303,5 +303,12 @@ export class ThreadRequests {
     if (!live) return { kind: 'not-live' }
     const { id, ...payload } = body
     return live.answer(id, payload)
+  }
+
+  /** A key for an open terminal component; its thread's terminal bridge takes or refuses it. */
+  terminalInput(threadId: string, dialogId: string, body: { data: unknown; tab?: string }): TerminalInputRouteOutcome {
+    const live = this.host.slot(threadId)?.live
+    if (!live) return { kind: 'not-live' }
+    return live.terminalInput(dialogId, body.data, body.tab ?? '')
   }
 }

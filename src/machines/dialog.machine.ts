@@ -10,6 +10,11 @@
  *
  * Its parent (the thread) learns that it ended from its done event, and forgets the id.
  *
+ * A terminal component (`spec.method: 'terminal'`, pi's `ctx.ui.custom()`) is a question like any
+ * other — open, settled once, aborted by a stop, cancelled by a tab — except that no payload answers
+ * it (validateDialogAnswer refuses every one): it is answered when the component calls `done`, which
+ * the host sends as DONE. DONE means nothing to any other question.
+ *
  * It also decides an answer: a payload that answers THIS question settles it and is replied
  * `dialog.answered`; anything else leaves it open and is replied `dialog.refused` with the reason
  * (`validateDialogAnswer`). A browser cancel is replied `dialog.answered` too: the question is done.
@@ -70,6 +75,8 @@ export type DialogEvent =
   | { type: 'ABORT' }
   /** The extension's signal fired (from the invoked listener): reported to the parent, which decides. */
   | { type: 'SIGNALLED' }
+  /** A terminal component called `done(value)`: the host sends it; no payload from a tab can. */
+  | { type: 'DONE' }
 
 export type DialogEmitted =
   | { type: 'dialog.answered'; replyTo: string }
@@ -111,6 +118,7 @@ export const dialogMachine = setup({
   guards: {
     withdrawn: ({ context }) => Boolean(context.signal?.aborted || context.refused),
     expires: ({ context }) => context.expiresIn !== undefined,
+    isTerminal: ({ context }) => context.spec.method === 'terminal',
     answersThisDialog: ({ context, event }) =>
       event.type === 'ANSWER' && validateDialogAnswer(context.spec, event.answer) === undefined,
   },
@@ -157,6 +165,7 @@ export const dialogMachine = setup({
         },
         TIMEOUT: { guard: 'expires', target: 'settled', actions: assign({ outcome: 'timeout' }) },
         ABORT: { target: 'settled', actions: assign({ outcome: 'aborted' }) },
+        DONE: { guard: 'isTerminal', target: 'settled', actions: assign({ outcome: 'answered' }) },
         SIGNALLED: { actions: sendParent(({ context }) => ({ type: 'DIALOG.SIGNAL', dialogId: context.id })) },
       },
     },

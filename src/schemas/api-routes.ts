@@ -55,6 +55,7 @@ import {
 import { ExtensionList } from './extensions.js'
 import { SearchQuery, SearchResults, WorkspaceList } from './search.js'
 import { ChangesReport, RestoreReceipt, RevertBody, RunParams } from './changes.js'
+import { TerminalInputBody } from './terminal.js'
 
 export interface RouteSpec {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
@@ -79,6 +80,8 @@ export interface RouteSpec {
 }
 
 const route = <const R extends RouteSpec>(spec: R): R => spec
+
+const TerminalInputParams = Type.Object({ id: ThreadParams.properties.id, dialogId: Type.String({ minLength: 1, maxLength: 200 }) })
 
 /** `GET …/follow`: where to resume, and the token for EventSource, which cannot send headers. */
 export const FollowQuery = Type.Object({
@@ -355,6 +358,21 @@ export const apiRoutes = {
       ),
       ...withBody,
       ...refusedWrites,
+    },
+  }),
+
+  // a terminal component's keys (src/schemas/terminal.ts)
+  terminalInput: route({
+    method: 'POST',
+    path: `${T}/dialog/:dialogId/input`,
+    params: TerminalInputParams,
+    body: TerminalInputBody,
+    response: {
+      204: NoContent('given to the component: every follower sees what it draws (`terminal-frame`)'),
+      404: notFound('the thread is not live, or no open terminal component has that id (it settled)'),
+      409: unprocessable('another tab is typing into it: `until` (epoch ms) is when its lease ends', { until: Type.Optional(Type.Number()) }),
+      422: unprocessable('`data` is not a string of terminal bytes of at most 4096 characters (`refusal`)', { refusal: Type.Optional(Type.String()) }),
+      ...withBody,
     },
   }),
 

@@ -48,6 +48,8 @@ export const ERROR_CODES = [
   'RUNTIME_FAILED',
   'QUESTION_NOT_OPEN',
   'ANSWER_REFUSED',
+  'INPUT_REFUSED',
+  'INPUT_LEASED',
   'MACHINE_NOT_FOUND',
   'SHORTCUT_NOT_FOUND',
   'VERSION_CANCELLED',
@@ -119,6 +121,14 @@ export type PromptRouteOutcome =
 export type AbortOutcome = { kind: 'stopped'; restored: string[] } | { kind: AbortRefusal }
 
 export type DialogOutcomeForRoute = { kind: 'answered' } | { kind: 'not-live' } | { kind: 'unknown' } | { kind: 'refused'; refusal: string }
+
+/** `POST …/dialog/:dialogId/input`: what a key for a terminal component came to (src/host/terminal-bridge.ts). */
+export type TerminalInputRouteOutcome =
+  | { kind: 'taken' }
+  | { kind: 'not-live' }
+  | { kind: 'unknown' }
+  | { kind: 'refused'; refusal: string }
+  | { kind: 'leased'; until: number }
 
 /** `POST …/shortcut`: started, or no thread, or its runtime could not start, or no such shortcut. */
 export type ShortcutOutcome =
@@ -356,6 +366,14 @@ export const answerOutcomes: OutcomeTable<DialogOutcomeForRoute, ThreadContext &
   'not-live': notLive,
   unknown: refusal(404, 'QUESTION_NOT_OPEN', (_, c) => `no open question ${c.dialogId} on thread ${c.threadId}`),
   refused: refusal(422, 'ANSWER_REFUSED', () => 'the answer does not fit the question', { details: (o) => ({ refusal: o.refusal }) }),
+}
+
+export const terminalInputOutcomes: OutcomeTable<TerminalInputRouteOutcome, ThreadContext & { dialogId: string }> = {
+  taken: { status: 204, body: () => undefined },
+  'not-live': notLive,
+  unknown: refusal(404, 'QUESTION_NOT_OPEN', (_, c) => `no open terminal component ${c.dialogId} on thread ${c.threadId}`),
+  refused: refusal(422, 'INPUT_REFUSED', (o) => o.refusal, { details: (o) => ({ refusal: o.refusal }) }),
+  leased: refusal(409, 'INPUT_LEASED', () => 'another tab is typing into this component', { details: (o) => ({ until: o.until }) }),
 }
 
 /** A thread named by id that is not there (`unknown`), or not live where only a live one will do. */

@@ -26,6 +26,8 @@ const VARIANTS: { name: string; input: DialogInput }[] = [
   { name: 'a question shown with a timeout', input: { ...base, timeoutMs: TIMEOUT_MS } },
   { name: 'a question whose signal was already aborted', input: { ...base, signal: AbortSignal.abort() } },
   { name: 'a question asked while the thread is stopping', input: { ...base, refused: true } },
+  // pi's ctx.ui.custom(): answered by the component's done (DONE), by no payload
+  { name: 'a terminal component shown', input: { ...base, spec: { method: 'terminal', cols: 80, rows: 24 } } },
 ]
 
 /**
@@ -42,6 +44,7 @@ const EVENTS: DialogEvent[] = [
   { type: 'CANCEL' },
   EXPIRES,
   { type: 'ABORT' },
+  { type: 'DONE' },
 ]
 
 const OUTCOME: Record<string, DialogOutcome> = {
@@ -50,7 +53,13 @@ const OUTCOME: Record<string, DialogOutcome> = {
   ABORT: 'aborted',
 }
 
-const answersTheQuestion = (e: DialogEvent) => e.type !== 'ANSWER' || (e.answer as { value?: string }).value === 'yes'
+/** Whether the event ends this question: a fitting answer (never a terminal's), DONE (only a terminal's), or any other ending. */
+const answersTheQuestion = (e: DialogEvent, input: DialogInput = base) => {
+  const terminal = input.spec.method === 'terminal'
+  if (e.type === 'ANSWER') return !terminal && (e.answer as { value?: string }).value === 'yes'
+  return e.type === 'DONE' ? terminal : true
+}
+const answeredBy = (e: DialogEvent) => e.type === 'ANSWER' || e.type === 'DONE'
 
 type Entry = { action: string; outcome?: DialogOutcome }
 
@@ -136,11 +145,11 @@ function assertState(state: string, dialog: ReturnType<typeof liveDialog>, lastE
       expect(dialog.listening()).toBe(0)
       expect(dialog.timers()).toBe(0)
       expect(indexOf(log, 'recordSettle')).toBeLessThan(indexOf(log, 'resolveExtension'))
-      const outcome = lastEvent?.type === 'ANSWER' ? 'answered' : OUTCOME[lastEvent!.type]
+      const outcome = answeredBy(lastEvent!) ? 'answered' : OUTCOME[lastEvent!.type]
       expect(log.find((e) => e.action === 'recordSettle')?.outcome).toBe(outcome)
       expect(log.find((e) => e.action === 'resolveExtension')?.outcome).toBe(outcome)
       expect(snap.output).toEqual(
-        outcome === 'answered' ? { outcome, answer: (lastEvent as { answer: unknown }).answer } : { outcome, answer: undefined },
+        lastEvent?.type === 'ANSWER' ? { outcome, answer: (lastEvent as { answer: unknown }).answer } : { outcome, answer: undefined },
       )
       break
     }
@@ -267,6 +276,22 @@ describe('dialog machine: it decides the answers it is given', () => {
   })
 })
 
+describe('dialog machine: a terminal component', () => {
+  it('no payload answers a terminal component (each is refused and it stays open); its done (DONE) settles it answered; DONE means nothing to a dialog', () => {
+    const terminal = liveDialog({ ...base, spec: { method: 'terminal', cols: 80, rows: 24 } })
+    const replies: unknown[] = []
+    terminal.actor.on('*', (e) => replies.push(e))
+    terminal.actor.send({ type: 'ANSWER', answer: { value: 'yes' }, replyTo: 'r1' })
+    expect(replies).toEqual([{ type: 'dialog.refused', replyTo: 'r1', refusal: expect.stringMatching(/answered by its own keys/) }])
+    expect(terminal.actor.getSnapshot().value).toBe('open')
+    terminal.actor.send({ type: 'DONE' })
+    expect(terminal.actor.getSnapshot().output).toEqual({ outcome: 'answered', answer: undefined })
+    const dialog = liveDialog(base)
+    dialog.actor.send({ type: 'DONE' })
+    expect(dialog.actor.getSnapshot().value).toBe('open')
+  })
+})
+
 describe('dialog machine: its own time and signal', () => {
   it('the timeout fires on its clock timeoutMs after the question was shown, not a moment before, and settles it timeout', () => {
     const dialog = liveDialog({ ...base, timeoutMs: TIMEOUT_MS })
@@ -315,14 +340,14 @@ describe('dialog machine: properties over random event sequences', () => {
         return
       }
       // the timeout ends only a question that has one
-      const first = sequence.find((e) => answersTheQuestion(e) && (e.type !== EXPIRES.type || input.timeoutMs !== undefined))
+      const first = sequence.find((e) => answersTheQuestion(e, input) && (e.type !== EXPIRES.type || input.timeoutMs !== undefined))
       if (first === undefined) {
         // invalid answers leave it open, and nothing is settled
         expect(dialog.actor.getSnapshot().matches('open')).toBe(true)
         expect(count(log, 'recordSettle') + count(log, 'resolveExtension')).toBe(0)
         return
       }
-      const outcome = first.type === 'ANSWER' ? 'answered' : OUTCOME[first.type]
+      const outcome = answeredBy(first) ? 'answered' : OUTCOME[first.type]
       expect(log.filter((e) => e.action === 'recordSettle')).toEqual([{ action: 'recordSettle', outcome }])
       expect(log.filter((e) => e.action === 'resolveExtension')).toEqual([{ action: 'resolveExtension', outcome }])
       expect(indexOf(log, 'recordSettle')).toBeLessThan(indexOf(log, 'resolveExtension'))

@@ -28,6 +28,7 @@ import {
   updateOutcomes,
   versionOutcomes,
   worktreeOutcomes,
+  terminalInputOutcomes,
   type AbortRefusal,
   type PromptRefusal,
 } from '../../src/schemas/outcomes.js'
@@ -51,6 +52,7 @@ const answeredBy: Array<[AnyTable, RouteName[]]> = [
   [changesOutcomes, ['runChanges', 'threadChanges']],
   [restoreOutcomes, ['revert', 'redo']],
   [worktreeOutcomes, ['deleteThread']],
+  [terminalInputOutcomes, ['terminalInput']],
 ]
 
 const documented = (name: RouteName) => Object.keys((apiRoutes[name] as RouteSpec).response).map(Number)

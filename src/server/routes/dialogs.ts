@@ -3,7 +3,7 @@
  * answer; the outcome table (src/schemas/outcomes.ts) says what its verdict is on the wire.
  */
 import type { ThreadRegistry } from '../../host/thread-registry.js'
-import { answerOutcomes } from '../../schemas/outcomes.js'
+import { answerOutcomes, terminalInputOutcomes } from '../../schemas/outcomes.js'
 import { replyWith } from '../responses.js'
 import type { RouteHandlers } from './register.js'
 
@@ -19,6 +19,15 @@ export function dialogRoutes(registry: ThreadRegistry): RouteHandlers {
         // Never asked, or already settled (another tab was first): worth a look when it repeats.
         if (outcome.kind === 'unknown') request.log.warn({ threadId: id, dialogId }, 'answer names no open question')
         return replyWith(reply, answerOutcomes, outcome, { threadId: id, dialogId })
+      },
+    },
+    terminalInput: {
+      tags: ['dialogs'],
+      summary: 'Type into an open terminal component: `{data, tab?}`, one key or paste as terminal bytes',
+      handler: async (request, reply) => {
+        const { id, dialogId } = request.params
+        const outcome = registry.terminalInput(id, dialogId, request.body)
+        return replyWith(reply, terminalInputOutcomes, outcome, { threadId: id, dialogId })
       },
     },
   }
