@@ -171,3 +171,26 @@ describe("pi's example components, hosted", () => {
     await rec.next('settled')
   })
 })
+
+describe('widget, header and footer factories, hosted', () => {
+  it('custom-header.ts draws its header as the widget pi.header above the composer, colours kept; /footer (custom-footer.ts) draws pi.footer below it and removes it again', async () => {
+    const { ui, runtime, rec, log } = await thread(['custom-header.ts', 'custom-footer.ts'])
+    const widgets = (key: string) => ui.shown.filter((c) => c[0] === 'setWidget' && c[1] === key)
+    await waitFor(() => widgets('pi.header').length > 0, 'the header')
+    const [, , header, placement] = widgets('pi.header')[0] as [string, string, string[], string]
+    expect(placement).toBe('aboveEditor')
+    expect(header.join('\n')).toMatch(/\x1b\[/)
+    expect(header.map((l) => stripVTControlCharacters(l)).join('\n')).toMatch(/shitty coding agent/)
+    runtime.prompt({ messageId: 'p', text: '/footer' })
+    await rec.next('settled')
+    await waitFor(() => widgets('pi.footer').length > 0, 'the footer')
+    const footer = widgets('pi.footer')[0] as [string, string, string[], string]
+    expect(footer[3]).toBe('belowEditor')
+    expect(stripVTControlCharacters(footer[2][0])).toMatch(/↑0 ↓0 \$0\.000 .*demo/)
+    runtime.prompt({ messageId: 'q', text: '/footer' })
+    await rec.next('settled', 2)
+    expect(widgets('pi.footer').at(-1)).toEqual(['setWidget', 'pi.footer', undefined, 'belowEditor'])
+    expect(ui.notes.map((n) => n.message).join('\n')).not.toMatch(/needs a terminal/)
+    expect(log.errors).toEqual([])
+  })
+})
