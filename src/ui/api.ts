@@ -202,6 +202,9 @@ export const api = {
   /** The workspace back to before run `toRun`; refused during a run, or with the paths changed since. */
   revert: (id: string, toRun: number): Promise<RestoreReceipt> => client.call('revert', { ...thread(id), body: { toRun } }).catch(tokenHint),
   redo: (id: string): Promise<RestoreReceipt> => client.call('redo', thread(id)).catch(tokenHint),
+  /** One key or paste, as terminal bytes, for an open terminal component; `tab` holds its input lease. */
+  terminalInput: (id: string, dialogId: string, data: string, tab: string): Promise<void> =>
+    client.call('terminalInput', { params: { id, dialogId }, body: { data, tab } }).then(() => undefined, tokenHint),
   // EventSource cannot send headers: the token rides in the query.
   followUrl: (id: string, after = 0): string =>
     client.url('follow', { ...thread(id), query: { after: after > 0 ? String(after) : undefined, token: apiConfig.token || undefined } }),

@@ -14,9 +14,12 @@ import { describeError, isNetworkError, isNotFound, refusalOf } from './api.js'
 import { dialogTitle } from './thread-store.js'
 import { ClockController } from './controllers/clock-controller.js'
 import './questionnaire-form.js'
+import './terminal-view.js'
 import { dialogCardStyles } from './dialog-card.styles.js'
 
 export type DialogSubmit = (body: DialogAnswerBody) => Promise<void>
+/** One key or paste (terminal bytes) for the terminal component `dialogId`. */
+export type TerminalKeys = (dialogId: string, data: string) => Promise<void>
 
 let uid = 0
 
@@ -43,6 +46,8 @@ export function formatRemaining(ms: number): string {
 export class DialogCard extends LitElement {
   @property({ attribute: false }) dialog!: OpenDialog
   @property({ attribute: false }) submit: DialogSubmit = async () => {}
+  /** Where a terminal component's keys go. */
+  @property({ attribute: false }) keys: TerminalKeys = async () => {}
   /** Clock for the countdown; tests may replace it. */
   @property({ attribute: false }) now: () => number = () => Date.now()
   /** The follow is connected: a "cannot reach the server" refusal from before is over once it is. */
@@ -61,6 +66,7 @@ export class DialogCard extends LitElement {
 
   /** Focus the card's first answer control (the pane moves the focus here when a question arrives). */
   override focus(): void {
+    if (this.dialog?.dialog.method === 'terminal') return void this.renderRoot.querySelector('terminal-view')?.focus()
     const target = this.renderRoot.querySelector<HTMLElement>(
       'input:not(:disabled), textarea:not(:disabled), button.primary:not(:disabled), .options button:not(:disabled), button:not(:disabled)',
     )
@@ -191,6 +197,14 @@ export class DialogCard extends LitElement {
           ></textarea>
           ${this.#submitRow()}
         </form>`
+      // pi's ctx.ui.custom(): its keys answer it, so it has no buttons (Stop ends it, as any question).
+      case 'terminal':
+        return html`<terminal-view
+          label=${`${this.cardTitle}: the extension's screen`}
+          .screen=${this.dialog.screen}
+          .typist=${this.dialog.typist}
+          .send=${(data: string) => this.keys(this.dialog.id, data)}
+        ></terminal-view>`
       case 'questionnaire': {
         const single = !d.title && d.questions.length === 1
         return html`<form @submit=${this.#submitQuestionnaire}>
@@ -219,7 +233,7 @@ export class DialogCard extends LitElement {
   }
 
   #onKey = (e: KeyboardEvent) => {
-    if (e.key !== 'Escape' || e.isComposing) return
+    if (e.key !== 'Escape' || e.isComposing || this.dialog.dialog.method === 'terminal') return
     e.preventDefault() // the pane's Escape (stop the run) is not for keys pressed on a card
     if (this.sending) return
     if (this.dialog.origin.name === ASK_TOOL) {

@@ -24,6 +24,7 @@ import { FocusController } from './controllers/focus-controller.js'
 import { answerLabel, type ThreadStore, type ThreadStoreContext } from './thread-store.js'
 import './composer-box.js'
 import './dialog-card.js'
+import { ansiBlock, TAB_ID } from './terminal-view.js'
 import './toast-stack.js'
 import './thread-header.js'
 import './thread-settings.js'
@@ -257,7 +258,7 @@ export class ThreadPane extends LitElement {
             ${repeat(
               view.openDialogs,
               (d) => d.id,
-              (d) => html`<dialog-card .dialog=${d} .submit=${this.#answer} ?connected=${this.following.live}></dialog-card>`,
+              (d) => html`<dialog-card .dialog=${d} .submit=${this.#answer} .keys=${this.#keys} ?connected=${this.following.live}></dialog-card>`,
             )}
             ${repeat(
               ctx.notes,
@@ -310,7 +311,7 @@ export class ThreadPane extends LitElement {
     const chips = Object.entries(statusItems).filter(([, text]) => text !== '')
     return html`${blocks.length
       ? html`<div class="widgets ${side === 'belowEditor' ? 'below' : ''}" aria-label=${side === 'belowEditor' ? 'Extension widgets below the editor' : 'Extension widgets'}>
-          ${blocks.map(([key, lines]) => html`<pre class="widget" data-widget=${key}>${lines.join('\n')}</pre>`)}
+          ${blocks.map(([key, lines]) => html`<pre class="widget" data-widget=${key}>${ansiBlock(lines)}</pre>`)}
         </div>`
       : nothing}
     ${chips.length
@@ -424,6 +425,12 @@ export class ThreadPane extends LitElement {
       if (isConflict(err)) return [] // nothing in flight any more
       throw err
     }
+  }
+
+  /** A key for a terminal component: typing into it is this tab answering it (its settle note says so). */
+  #keys = async (dialogId: string, data: string) => {
+    this.store?.trigger.answering({ id: dialogId })
+    await this.api.terminalInput(this.threadId, dialogId, data, TAB_ID)
   }
 
   #answer = async (body: DialogAnswerBody) => {
