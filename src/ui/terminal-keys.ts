@@ -48,6 +48,8 @@ export function terminalBytes(e: KeyLike): string | undefined {
   }
   if (key.length !== 1 && [...key].length !== 1) return undefined
   if (e.ctrlKey) {
+    // Ctrl+V is the browser's paste, which reaches the component as the pasted text.
+    if (key.toLowerCase() === 'v') return undefined
     const code = key.toLowerCase().charCodeAt(0)
     if (code >= 97 && code <= 122) return (e.altKey ? '\x1b' : '') + String.fromCharCode(code - 96)
     if (key === ' ' || key === '@') return '\x00'
