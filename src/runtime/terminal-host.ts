@@ -25,6 +25,9 @@ import { MAX_TERMINAL_LINES, type TerminalCursor, type TerminalScreen } from '..
 
 export type HostedComponent = Component & { dispose?(): void }
 
+/** What `tui.stop()` throws: a browser tab has no terminal to hand a program. */
+export const TERMINAL_HANDOVER_REFUSED = 'a program that takes over the terminal (tui.stop()) cannot run here: threadhost shows components in browser tabs, not in a terminal'
+
 export interface TerminalSize {
   cols: number
   rows: number
@@ -252,7 +255,12 @@ function standInTui(host: ComponentHost): TUI {
     hideOverlay: () => host.hideOverlay(),
     hasOverlay: () => host.hasOverlay(),
     start: nothing,
-    stop: nothing,
+    // An extension stops the TUI to hand the process's own terminal to a program (interactive-shell.ts
+    // runs `vim` with inherited stdio): here that terminal is the server's, and the program would
+    // block every thread. Refused, so the component fails and its question is cancelled.
+    stop: () => {
+      throw new Error(TERMINAL_HANDOVER_REFUSED)
+    },
     renderNow: () => host.requestRender(),
     requestRender: () => host.requestRender(),
     addInputListener: (listener: TuiInputListener) => host.addInputListener(listener),

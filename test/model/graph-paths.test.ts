@@ -58,6 +58,13 @@ export const PINNED_ELSEWHERE: Record<string, { why: string; tests: [file: strin
       ],
     ],
   },
+  'dialog.open|DONE|0': {
+    why: "a terminal component's done (ctx.ui.custom()); the walk's extension opens no component, so pi's own question.ts and questionnaire.ts drive it over HTTP",
+    tests: [
+      ['test/server/terminal-components.test.ts', 'is a question every follower sees: one tab types (arrows, Enter), the other watches the same screen, and both see it settled answered once'],
+      ['test/server/terminal-components.test.ts', 'two components asked in one tool batch are shown one at a time, in order (FIFO); Stop drains the waiting one unshown'],
+    ],
+  },
 }
 
 /** The lever paths: the walk extension on the main walk, the idle timeout on a walk of its own. */
