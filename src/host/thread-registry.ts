@@ -9,9 +9,9 @@
  * there (and a follow shows its persisted transcript). It knows nothing of HTTP; the server maps the
  * outcomes to status codes.
  */
-import type { ChangesOutcome, CreateOutcome, DialogOutcomeForRoute, EditOutcome, PromptRouteOutcome, RestoreRouteOutcome, ShortcutOutcome, TerminalInputRouteOutcome, VersionOutcome } from '../schemas/outcomes.js'
 import { randomUUID } from 'node:crypto'
 import type { CommandInfo, ExtensionList, ModelList, ThreadSummary } from '../schemas/index.js'
+import type { ChangesOutcome, CreateOutcome, DialogOutcomeForRoute, EditOutcome, PromptRouteOutcome, RestoreRouteOutcome, ShortcutOutcome, TerminalInputRouteOutcome, VersionOutcome } from '../schemas/outcomes.js'
 import { SessionDamaged, type ModelCatalog, type RuntimeFactory } from '../runtime/port.js'
 import type { ThreadView } from '../shared/projection.js'
 import type { Feed } from './feed.js'
