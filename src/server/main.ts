@@ -2,9 +2,11 @@
  * threadhost's entry point. The configuration is checked before anything heavy is loaded, so a
  * wrong flag is answered at once; then the host and the server run as Effect layers (serve.ts) that
  * SIGINT/SIGTERM interrupt. The process exits 0 once everything is released, 1 if the way out took
- * longer than its bound, and a start that fails says why in one line and exits 2 (a wrong flag) or 1.
+ * longer than its bound, and a start that fails says why in one line and exits 2 (a wrong flag) or 1;
+ * a taken port is found before pi loads, so that answer comes at once too.
  */
 import { ConfigError, parseConfig, type Config } from './config.js'
+import { probePort } from './listen-problem.js'
 import { log } from './log.js'
 
 async function main(): Promise<void> {
@@ -15,6 +17,11 @@ async function main(): Promise<void> {
     const message = (error as Error).message
     console.error(message)
     process.exit(error instanceof ConfigError && message.startsWith('threadhost —') ? 0 : 2)
+  }
+  const taken = await probePort(config)
+  if (taken !== undefined) {
+    console.error(taken)
+    process.exit(1)
   }
   const [{ Cause, Effect, Fiber }, { serve, SHUTDOWN_LIMIT, StartFailed }] = await Promise.all([import('effect'), import('./serve.js')])
   const fiber = Effect.runFork(serve(config))

@@ -26,6 +26,7 @@ import { clusterHttp } from './cluster-http.js'
 import { debugRoutes } from './debug-routes.js'
 import { ConfigError, type Config } from './config.js'
 import { createLogger, hostLog, type LogLevel } from './log.js'
+import { listenProblem } from './listen-problem.js'
 
 /** How long the threads may take to stop before the way out goes on without them. */
 const DRAIN_LIMIT: Duration.Input = '15 seconds'
@@ -148,18 +149,8 @@ const startFailure = (what: string) => (error: unknown) =>
     : new StartFailed({ message: `threadhost could not ${what}: ${error instanceof Error ? error.stack : String(error)}`, exitCode: 1 })
 
 const listenFailure = (config: Config) => (error: unknown) => {
-  const where = `${config.host}:${config.port}`
-  switch ((error as NodeJS.ErrnoException).code) {
-    case 'EADDRINUSE':
-      return new StartFailed({ message: `threadhost: port ${config.port} is in use on ${config.host} (another threadhost?); stop it or choose another with --port`, exitCode: 1 })
-    case 'EACCES':
-      return new StartFailed({ message: `threadhost: not permitted to listen on ${where}; choose another port with --port`, exitCode: 1 })
-    case 'EADDRNOTAVAIL':
-    case 'ENOTFOUND':
-      return new StartFailed({ message: `threadhost: --host ${config.host} is not an address of this machine`, exitCode: 1 })
-    default:
-      return startFailure(`listen on ${where}`)(error)
-  }
+  const problem = listenProblem(config, error)
+  return problem === undefined ? startFailure(`listen on ${config.host}:${config.port}`)(error) : new StartFailed({ message: problem, exitCode: 1 })
 }
 
 const HostLive = Layer.effect(

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -79,6 +80,18 @@ describe('lifecycle', () => {
     expect(await server.exit).toBe(1)
     expect(server.output()).toContain(`port ${port} is in use on 127.0.0.1`)
     expect(server.output()).not.toMatch(/Cause|threadhost stopped|at .*\.ts:\d+/)
+  })
+
+  it('a taken port is found before pi and the host load: no agent-dir survey, no store opened', async () => {
+    const taken = createServer()
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+    cleanups.push(() => new Promise((resolve) => taken.close(resolve)))
+    const port = (taken.address() as { port: number }).port
+    const dataDir = await tempDataDir()
+    const server = startProcess(['--port', String(port), '--data-dir', join(dataDir, 'never')])
+    expect(await server.exit).toBe(1)
+    expect(server.output().trim()).toBe(`threadhost: port ${port} is in use on 127.0.0.1 (another threadhost?); stop it or choose another with --port`)
+    expect(existsSync(join(dataDir, 'never'))).toBe(false)
   })
 
   it('binding a non-loopback host without a token generates one (test/server/token.test.ts starts it); a short token is refused', async () => {
