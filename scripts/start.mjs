@@ -1,12 +1,12 @@
 #!/usr/bin/env node
-// `npm start`: build the web client and the server when they are missing or older than their
-// sources, then run the server as compiled JavaScript (tsx stays for development and tests: it
-// compiles at run time, which cost seconds at every start).
+// `npm start` (through scripts/with-node24.sh): build the web client and the server when they are
+// missing or older than their sources, then become the server, run as compiled JavaScript (tsx stays
+// for development and tests: it compiles at run time, which cost seconds at every start).
 import './require-node.mjs'
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { buildServer, newest, root, serverEntry, serverStale } from './build-server.mjs'
+import { newest, root, serverEntry, serverStale } from './build-server.mjs'
 
 const built = join(root, 'dist/client/index.html')
 
@@ -22,20 +22,25 @@ if (stale && existsSync(join(root, 'vite.config.ts'))) {
 
 let server = ['--enable-source-maps', serverEntry]
 if (serverStale()) {
-  try {
-    await buildServer()
-  } catch (error) {
+  // In a process of its own, as the client's build: esbuild's service is a child process, and one
+  // left behind here would outlive the exec below as a zombie child of the server.
+  const result = spawnSync(process.execPath, [join(root, 'scripts/build-server.mjs')], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] })
+  if (result.status !== 0) {
     // Never worse than before: without a build, run the sources through tsx.
-    console.warn(`could not build the server (${error?.message ?? error}); running it through tsx`)
+    console.warn('could not build the server; running it through tsx')
     server = ['--import', 'tsx', join(root, 'src/server/main.ts')]
   }
 }
 
-const child = spawn(process.execPath, [...server, ...process.argv.slice(2)], {
-  cwd: process.cwd(),
-  stdio: 'inherit',
-  // Most of what is left of start-up is compiling node_modules: node keeps the compiled code here.
-  env: { NODE_COMPILE_CACHE: join(root, 'node_modules/.cache/threadhost-compile'), ...process.env },
-})
+// Most of what is left of start-up is compiling node_modules: node keeps the compiled code here.
+const env = { NODE_COMPILE_CACHE: join(root, 'node_modules/.cache/threadhost-compile'), ...process.env }
+const args = [...server, ...process.argv.slice(2)]
+if (typeof process.execve === 'function') {
+  // The server takes this process's place: one process stays, not this launcher beside it, and
+  // signals from the terminal or a supervisor reach the server itself.
+  process.execve(process.execPath, [process.execPath, ...args], env)
+}
+// Where node cannot exec (Windows), wait on the server and pass signals on.
+const child = spawn(process.execPath, args, { cwd: process.cwd(), stdio: 'inherit', env })
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal))
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)))

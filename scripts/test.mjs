@@ -5,12 +5,15 @@ import './require-node.mjs'
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const dir = mkdtempSync(join(tmpdir(), 'threadhost-test-'))
 const report = join(dir, 'report.json')
-const args = ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)]
-const child = spawn('npx', args, { stdio: 'inherit' })
+// vitest under this very node (not `npx`, whose node is whichever comes first on PATH).
+const args = [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)]
+const child = spawn(process.execPath, args, { stdio: 'inherit' })
 child.on('exit', (code, signal) => {
   let passed = 0
   let failed = 0
