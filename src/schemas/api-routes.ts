@@ -56,6 +56,7 @@ import { ExtensionList } from './extensions.js'
 import { SearchQuery, SearchResults, WorkspaceList } from './search.js'
 import { ChangesReport, RestoreReceipt, RevertBody, RunParams } from './changes.js'
 import { TerminalInputBody } from './terminal.js'
+import { PushKey, PushSubscriptionBody, PushUnsubscribeBody } from './push.js'
 
 export interface RouteSpec {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
@@ -383,6 +384,23 @@ export const apiRoutes = {
     params: ThreadParams,
     querystring: FollowQuery,
     response: { 200: EventStream('the event stream'), 404: notFound('no such thread'), ...guarded },
+  }),
+
+  // notifications (push): the key to subscribe with, and a browser's subscription
+  pushKey: route({ method: 'GET', path: '/api/push/key', response: { 200: PushKey, ...guarded } }),
+  subscribePush: route({
+    method: 'PUT',
+    path: '/api/push/subscription',
+    body: PushSubscriptionBody,
+    durable: true,
+    response: { 204: NoContent('kept: this browser is notified from now on'), ...withBody, ...refusedWrites },
+  }),
+  unsubscribePush: route({
+    method: 'DELETE',
+    path: '/api/push/subscription',
+    body: PushUnsubscribeBody,
+    durable: true,
+    response: { 204: NoContent('removed (or was not there)'), ...withBody, ...refusedWrites },
   }),
 
   // the inspector (`--inspector on`, the default on loopback)

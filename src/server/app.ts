@@ -26,6 +26,8 @@ import { registerRoutes } from './routes/register.js'
 import { searchRoutes } from './routes/search.js'
 import { runRoutes } from './routes/runs.js'
 import { threadRoutes } from './routes/threads.js'
+import { pushRoutes } from './routes/push.js'
+import { PushNotifier } from '../host/push/notifier.js'
 import { answerOf, guardOutcomes } from '../schemas/outcomes.js'
 import { extensionCounts } from '../schemas/extensions.js'
 import { installWriteGuards, refuseWrite } from './writes.js'
@@ -45,6 +47,8 @@ export interface AppOptions {
   loggerInstance?: FastifyBaseLogger
   /** Node's process metrics on /metrics (memory, event loop, GC). */
   processMetrics?: boolean
+  /** Notifications: keys and subscriptions in the data dir (serve.ts); without it, kept in memory for this app. */
+  push?: PushNotifier
   /** Extra routes (the inspector) registered under the same auth and error handling. */
   plugins?: FastifyPluginAsync[]
   /** Cluster mode (`--cluster`): commands reach each thread's owner, health names the nodes. */
@@ -144,6 +148,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await registerOpenApi(app)
   const metrics = installMetrics(app, { registry, processMetrics: options.processMetrics })
 
+  const push = options.push ?? PushNotifier.inMemory((level, message) => app.log[level](message))
+  const unwatchPush = push.watch(registry)
+  app.addHook('onClose', async () => unwatchPush())
+
   const stream = { ...follow, onDropped: metrics.onFollowerDropped, onJoined: metrics.onFollowJoined }
   registerRoutes(
     app,
@@ -170,6 +178,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       ...dialogRoutes(registry),
       ...followRoutes(registry, stream),
       ...changeRoutes(registry),
+      ...pushRoutes(push),
     },
     writes,
   )

@@ -17,6 +17,7 @@ import { join } from 'node:path'
 import type { ClusterNode } from '../host/cluster/cluster-node.js'
 import { SqliteThreadStore } from '../host/store/sqlite.js'
 import { lostCeiling } from '../host/store/journal.js'
+import { PushNotifier } from '../host/push/notifier.js'
 import { ThreadRegistry } from '../host/thread-registry.js'
 import { initialView } from '../shared/projection.js'
 import { Workspaces } from '../host/workspaces.js'
@@ -41,7 +42,7 @@ type HostLog = (level: LogLevel, message: string) => void
 class Settings extends Context.Service<Settings, Config>()('threadhost/Settings') {}
 
 /** The host: the thread registry on pi, and the one structured logger the routes share with it. */
-class Host extends Context.Service<Host, { registry: ThreadRegistry; logger: Logger; log: HostLog; node?: ClusterNode }>()('threadhost/Host') {}
+class Host extends Context.Service<Host, { registry: ThreadRegistry; push: PushNotifier; logger: Logger; log: HostLog; node?: ClusterNode }>()('threadhost/Host') {}
 
 /** Why threadhost did not start, in one line for the person who started it, and the code it exits with. */
 export class StartFailed extends Data.TaggedError('StartFailed')<{ readonly message: string; readonly exitCode: number }> {}
@@ -123,10 +124,11 @@ async function openClusterNode(
 }
 
 /** The app on its port; an app that cannot listen is closed before the failure goes on. */
-async function listen(config: Config, registry: ThreadRegistry, logger: Logger, node?: ClusterNode): Promise<{ app: FastifyInstance; url: string }> {
+async function listen(config: Config, registry: ThreadRegistry, push: PushNotifier, logger: Logger, node?: ClusterNode): Promise<{ app: FastifyInstance; url: string }> {
   const app = await buildApp({
     ...(node ? { cluster: clusterHttp(node) } : {}),
     registry,
+    push,
     token: config.token,
     clientDir: config.clientDir,
     loggerInstance: logger,
@@ -169,16 +171,18 @@ const HostLive = Layer.effect(
           Effect.andThen(node ? bounded(() => node.stop(), CLOSE_LIMIT, log, 'leaving the cluster') : Effect.void),
         ),
     )
-    return { registry, logger, log, ...(node ? { node } : {}) }
+    // Made on the first start and kept in the data dir (src/host/push/vapid.ts).
+    const push = yield* Effect.try({ try: () => PushNotifier.open(config.dataDir, log), catch: startFailure('open its notification keys') })
+    return { registry, push, logger, log, ...(node ? { node } : {}) }
   }),
 )
 
 const HttpLive = Layer.effectDiscard(
   Effect.gen(function* () {
     const config = yield* Settings
-    const { registry, logger, log, node } = yield* Host
+    const { registry, push, logger, log, node } = yield* Host
     const { app, url } = yield* Effect.acquireRelease(
-      Effect.tryPromise({ try: () => listen(config, registry, logger, node), catch: listenFailure(config) }),
+      Effect.tryPromise({ try: () => listen(config, registry, push, logger, node), catch: listenFailure(config) }),
       ({ app }) => bounded(() => app.close(), CLOSE_LIMIT, log, 'closing the listener'),
     )
     // Released before the listener closes: during the drain a request is answered 503, not refused,
