@@ -11,6 +11,7 @@ import type { SearchHit, ThreadSummary } from '../schemas/index.js'
 import { api as defaultApi, describeError, type Api } from './api.js'
 import { ClockController } from './controllers/clock-controller.js'
 import { threadListStyles } from './thread-list.styles.js'
+import './push-toggle.js'
 
 /** Threads whose title (or id) contains every word of the query, case-insensitive. */
 export function filterThreads(threads: readonly ThreadSummary[], query: string): ThreadSummary[] {
