@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from 'typebox'
 
-/** base64url, as a browser's `PushSubscription.toJSON()` gives its keys. */
+/** base64url, as a browser gives its subscription keys. */
 const Base64Url = Type.String({ pattern: '^[A-Za-z0-9_-]+=*$', minLength: 1, maxLength: 200 })
 
 /**
@@ -13,7 +13,7 @@ const Base64Url = Type.String({ pattern: '^[A-Za-z0-9_-]+=*$', minLength: 1, max
  */
 const Endpoint = Type.String({ pattern: '^(https://|http://(127\\.\\d+\\.\\d+\\.\\d+|localhost|\\[::1\\])[:/])', maxLength: 2048 })
 
-/** `PushSubscription.toJSON()` as the browser gives it (`expirationTime` is ignored). */
+/** A browser's PushSubscription in its JSON form (`expirationTime` is ignored). */
 export const PushSubscriptionBody = Type.Object({
   endpoint: Endpoint,
   expirationTime: Type.Optional(Type.Union([Type.Number(), Type.Null()])),

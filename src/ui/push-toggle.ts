@@ -20,8 +20,8 @@ const bytes = (base64url: string) => Uint8Array.from(atob(base64url.replace(/-/g
 
 const sameKey = (a: ArrayBuffer, b: Uint8Array) => a.byteLength === b.length && new Uint8Array(a).every((byte, i) => byte === b[i])
 
-/** What the server keeps of a subscription: `PushSubscription.toJSON()`, whose fields the browser always fills. */
-const body = (subscription: PushSubscription) => subscription.toJSON() as PushSubscriptionBody
+/** What the server keeps of a subscription: its JSON form, whose fields the browser always fills. */
+const body = (subscription: PushSubscription) => JSON.parse(JSON.stringify(subscription)) as PushSubscriptionBody
 
 @customElement('push-toggle')
 export class PushToggle extends LitElement {
@@ -72,7 +72,7 @@ export class PushToggle extends LitElement {
           <path d="M10.3 21a1.94 1.94 0 0 0 3.4 0" />
           ${on ? nothing : html`<path d="M3 3l18 18" />`}
         </svg></button
-      ><span class="hidden" role="status">${this.problem}</span>`
+      >${this.problem ? html`<span class="hidden" role="alert">${this.problem}</span>` : nothing}`
   }
 
   /** This browser's subscription, if any, is the server's too (a data dir made anew forgets them). */

@@ -13,7 +13,7 @@ export function pushRoutes(push: PushNotifier): RouteHandlers {
     },
     subscribePush: {
       tags,
-      summary: 'Notify this browser when a question waits or a run ends (the body is `PushSubscription.toJSON()`)',
+      summary: 'Notify this browser when a question waits or a run ends (the body is the browser subscription, as JSON)',
       handler: async (request, reply) => {
         push.subscribe(request.body)
         return reply.code(204).send()
