@@ -1,11 +1,11 @@
 /**
- * `<push-toggle>`: the bell that turns notifications on for this browser — when a question waits or
+ * `<push-toggle>`: the switch at the foot of the thread list that turns notifications on for this browser — when a question waits or
  * a run ends while no tab of the app is in view, the phone (or desktop) shows it. On: ask permission,
  * subscribe the service worker's push manager with the server's VAPID key, hand the subscription to
  * the server (`PUT /api/push/subscription`). Off: the reverse. Hidden where the browser has no Push API
  * (or the page is not a secure context).
  */
-import { LitElement, css, html, nothing } from 'lit'
+import { LitElement, css, html, nothing, svg } from 'lit'
 import { customElement, state } from 'lit/decorators.js'
 import type { PushSubscriptionBody } from '../schemas/push.js'
 import { client, describeError } from './api.js'
@@ -29,11 +29,23 @@ export class PushToggle extends LitElement {
     tokens,
     controls,
     css`
-      button {
-        padding: 0.3rem 0.45rem;
-        line-height: 0;
+      /* At the foot of the thread list. */
+      :host([hidden]) {
+        display: none;
       }
-      button[aria-pressed='true'] {
+      :host {
+        display: block;
+        padding: 0.4rem 0.5rem;
+        border-top: 1px solid var(--th-border);
+      }
+      button {
+        display: flex;
+        align-items: center;
+        gap: 0.5rem;
+        width: 100%;
+        text-align: start;
+      }
+      button[aria-pressed='true'] svg {
         color: var(--th-accent);
       }
       .hidden {
@@ -52,6 +64,7 @@ export class PushToggle extends LitElement {
 
   override connectedCallback(): void {
     super.connectedCallback()
+    this.hidden = this.state === 'unsupported'
     if (this.state !== 'unsupported') void this.#sync()
   }
 
@@ -62,16 +75,16 @@ export class PushToggle extends LitElement {
     return html`<button
         class="ghost"
         aria-pressed=${on ? 'true' : 'false'}
-        aria-label="Notifications"
         title=${this.problem || label}
         ?disabled=${this.state === 'working' || this.state === 'denied'}
         @click=${() => void (on ? this.#off() : this.#on())}
       >
-        <svg width="18" height="18" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" aria-hidden="true">
+        <svg width="16" height="16" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" aria-hidden="true">
           <path d="M6 8a6 6 0 0 1 12 0c0 7 3 9 3 9H3s3-2 3-9" />
           <path d="M10.3 21a1.94 1.94 0 0 0 3.4 0" />
-          ${on ? nothing : html`<path d="M3 3l18 18" />`}
-        </svg></button
+          ${on ? nothing : svg`<path d="M3 3l18 18" />`}
+        </svg>
+        Notifications</button
       >${this.problem ? html`<span class="hidden" role="alert">${this.problem}</span>` : nothing}`
   }
 

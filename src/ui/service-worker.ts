@@ -5,8 +5,10 @@
  */
 export function registerServiceWorker(): void {
   if (!('serviceWorker' in navigator) || !globalThis.isSecureContext) return
-  // After the page has loaded: the worker's first fetch of the shell never competes with the page's own.
-  addEventListener('load', () => {
+  const register = () => {
     navigator.serviceWorker.register('./sw.js').catch((error: unknown) => console.warn('threadhost: no service worker:', error))
-  })
+  }
+  // After the page has loaded: the worker's first fetch of the shell never competes with the page's own.
+  if (document.readyState === 'complete') register()
+  else addEventListener('load', register, { once: true })
 }

@@ -309,6 +309,7 @@ export class ThreadList extends LitElement {
         )}
         </div>
       </nav>
+      <push-toggle></push-toggle>
     `
   }
 

@@ -26,13 +26,24 @@ describe('the installable app', () => {
     await server?.stop()
   })
 
-  /** A page the service worker controls. */
+  /** A page the service worker controls; when it never is, the failure says how far the worker got. */
   async function controlledPage(context: BrowserContext): Promise<Page> {
     const page = await context.newPage()
+    const seen: string[] = []
+    page.on('console', (m) => seen.push(`console: ${m.text()}`))
+    page.on('pageerror', (e) => seen.push(`error: ${e.message}`))
     await page.goto(`${server.url}/`)
-    await page.waitForFunction(() => navigator.serviceWorker.getRegistration().then((r) => r?.active?.state === 'activated'), undefined, { timeout: 30_000, polling: 100 })
-    if (!(await page.evaluate(() => navigator.serviceWorker.controller !== null))) await page.reload()
-    await page.waitForFunction(() => navigator.serviceWorker.controller !== null, undefined, { timeout: 30_000, polling: 100 })
+    try {
+      await page.waitForFunction(() => navigator.serviceWorker.getRegistration().then((r) => r?.active?.state === 'activated'), undefined, { timeout: 30_000, polling: 100 })
+      if (!(await page.evaluate(() => navigator.serviceWorker.controller !== null))) await page.reload()
+      await page.waitForFunction(() => navigator.serviceWorker.controller !== null, undefined, { timeout: 30_000, polling: 100 })
+    } catch (error) {
+      const state = await page.evaluate(async () => {
+        const r = await navigator.serviceWorker.getRegistration()
+        return JSON.stringify({ readyState: document.readyState, registered: !!r, installing: r?.installing?.state, waiting: r?.waiting?.state, active: r?.active?.state, controlled: !!navigator.serviceWorker.controller })
+      })
+      throw new Error(`the service worker did not take the page: ${state}\n${seen.join('\n')}`, { cause: error })
+    }
     return page
   }
 
@@ -145,7 +156,7 @@ describe('the installable app', () => {
       expect(await bell.getAttribute('aria-pressed')).toBe('false')
       await bell.click()
       await page.waitForFunction(() =>
-        document.querySelector('app-shell')?.shadowRoot?.querySelector('thread-list')?.shadowRoot?.querySelector('push-toggle')?.shadowRoot?.querySelector('button[aria-pressed=true]'),
+        document.querySelector('app-shell')?.shadowRoot?.querySelector('thread-list')?.shadowRoot?.querySelector('push-toggle')?.shadowRoot?.querySelector('button[aria-pressed=true]:not([disabled])'),
       )
 
       const { body } = await api<{ threadId: string }>(server.url, 'POST', '/api/threads', { title: 'Pushed' })
