@@ -4,36 +4,12 @@
  * call and a code block), an open question card, the open-questions view and the inspector page, in
  * light and dark. Zero violations, each reported with its rule, impact and the nodes it found.
  */
-import { createRequire } from 'node:module'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { Browser, BrowserContext, Page } from 'playwright'
 import { card, launch, newThread, openThread, send, startServer, type Server } from './harness.js'
+import { violations } from './axe.js'
 
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
 const CONFIRM = 'call ui_dialog {"method":"confirm","title":"Deploy?","message":"to prod"}'
-
-interface Found {
-  id: string
-  impact: string | null
-  help: string
-  nodes: string[]
-}
-
-/** axe over the whole document (it walks open shadow roots); the violations, said so a person can act on them. */
-async function violations(page: Page): Promise<Found[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: AXE })
-  return page.evaluate(async () => {
-    type AxeResult = { violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[]; failureSummary?: string }[] }[] }
-    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<AxeResult> } }).axe
-    const r = await axe.run(document, { resultTypes: ['violations'] })
-    return r.violations.map((v) => ({
-      id: v.id,
-      impact: v.impact,
-      help: v.help,
-      nodes: v.nodes.map((n) => `${JSON.stringify(n.target)}: ${n.failureSummary ?? ''}`),
-    }))
-  })
-}
 
 describe('accessibility (axe-core)', () => {
   let server: Server

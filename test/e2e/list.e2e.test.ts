@@ -4,37 +4,14 @@
  * said in it, and axe-core finds no violation on the list, the empty state, the not-found view and
  * a pane being renamed — at desktop size and on a 390×844 phone, light and dark.
  */
-import { createRequire } from 'node:module'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import type { Browser, BrowserContext, Page } from 'playwright'
 import { api, launch, newThread, openThread, send, startServer, type Server } from './harness.js'
+import { violations } from './axe.js'
 
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
-
-interface Found {
-  id: string
-  impact: string | null
-  help: string
-  nodes: string[]
-}
-
-async function violations(page: Page): Promise<Found[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: AXE })
-  return page.evaluate(async () => {
-    type AxeResult = { violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[]; failureSummary?: string }[] }[] }
-    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<AxeResult> } }).axe
-    const r = await axe.run(document, { resultTypes: ['violations'] })
-    return r.violations.map((v) => ({
-      id: v.id,
-      impact: v.impact,
-      help: v.help,
-      nodes: v.nodes.map((n) => `${JSON.stringify(n.target)}: ${n.failureSummary ?? ''}`),
-    }))
-  })
-}
 
 const deepActiveLabel = (page: Page) =>
   page.evaluate(() => {
