@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Browser, BrowserContext, Page } from 'playwright'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
+import type { TerminalView } from '../../src/ui/terminal-view.js'
 import { card, gone, launch, newThread, openThread, send, startServer, type Server } from './harness.js'
 
 const EXAMPLES = fileURLToPath(new URL('../../node_modules/@earendil-works/pi-coding-agent/examples/extensions/', import.meta.url))
@@ -51,19 +52,22 @@ describe("pi's terminal components in the browser", () => {
   }
 
   const screen = (page: Page) => card(page, 'Terminal').getByRole('application')
+  /** What the terminal shows, as text: read from xterm's buffer (its DOM rows are split into styled runs, and copied for screen readers). */
+  const shown = (page: Page) => card(page, 'Terminal').locator('terminal-view').evaluate((el) => (el as TerminalView).text)
+  const showing = (page: Page, text: string) => expect.poll(() => shown(page), { timeout: 45_000 }).toContain(text)
 
   test('question.ts: the component opens focused in every tab; arrows and Enter in one tab answer it while the other watches read-only', async () => {
     const [a, b] = await tabs(2, 'Colours')
     await send(a, QUESTION)
-    await screen(a).getByText('Which colour?').waitFor()
-    await screen(b).getByText('Which colour?').waitFor()
-    await expect.poll(() => screen(a).evaluate((el) => el.matches(':focus'))).toBe(true)
+    await showing(a, 'Which colour?')
+    await showing(b, 'Which colour?')
+    await expect.poll(() => screen(a).evaluate((el) => el.matches(':focus-within'))).toBe(true)
     await a.keyboard.press('ArrowDown')
     await a.keyboard.press('ArrowDown')
-    await screen(a).getByText('> 3. Blue').waitFor()
-    await screen(b).getByText('> 3. Blue').waitFor()
+    await showing(a, '> 3. Blue')
+    await showing(b, '> 3. Blue')
     await card(b, 'Terminal').getByText('Another tab is typing: you are watching.').waitFor()
-    await screen(b).focus()
+    await screen(b).click()
     await b.keyboard.press('ArrowUp')
     await card(b, 'Terminal').getByText('Another tab is typing into this').waitFor()
     await a.keyboard.press('Enter')
@@ -76,22 +80,40 @@ describe("pi's terminal components in the browser", () => {
   test('question.ts: "Type something." opens its inline editor, typed text and Enter answer; Escape cancels the next one', async () => {
     const [a] = await tabs(1, 'Names')
     await send(a, 'call question {"question":"Name?","options":[{"label":"Ann"}]}')
-    await screen(a).getByText('Name?').waitFor()
+    await showing(a, 'Name?')
     await a.keyboard.press('ArrowDown')
     await a.keyboard.press('Enter')
-    await screen(a).getByText('Your answer:').waitFor()
+    await showing(a, 'Your answer:')
     await a.keyboard.type('Zoe')
-    await screen(a).getByText('Zoe').waitFor()
+    await showing(a, 'Zoe')
     await a.keyboard.press('Enter')
     await gone(card(a, 'Terminal'))
     await a.getByText('User wrote: Zoe').first().waitFor()
     await a.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached', timeout: 15_000 })
 
     await send(a, 'call question {"question":"Again?","options":[{"label":"Yes"}]}')
-    await screen(a).getByText('Again?').waitFor()
+    await showing(a, 'Again?')
     await a.keyboard.press('Escape')
     await gone(card(a, 'Terminal'))
     await a.getByText('User cancelled the selection').first().waitFor()
+  })
+
+  test('question.ts: text an input method composes (é) reaches the inline editor and answers', async () => {
+    const [a] = await tabs(1, 'Accents')
+    await send(a, 'call question {"question":"Name?","options":[{"label":"Ann"}]}')
+    await showing(a, 'Name?')
+    await a.keyboard.press('ArrowDown')
+    await a.keyboard.press('Enter')
+    await showing(a, 'Your answer:')
+    await a.keyboard.type('Zo')
+    // A real composition in Chromium, as an input method (or a dead key) makes it: composing, then committed.
+    const cdp = await context.newCDPSession(a)
+    await cdp.send('Input.imeSetComposition', { text: 'é', selectionStart: 1, selectionEnd: 1 })
+    await cdp.send('Input.insertText', { text: 'é' })
+    await showing(a, 'Zoé')
+    await a.keyboard.press('Enter')
+    await gone(card(a, 'Terminal'))
+    await a.getByText('User wrote: Zoé').first().waitFor()
   })
 
   test('questionnaire.ts: Enter answers a question and moves on, Tab and Shift+Tab move between the tabs, Enter on Submit answers', async () => {
@@ -103,16 +125,16 @@ describe("pi's terminal components in the browser", () => {
       ],
     }
     await send(a, `call questionnaire ${JSON.stringify(two)}`)
-    await screen(a).getByText('Which scope?').waitFor()
+    await showing(a, 'Which scope?')
     await a.keyboard.press('ArrowDown')
     await a.keyboard.press('Enter')
-    await screen(a).getByText('When?').waitFor()
+    await showing(a, 'When?')
     await a.keyboard.press('Tab')
-    await screen(a).getByText('Unanswered: When').waitFor()
+    await showing(a, 'Unanswered: When')
     await a.keyboard.press('Shift+Tab')
-    await screen(a).getByText('When?').waitFor()
+    await showing(a, 'When?')
     await a.keyboard.press('Enter')
-    await screen(a).getByText('Press Enter to submit').waitFor()
+    await showing(a, 'Press Enter to submit')
     await a.keyboard.press('Enter')
     await gone(card(a, 'Terminal'))
     await a.getByText('Scope: user selected: 2. Mine').first().waitFor()
@@ -121,23 +143,23 @@ describe("pi's terminal components in the browser", () => {
   test('/todos shows the list and Escape closes it; /snake renders, turns on an arrow key, and Escape quits; a reload mid-game shows the board again; Stop ends a component', async () => {
     const [a] = await tabs(1, 'Games')
     await send(a, '/todos')
-    await screen(a).getByText('No todos yet. Ask the agent to add some!').waitFor()
+    await showing(a, 'No todos yet. Ask the agent to add some!')
     await a.keyboard.press('Escape')
     await gone(card(a, 'Terminal'))
 
     await send(a, '/snake')
-    await screen(a).getByText('SNAKE').waitFor()
-    const before = await screen(a).innerText()
+    await showing(a, 'SNAKE')
+    const before = await shown(a)
     await a.keyboard.press('ArrowUp')
-    await expect.poll(() => screen(a).innerText()).not.toBe(before)
+    await expect.poll(() => shown(a)).not.toBe(before)
     await a.reload()
-    await screen(a).getByText('SNAKE').waitFor()
-    await screen(a).focus()
+    await showing(a, 'SNAKE')
+    await screen(a).click()
     await a.keyboard.press('Escape')
     await gone(card(a, 'Terminal'))
 
     await send(a, QUESTION)
-    await screen(a).getByText('Which colour?').waitFor()
+    await showing(a, 'Which colour?')
     await a.getByRole('button', { name: 'Stop' }).click()
     await gone(card(a, 'Terminal'))
     await a.getByText('stopped').first().waitFor()
