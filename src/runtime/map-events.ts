@@ -167,12 +167,14 @@ export class EventMapper {
       case 'queue_update':
         return [{ type: 'queue', steering: [...event.steering], followUp: [...event.followUp] }]
       case 'auto_retry_start':
+        return [{ type: 'retry', attempt: event.attempt, maxAttempts: event.maxAttempts, message: event.errorMessage }]
+      case 'auto_retry_end':
         return [
           {
-            type: 'notify',
-            level: 'warning',
-            persist: true,
-            message: `The model failed (${event.errorMessage}); retrying, attempt ${event.attempt} of ${event.maxAttempts}.`,
+            type: 'retry-end',
+            success: event.success,
+            attempt: event.attempt,
+            ...(event.finalError !== undefined ? { message: event.finalError } : {}),
           },
         ]
       case 'compaction_end':

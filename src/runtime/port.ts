@@ -61,6 +61,9 @@ export type RuntimeEvent =
   | { type: 'failure'; message: string }
   /** The conversation moved in place to another branch of its tree (`navigate`, an extension's ctx.navigateTree): its transcript, whole. */
   | { type: 'branch'; transcript: TranscriptEntry[] }
+  /** pi retries a failed model call (attempt of maxAttempts), and how its retries ended. */
+  | { type: 'retry'; attempt: number; maxAttempts: number; message: string }
+  | { type: 'retry-end'; success: boolean; attempt: number; message?: string }
   /**
    * A run began that no prompt started (an extension's `pi.sendUserMessage`, a triggered turn): the
    * host numbers it (`adoptRun`) before any of its events, and it ends by its own `settled`.

@@ -136,6 +136,9 @@ export function foldTranscript(entries: SessionEntry[], versionsOf?: (entryId: s
         out.push({ kind: 'user', messageId, text: messageText(message), run, ...(versions ? { versions } : {}) })
         break
       case 'assistant': {
+        // pi answers a failure with another call only when it retries it (auto-retry): the failures
+        // before this reply are one retry line, as they were live.
+        if (message.stopReason !== 'error') recovered(out)
         const text = messageText(message)
         const calls = message.content.filter((c) => c.type === 'toolCall')
         // An empty reply (e.g. the aborted turn pi adds after Stop) has nothing to draw.
@@ -148,7 +151,7 @@ export function foldTranscript(entries: SessionEntry[], versionsOf?: (entryId: s
           out.push(tool)
         }
         if (message.stopReason === 'aborted') out.push({ kind: 'stopped', run: Math.max(run, 1) })
-        if (message.stopReason === 'error') out.push({ kind: 'error', message: message.errorMessage ?? 'The model failed.' })
+        if (message.stopReason === 'error') failed(out, message.errorMessage ?? 'The model failed.')
         break
       }
       case 'toolResult': {
@@ -170,6 +173,24 @@ export function foldTranscript(entries: SessionEntry[], versionsOf?: (entryId: s
     }
   }
   return out
+}
+
+/**
+ * A failed model call: shown as a failure, or — when it follows a failure of the same turn, which pi
+ * only makes by retrying — counted on that failure's retry line, which then says pi gave up.
+ */
+function failed(out: TranscriptEntry[], message: string): void {
+  const last = out.at(-1)
+  if (last?.kind === 'error') out[out.length - 1] = { kind: 'retry', attempt: 1, message, state: 'failed' }
+  else if (last?.kind === 'retry') out[out.length - 1] = { ...last, attempt: last.attempt + 1, message }
+  else out.push({ kind: 'error', message })
+}
+
+/** A reply after a failure of the same turn: pi's retry answered. */
+function recovered(out: TranscriptEntry[]): void {
+  const last = out.at(-1)
+  if (last?.kind === 'error') out[out.length - 1] = { kind: 'retry', attempt: 1, message: last.message, state: 'recovered' }
+  else if (last?.kind === 'retry') out[out.length - 1] = { ...last, attempt: last.attempt + 1, state: 'recovered' }
 }
 
 /** A custom message's content (a string, or pi's text and image parts) as text. */

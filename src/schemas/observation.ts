@@ -101,7 +101,7 @@ export const TerminalTypistObservation = obs('terminal-typist', { id: Type.Strin
 /**
  * A note for the people watching. Without `persist` it is a transient toast (an extension's
  * `ctx.ui.notify`): it is not part of the transcript and a late joiner does not see it. With
- * `persist: true` it is the host's own note about the run (an auto-retry) and enters the transcript.
+ * `persist: true` it is the host's own note about the run (a compaction) and enters the transcript.
  */
 export const NotifyObservation = obs('notify', {
   message: Type.String(),
@@ -156,6 +156,13 @@ export const SettledObservation = obs('settled', { run: Type.Integer(), aborted:
  * would take the failure for a lost connection and never show it.
  */
 export const FailureObservation = obs('failure', { message: Type.String() })
+/**
+ * pi retries a failed model call (its `auto_retry_start`): the failure just shown becomes ONE line
+ * that counts the attempts ("retrying 2/3…") instead of a box per attempt.
+ */
+export const RetryObservation = obs('retry', { attempt: Type.Integer(), maxAttempts: Type.Integer(), message: Type.String() })
+/** pi's retries ended (`auto_retry_end`): the model answered on a retry, or pi gave up (`message`: the last failure). */
+export const RetryEndObservation = obs('retry-end', { success: Type.Boolean(), attempt: Type.Integer(), message: Type.Optional(Type.String()) })
 
 // ——— what the agent changed in the workspace (src/host/checkpoints/) ———
 /** A run's changes are known (it settled after a checkpoint): the files it added, modified and deleted. */
@@ -201,6 +208,8 @@ export const Observation = Type.Union([
   BranchObservation,
   RunChangesObservation,
   WorkspaceRestoredObservation,
+  RetryObservation,
+  RetryEndObservation,
 ])
 export type Observation = Static<typeof Observation>
 export type ObservationType = Observation['type']
@@ -236,6 +245,18 @@ export const TranscriptEntry = Type.Union([
   /** An extension's displayed message (`custom-message`). */
   Type.Object({ kind: Type.Literal('custom'), customType: Type.String(), text: Type.String() }),
   Type.Object({ kind: Type.Literal('error'), message: Type.String() }),
+  /**
+   * A model call pi retried, as one line: `retrying` while pi waits to try again, `recovered` once a
+   * retry answered, `failed` when pi gave up (`message`: the latest failure). `maxAttempts` is
+   * unknown after a reload (pi does not record it).
+   */
+  Type.Object({
+    kind: Type.Literal('retry'),
+    attempt: Type.Integer(),
+    maxAttempts: Type.Optional(Type.Integer()),
+    message: Type.String(),
+    state: Type.Union([Type.Literal('retrying'), Type.Literal('recovered'), Type.Literal('failed')]),
+  }),
 ])
 export type TranscriptEntry = Static<typeof TranscriptEntry>
 

@@ -141,7 +141,26 @@ function step(draft: Draft, o: Observation): void {
       if (o.aborted) append(draft, { kind: 'stopped', run: o.run })
       return
     case 'failure':
-      return append(draft, { kind: 'error', message: o.message })
+      // A retried call that failed again stays the one retry line; otherwise the failure is shown.
+      if (!patchRetry(draft, (e) => ({ ...e, message: o.message }))) append(draft, { kind: 'error', message: o.message })
+      return
+    case 'retry': {
+      const line = { attempt: o.attempt, maxAttempts: o.maxAttempts, message: o.message, state: 'retrying' } as const
+      if (patchRetry(draft, (e) => ({ ...e, ...line }))) return
+      // The failure shown a moment ago is the one pi retries: it becomes the retry line.
+      const last = draft.view.transcript.length - 1
+      if (draft.view.transcript[last]?.kind === 'error') transcriptOf(draft)[last] = { kind: 'retry', ...line }
+      else append(draft, { kind: 'retry', ...line })
+      return
+    }
+    case 'retry-end':
+      patchRetry(draft, (e) => ({
+        ...e,
+        attempt: o.attempt,
+        state: o.success ? 'recovered' : 'failed',
+        ...(o.message !== undefined ? { message: o.message } : {}),
+      }))
+      return
     // The conversation moved to another branch: its transcript, whole, replaces the old one (never written in place).
     case 'branch':
       view.transcript = o.transcript
@@ -152,6 +171,23 @@ function step(draft: Draft, o: Observation): void {
       view.changes = foldChanges(view.changes, o)
       return
   }
+}
+
+type RetryEntry = Extract<TranscriptEntry, { kind: 'retry' }>
+
+/** The retry line of the turn going on (one still `retrying`, after the latest prompt), patched; says whether there was one. */
+function patchRetry(draft: Draft, patch: (e: RetryEntry) => RetryEntry): boolean {
+  const entries = draft.view.transcript
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i]
+    if (e.kind === 'user') return false
+    if (e.kind === 'retry') {
+      if (e.state !== 'retrying') return false
+      transcriptOf(draft)[i] = patch(e)
+      return true
+    }
+  }
+  return false
 }
 
 /** Returns a new view; the view given is never mutated, and what did not change is shared with it. */

@@ -40,6 +40,8 @@ const FRAME_EVENT_SET: Record<ObservationType, true> = {
   branch: true,
   'run-changes': true,
   'workspace-restored': true,
+  retry: true,
+  'retry-end': true,
 }
 export const FRAME_EVENTS: string[] = Object.keys(FRAME_EVENT_SET)
 

@@ -228,6 +228,22 @@ export const transcriptViewStyles = [
       background: var(--th-warn-soft);
       color: var(--th-warn);
     }
+    .retry {
+      align-self: flex-start;
+      font-size: 0.85rem;
+      padding: 0.35rem 0.8rem;
+      border-radius: 8px;
+      background: var(--th-warn-soft);
+      color: var(--th-warn);
+      overflow-wrap: anywhere;
+    }
+    .retry.recovered {
+      background: var(--th-bg-sunk);
+      color: var(--th-fg-soft);
+    }
+    .error .attempts {
+      font-size: 0.8rem;
+    }
     .notify.error,
     .error {
       background: var(--th-danger-soft);

@@ -271,6 +271,8 @@ export class TranscriptView extends LitElement {
             ?enabled=${this.forkable && !this.busy}><div class="user" data-message=${e.messageId}>${e.text}</div></user-turn>
           ${this.#meta(e.messageId, e.text, 'end', true, { fork: 'edit' })}`
       case 'assistant':
+        // A failed call's empty reply: its failure (or retry line) says everything.
+        if (!e.streaming && e.text === '') return html``
         return html`<div class="assistant" data-message=${e.messageId}>
             ${unsafeHTML(e.streaming ? withCaret(markdown(e.text)) : markdown(e.text))}
           </div>
@@ -296,7 +298,23 @@ export class TranscriptView extends LitElement {
         return html`<div class="custom" data-custom=${e.customType}><span class="label">${e.customType}</span>${e.text}</div>`
       case 'error':
         return html`<div class="error" role="alert">${e.message}</div>`
+      case 'retry':
+        return retryLine(e)
     }
+  }
+}
+
+/** pi's retries of a failed model call, as one line: what failed and how many attempts so far. */
+export function retryLine(e: Extract<TranscriptEntry, { kind: 'retry' }>): TemplateResult {
+  const of = e.maxAttempts !== undefined ? `${e.attempt}/${e.maxAttempts}` : `${e.attempt}`
+  switch (e.state) {
+    case 'retrying':
+      return html`<div class="retry" role="status" data-retry=${e.state}>The model failed (${e.message}); retrying ${of}…</div>`
+    case 'recovered':
+      return html`<div class="retry recovered" role="note" data-retry=${e.state}>The model failed; it answered on retry ${of}.</div>`
+    case 'failed':
+      return html`<div class="error" role="alert" data-retry=${e.state}>${e.message}
+        <span class="attempts">(gave up after ${e.attempt} ${e.attempt === 1 ? 'retry' : 'retries'})</span></div>`
   }
 }
 

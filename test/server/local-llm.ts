@@ -16,7 +16,7 @@ export const MODEL = `${PROVIDER}/${MODEL_ID}`
 
 export interface ChatMessage {
   role: string
-  content?: string | { type: string; text?: string }[] | null
+  content?: string | { type: string; text?: string; image_url?: { url: string } }[] | null
   tool_calls?: { id: string; function: { name: string; arguments: string } }[]
   tool_call_id?: string
 }
@@ -45,8 +45,13 @@ export function script(request: ChatRequest): Reply {
 export class LocalLlm {
   readonly requests: ChatRequest[] = []
   readonly paths: string[] = []
-  /** Answers the next requests with these failures (status and message), as a provider that refuses. */
-  readonly failures: { status: number; message: string }[] = []
+  /**
+   * Answers the next requests with these failures: a status and message, as a provider that refuses;
+   * or `cut`, a reply that starts streaming this text and then loses its connection mid-reply.
+   */
+  readonly failures: ({ status: number; message: string } | { cut: string })[] = []
+  /** The next replies think first: each streams this reasoning (`reasoning_content`) before its text. */
+  readonly reasoning: string[] = []
   private server!: Server
   private calls = 0
   url = ''
@@ -73,7 +78,7 @@ export class LocalLlm {
     const request = JSON.parse(raw) as ChatRequest
     this.requests.push(request)
     const failure = this.failures.shift()
-    if (failure) {
+    if (failure && 'status' in failure) {
       res.writeHead(failure.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: failure.message, type: 'invalid_request_error' } }))
       return
     }
@@ -84,6 +89,20 @@ export class LocalLlm {
       `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: request.model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
     res.write(chunk({ role: 'assistant', content: '' }))
+    if (failure) {
+      res.write(chunk({ content: failure.cut }))
+      // The connection drops mid-reply: no finish, no [DONE].
+      await new Promise((r) => setTimeout(r, 20))
+      res.destroy()
+      return
+    }
+    const reasoning = this.reasoning.shift()
+    if (reasoning !== undefined) {
+      for (const piece of reasoning.match(/.{1,8}/gs) ?? []) {
+        res.write(chunk({ reasoning_content: piece }))
+        await new Promise((r) => setTimeout(r, 5))
+      }
+    }
     if ('text' in reply) {
       // A few pieces, so the thread sees several deltas.
       for (const piece of reply.text.match(/.{1,8}/gs) ?? []) {

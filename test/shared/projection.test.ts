@@ -299,6 +299,29 @@ describe('projection: what each observation does to the view', () => {
     expect(v.transcript).toEqual([{ kind: 'notify', message: 'retrying, attempt 1 of 3', level: 'warning' }])
     expect(v.seq).toBe(2)
   })
+  it("pi's retries of a failed call are one line: the failure becomes 'retrying n/m', later failures update it, and it ends recovered or failed", () => {
+    const attempt = (seq: number, id: string) => [
+      o({ type: 'assistant-start', messageId: id }, seq),
+      o({ type: 'assistant-end', messageId: id, text: '', stopReason: 'error' }, seq + 1),
+      o({ type: 'failure', message: `500 #${id}` }, seq + 2),
+    ]
+    const retried = projectAll(initialView('t1'), [
+      o({ type: 'user-message', messageId: 'u', text: 'hi', run: 1 }, 1),
+      ...attempt(2, 'a1'),
+      o({ type: 'retry', attempt: 1, maxAttempts: 2, message: '500 #a1' }, 5),
+      ...attempt(6, 'a2'),
+      o({ type: 'retry', attempt: 2, maxAttempts: 2, message: '500 #a2' }, 9),
+    ])
+    const lines = (v: typeof retried) => v.transcript.filter((e) => e.kind === 'error' || e.kind === 'retry')
+    expect(lines(retried)).toEqual([{ kind: 'retry', attempt: 2, maxAttempts: 2, message: '500 #a2', state: 'retrying' }])
+    const gaveUp = projectAll(retried, [...attempt(10, 'a3'), o({ type: 'retry-end', success: false, attempt: 2, message: '500 #a3' }, 13)])
+    expect(lines(gaveUp)).toEqual([{ kind: 'retry', attempt: 2, maxAttempts: 2, message: '500 #a3', state: 'failed' }])
+    const recovered = project(retried, o({ type: 'retry-end', success: true, attempt: 2 }, 10))
+    expect(lines(recovered)).toEqual([{ kind: 'retry', attempt: 2, maxAttempts: 2, message: '500 #a2', state: 'recovered' }])
+    // The next prompt's failure is a failure of its own.
+    const next = projectAll(gaveUp, [o({ type: 'user-message', messageId: 'u2', text: 'again', run: 2 }, 14), o({ type: 'failure', message: 'bad key' }, 15)])
+    expect(lines(next).at(-1)).toEqual({ kind: 'error', message: 'bad key' })
+  })
   it('status items are a keyed map: a text sets its key in place, no text removes it', () => {
     const v = projectAll(initialView('t1'), [
       o({ type: 'status-item', key: 'git', text: 'main' }, 1),
