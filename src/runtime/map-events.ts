@@ -69,6 +69,13 @@ function bounded(text: string): ToolResult {
   return { text: `${text.slice(0, headEnd)}[… ${cut} characters not shown …]\n${text.slice(tailStart)}`, truncated: cut }
 }
 
+/** The thinking parts of an assistant message, joined; undefined when it has none. */
+export function thinkingText(message: AgentMessage): string | undefined {
+  if (message.role !== 'assistant' || !Array.isArray(message.content)) return undefined
+  const parts = message.content.flatMap((c) => (c.type === 'thinking' && typeof c.thinking === 'string' && c.thinking !== '' ? [c.thinking] : []))
+  return parts.length > 0 ? parts.join('\n\n') : undefined
+}
+
 /** The text parts of a message, joined. */
 export function messageText(message: AgentMessage): string {
   if (!('content' in message)) return ''
@@ -114,10 +121,14 @@ export interface MapperHooks {
 
 export class EventMapper {
   private assistantId: string | undefined
+  /** When the reply being streamed began and stopped thinking (ms since the epoch). */
+  private thinkingFrom: number | undefined
+  private thinkingTo: number | undefined
 
   constructor(
     private readonly hooks: MapperHooks,
     private readonly newId: () => string = randomUUID,
+    private readonly now: () => number = Date.now,
   ) {}
 
   map(event: AgentSessionEvent): RuntimeEvent[] {
@@ -136,7 +147,17 @@ export class EventMapper {
       }
       case 'message_update': {
         const e = event.assistantMessageEvent
-        if (event.message.role !== 'assistant' || e.type !== 'text_delta') return []
+        if (event.message.role !== 'assistant') return []
+        if (e.type === 'thinking_start') this.thinkingFrom ??= this.now()
+        if (e.type === 'thinking_delta') {
+          this.thinkingFrom ??= this.now()
+          return e.delta ? [{ type: 'assistant-thinking', messageId: this.currentAssistant(), text: e.delta }] : []
+        }
+        // The thinking ends when pi says so, or when the answer (its text or a tool call) begins.
+        if (e.type === 'thinking_end' || e.type === 'text_start' || e.type === 'text_delta' || e.type === 'toolcall_start') {
+          if (this.thinkingFrom !== undefined) this.thinkingTo ??= this.now()
+        }
+        if (e.type !== 'text_delta') return []
         return [{ type: 'assistant-delta', messageId: this.currentAssistant(), text: e.delta }]
       }
       case 'message_end': {
@@ -146,12 +167,18 @@ export class EventMapper {
         if (message.role !== 'assistant') return []
         const messageId = this.currentAssistant()
         this.assistantId = undefined
+        const thinking = thinkingText(message)
+        const from = this.thinkingFrom
+        const thinkingMs = from !== undefined && thinking !== undefined ? Math.max(0, (this.thinkingTo ?? this.now()) - from) : undefined
+        this.thinkingFrom = this.thinkingTo = undefined
         const end: RuntimeEvent = {
           type: 'assistant-end',
           messageId,
           text: messageText(message),
           stopReason: message.stopReason,
           ...replyFacts(message),
+          ...(thinking !== undefined ? { thinking } : {}),
+          ...(thinkingMs !== undefined ? { thinkingMs } : {}),
         }
         if (message.stopReason !== 'error') return [end]
         return [end, { type: 'failure', message: message.errorMessage ?? 'The model failed without a message.' }]

@@ -476,7 +476,7 @@ export class PiRuntime implements AgentRuntime {
         if (versions) Object.assign(mapped, { versions })
       }
       // Written before pi appends the message (subscribers run first), so the marker precedes it.
-      if (mapped.type === 'assistant-end') this.mark({ messageId: mapped.messageId })
+      if (mapped.type === 'assistant-end') this.mark({ messageId: mapped.messageId, ...(mapped.thinkingMs !== undefined ? { thinkingMs: mapped.thinkingMs } : {}) })
       this.emit(mapped)
     }
     // A settle before our run was handed to pi ends an extension's run inside it, not ours.

@@ -46,7 +46,18 @@ export type RuntimeEvent =
   | { type: 'user-message'; messageId: string; text: string; versions?: string[] }
   | { type: 'assistant-start'; messageId: string }
   | { type: 'assistant-delta'; messageId: string; text: string }
-  | { type: 'assistant-end'; messageId: string; text: string; stopReason: string; model?: string; provider?: string; usage?: ReplyUsage }
+  | { type: 'assistant-thinking'; messageId: string; text: string }
+  | {
+      type: 'assistant-end'
+      messageId: string
+      text: string
+      stopReason: string
+      model?: string
+      provider?: string
+      usage?: ReplyUsage
+      thinking?: string
+      thinkingMs?: number
+    }
   | { type: 'tool-start'; toolCallId: string; name: string; args: unknown }
   | { type: 'tool-update'; toolCallId: string; partial: ToolResult }
   | { type: 'tool-end'; toolCallId: string; result: ToolResult; isError: boolean }

@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises'
 import type { FileEntry, SessionEntry } from '@earendil-works/pi-coding-agent'
 import type { ThinkingLevel, TranscriptEntry } from '../schemas/index.js'
 import type { PersistedFacts } from './port.js'
-import { compactToolResult, messageText, replyFacts } from './map-events.js'
+import { compactToolResult, messageText, replyFacts, thinkingText } from './map-events.js'
 import { SessionDamaged } from './port.js'
 import { checkSession } from './session-file.js'
 import { userShellArgs, userShellResult } from './user-shell.js'
@@ -22,6 +22,8 @@ export const RUN_ENTRY = 'threadhost.run'
 export interface IdsMarker {
   messageId: string
   run?: number
+  /** How long the reply thought before it answered: pi records the thinking, not its duration. */
+  thinkingMs?: number
 }
 
 type ToolEntry = Extract<TranscriptEntry, { kind: 'tool' }>
@@ -128,6 +130,7 @@ export function foldTranscript(entries: SessionEntry[], versionsOf?: (entryId: s
     const message = entry.message
     const messageId = marker?.messageId ?? entry.id
     const markerRun = marker?.run
+    const thinkingMs = marker?.thinkingMs
     marker = undefined
     switch (message.role) {
       case 'user':
@@ -142,8 +145,18 @@ export function foldTranscript(entries: SessionEntry[], versionsOf?: (entryId: s
         const text = messageText(message)
         const calls = message.content.filter((c) => c.type === 'toolCall')
         // An empty reply (e.g. the aborted turn pi adds after Stop) has nothing to draw.
-        if (text || (calls.length === 0 && message.stopReason !== 'aborted' && message.stopReason !== 'error')) {
-          out.push({ kind: 'assistant', messageId, text, streaming: false, stopReason: message.stopReason, ...replyFacts(message) })
+        const thinking = thinkingText(message)
+        if (text || thinking !== undefined || (calls.length === 0 && message.stopReason !== 'aborted' && message.stopReason !== 'error')) {
+          out.push({
+            kind: 'assistant',
+            messageId,
+            text,
+            streaming: false,
+            stopReason: message.stopReason,
+            ...replyFacts(message),
+            ...(thinking !== undefined ? { thinking } : {}),
+            ...(typeof thinkingMs === 'number' ? { thinkingMs } : {}),
+          })
         }
         for (const call of calls) {
           const tool: ToolEntry = { kind: 'tool', toolCallId: call.id, name: call.name, args: call.arguments, state: 'running' }

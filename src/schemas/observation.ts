@@ -48,6 +48,8 @@ export const UserMessageObservation = obs('user-message', {
 })
 export const AssistantStartObservation = obs('assistant-start', { messageId: Type.String() })
 export const AssistantDeltaObservation = obs('assistant-delta', { messageId: Type.String(), text: Type.String() })
+/** A piece of the reply's thinking (reasoning), streamed before its text. */
+export const AssistantThinkingObservation = obs('assistant-thinking', { messageId: Type.String(), text: Type.String() })
 /** What one reply cost, as the provider reported it (pi's `usage`); `cost` is the total in US dollars. */
 export const ReplyUsage = Type.Object({
   input: Type.Number(),
@@ -64,11 +66,17 @@ const replyFacts = {
   provider: Type.Optional(Type.String()),
   usage: Type.Optional(ReplyUsage),
 }
+/** What the model thought before it answered (pi's thinking blocks), and for how long (absent: not known). */
+const thoughtFacts = {
+  thinking: Type.Optional(Type.String()),
+  thinkingMs: Type.Optional(Type.Integer({ minimum: 0 })),
+}
 export const AssistantEndObservation = obs('assistant-end', {
   messageId: Type.String(),
   text: Type.String(),
   stopReason: Type.String(),
   ...replyFacts,
+  ...thoughtFacts,
 })
 export const ToolStartObservation = obs('tool-start', {
   toolCallId: Type.String(),
@@ -185,6 +193,7 @@ export const Observation = Type.Union([
   UserMessageObservation,
   AssistantStartObservation,
   AssistantDeltaObservation,
+  AssistantThinkingObservation,
   AssistantEndObservation,
   ToolStartObservation,
   ToolUpdateObservation,
@@ -227,6 +236,7 @@ export const TranscriptEntry = Type.Union([
     streaming: Type.Boolean(),
     stopReason: Type.Optional(Type.String()),
     ...replyFacts,
+    ...thoughtFacts,
   }),
   Type.Object({
     kind: Type.Literal('tool'),

@@ -64,6 +64,11 @@ function step(draft: Draft, o: Observation): void {
       return append(draft, { kind: 'assistant', messageId: o.messageId, text: '', streaming: true })
     case 'assistant-delta':
       return appendText(draft, o.messageId, o.text)
+    case 'assistant-thinking':
+      patchLast(draft, (e) => e.kind === 'assistant' && e.messageId === o.messageId, (e) =>
+        e.kind === 'assistant' ? { ...e, thinking: (e.thinking ?? '') + o.text } : e,
+      )
+      return
     case 'assistant-end': {
       const ended = {
         kind: 'assistant',
@@ -74,6 +79,8 @@ function step(draft: Draft, o: Observation): void {
         ...(o.model !== undefined ? { model: o.model } : {}),
         ...(o.provider !== undefined ? { provider: o.provider } : {}),
         ...(o.usage !== undefined ? { usage: o.usage } : {}),
+        ...(o.thinking !== undefined ? { thinking: o.thinking } : {}),
+        ...(o.thinkingMs !== undefined ? { thinkingMs: o.thinkingMs } : {}),
       } as const
       if (!patchLast(draft, (e) => e.kind === 'assistant' && e.messageId === o.messageId, () => ended)) append(draft, ended)
       return

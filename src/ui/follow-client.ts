@@ -17,6 +17,7 @@ const FRAME_EVENT_SET: Record<ObservationType, true> = {
   'user-message': true,
   'assistant-start': true,
   'assistant-delta': true,
+  'assistant-thinking': true,
   'assistant-end': true,
   'tool-start': true,
   'tool-update': true,

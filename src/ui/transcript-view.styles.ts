@@ -228,6 +228,26 @@ export const transcriptViewStyles = [
       background: var(--th-warn-soft);
       color: var(--th-warn);
     }
+    .thought {
+      align-self: flex-start;
+      max-width: 100%;
+      font-size: 0.85rem;
+      color: var(--th-fg-soft);
+    }
+    .thought summary {
+      cursor: pointer;
+      width: fit-content;
+      padding: 0.1rem 0.2rem;
+      border-radius: 4px;
+    }
+    .thought-text {
+      margin: 0.3rem 0 0 0.2rem;
+      padding-left: 0.75rem;
+      border-left: 2px solid var(--th-border);
+      white-space: pre-wrap;
+      overflow-wrap: anywhere;
+      line-height: 1.5;
+    }
     .retry {
       align-self: flex-start;
       font-size: 0.85rem;

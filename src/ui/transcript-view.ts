@@ -272,10 +272,12 @@ export class TranscriptView extends LitElement {
           ${this.#meta(e.messageId, e.text, 'end', true, { fork: 'edit' })}`
       case 'assistant':
         // A failed call's empty reply: its failure (or retry line) says everything.
-        if (!e.streaming && e.text === '') return html``
-        return html`<div class="assistant" data-message=${e.messageId}>
-            ${unsafeHTML(e.streaming ? withCaret(markdown(e.text)) : markdown(e.text))}
-          </div>
+        if (!e.streaming && e.text === '' && e.thinking === undefined) return html``
+        return html`${e.thinking !== undefined ? thoughtBlock(e) : nothing}${e.text === '' && e.thinking !== undefined
+            ? nothing
+            : html`<div class="assistant" data-message=${e.messageId}>
+                ${unsafeHTML(e.streaming ? withCaret(markdown(e.text)) : markdown(e.text))}
+              </div>`}
           ${e.text === ''
             ? nothing
             : this.#meta(e.messageId, e.text, 'start', !e.streaming, e.streaming ? {} : { usage: usageLine(e), fork: 'regenerate' })}`
@@ -302,6 +304,23 @@ export class TranscriptView extends LitElement {
         return retryLine(e)
     }
   }
+}
+
+/** "Thought for N s" — or, while the reply still only thinks, "Thinking…". */
+export function thoughtLabel(e: Extract<TranscriptEntry, { kind: 'assistant' }>): string {
+  if (e.streaming && e.text === '') return 'Thinking…'
+  if (e.thinkingMs === undefined) return 'Thought'
+  const s = Math.max(1, Math.round(e.thinkingMs / 1000))
+  return `Thought for ${s} s`
+}
+
+/** What the model thought before it answered: collapsed under its label, opened on demand. */
+function thoughtBlock(e: Extract<TranscriptEntry, { kind: 'assistant' }>): TemplateResult {
+  const live = e.streaming && e.text === ''
+  return html`<details class="thought" data-thought=${e.messageId}>
+    <summary>${thoughtLabel(e)}${live ? html`<span class="cursor" aria-hidden="true"></span>` : nothing}</summary>
+    <div class="thought-text">${e.thinking}</div>
+  </details>`
 }
 
 /** pi's retries of a failed model call, as one line: what failed and how many attempts so far. */

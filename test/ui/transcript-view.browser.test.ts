@@ -84,3 +84,24 @@ describe("an extension's displayed message", () => {
     expect(block.innerText).toContain('disk full\n<b>not bold</b>')
   })
 })
+
+describe('thinking', () => {
+  const reply = (patch: Partial<Extract<TranscriptEntry, { kind: 'assistant' }>>): TranscriptEntry => ({
+    kind: 'assistant',
+    messageId: 'a1',
+    text: '',
+    streaming: true,
+    ...patch,
+  })
+  test('while the reply only thinks it says "Thinking…"; once it answers, "Thought for N s" over the reply, collapsed', async () => {
+    const { el, root } = await mount([reply({ thinking: 'Hmm, let me see.' })])
+    const summary = () => root.querySelector('details.thought summary')!.textContent!.trim()
+    expect(summary()).toBe('Thinking…')
+    expect(root.querySelector('.assistant')).toBeNull()
+    el.entries = [reply({ thinking: 'Hmm, let me see.', text: 'Yes.', streaming: false, stopReason: 'stop', thinkingMs: 4200 })]
+    await el.updateComplete
+    expect(summary()).toBe('Thought for 4 s')
+    expect((root.querySelector('details.thought') as HTMLDetailsElement).open).toBe(false)
+    expect(root.querySelector('.assistant')!.textContent).toContain('Yes.')
+  })
+})

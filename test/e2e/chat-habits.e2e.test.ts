@@ -1,0 +1,72 @@
+/**
+ * What a chat user reaches for daily, end to end on a real OpenAI-compatible provider served locally
+ * (test/server/local-llm.ts) through pi's own provider: the model's thinking, message times, the
+ * thread's totals. Each test opens its own thread on the fixture model in a fresh page.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Browser, BrowserContext, Page } from 'playwright'
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
+import { copyFixtureAgentDir, LocalLlm, MODEL } from '../server/local-llm.js'
+import { violations as axeViolations } from './axe.js'
+import { api, launch, openThread, send, startServer, type Server } from './harness.js'
+
+describe('chat habits on a real provider, in the browser', () => {
+  let llm: LocalLlm
+  let agentDir: string
+  let workspace: string
+  let server: Server
+  let browser: Browser
+  let context: BrowserContext
+  let page: Page
+
+  beforeAll(async () => {
+    llm = new LocalLlm()
+    await llm.start()
+    agentDir = await copyFixtureAgentDir(llm.url)
+    workspace = await mkdtemp(join(tmpdir(), 'threadhost-e2e-ws-'))
+    server = await startServer({ args: ['--agent-dir', agentDir, '--workspace', workspace] })
+    browser = await launch()
+  })
+  afterAll(async () => {
+    await browser?.close()
+    await server?.stop()
+    await llm?.close()
+    if (agentDir) await rm(agentDir, { recursive: true, force: true })
+    if (workspace) await rm(workspace, { recursive: true, force: true })
+  })
+  afterEach(async () => {
+    await context?.close()
+  })
+
+  async function openFixtureThread(title: string, model = MODEL): Promise<string> {
+    const created = await api<{ threadId: string }>(server.url, 'POST', '/api/threads', { title, model, cwd: workspace })
+    expect(created.status).toBe(201)
+    context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' })
+    context.setDefaultTimeout(45_000)
+    page = await context.newPage()
+    await openThread(page, server.url, created.body.threadId)
+    return created.body.threadId
+  }
+  const transcript = (p: Page = page) => p.getByRole('log', { name: 'Transcript' })
+  const idle = (p: Page = page) => p.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached', timeout: 20_000 })
+
+  test('a reasoning stream shows as a collapsed "Thought for N s" block above the reply, opened on demand, live and after a reload', async () => {
+    await openFixtureThread('A model that thinks')
+    llm.reasoning.push('The user greets me. I should greet back politely.')
+    await send(page, 'hello thinker')
+    await transcript().locator('.assistant').filter({ hasText: 'Local model heard: hello thinker' }).waitFor()
+    await idle()
+    for (const p of [page, null]) {
+      if (p === null) await page.reload()
+      const thought = transcript().locator('details.thought')
+      await expect.poll(() => thought.locator('summary').innerText()).toMatch(/^Thought for \d+ s$/)
+      // Collapsed: the reasoning is there to open, not in the way.
+      expect(await thought.getAttribute('open')).toBeNull()
+      await thought.locator('summary').click()
+      await expect.poll(() => thought.locator('.thought-text').innerText()).toBe('The user greets me. I should greet back politely.')
+      expect(await axeViolations(page)).toEqual([])
+    }
+  })
+})
