@@ -273,6 +273,10 @@ export class TranscriptView extends LitElement {
       case 'assistant':
         // A failed call's empty reply: its failure (or retry line) says everything.
         if (!e.streaming && e.text === '' && e.thinking === undefined) return html``
+        // The reply has begun but said nothing yet: the model is thinking, whether or not it shows its thoughts.
+        if (e.streaming && e.text === '' && e.thinking === undefined) {
+          return html`<div class="thinking" data-message=${e.messageId}>Thinking…<span class="cursor" aria-hidden="true"></span></div>`
+        }
         return html`${e.thinking !== undefined ? thoughtBlock(e) : nothing}${e.text === '' && e.thinking !== undefined
             ? nothing
             : html`<div class="assistant" data-message=${e.messageId}>

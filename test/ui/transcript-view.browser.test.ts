@@ -94,7 +94,11 @@ describe('thinking', () => {
     ...patch,
   })
   test('while the reply only thinks it says "Thinking…"; once it answers, "Thought for N s" over the reply, collapsed', async () => {
-    const { el, root } = await mount([reply({ thinking: 'Hmm, let me see.' })])
+    const { el, root } = await mount([reply({})])
+    // Before its first token the reply is a "Thinking…" state, not an empty bubble.
+    expect(root.querySelector('.thinking')!.textContent).toBe('Thinking…')
+    el.entries = [reply({ thinking: 'Hmm, let me see.' })]
+    await el.updateComplete
     const summary = () => root.querySelector('details.thought summary')!.textContent!.trim()
     expect(summary()).toBe('Thinking…')
     expect(root.querySelector('.assistant')).toBeNull()
