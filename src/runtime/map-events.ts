@@ -76,6 +76,12 @@ export function thinkingText(message: AgentMessage): string | undefined {
   return parts.length > 0 ? parts.join('\n\n') : undefined
 }
 
+/** When pi says a message was written (its `timestamp`, ms since the epoch), if it says. */
+export function timeOf(message: AgentMessage): { at?: number } {
+  const t = (message as { timestamp?: unknown }).timestamp
+  return typeof t === 'number' && Number.isFinite(t) ? { at: t } : {}
+}
+
 /** The text parts of a message, joined. */
 export function messageText(message: AgentMessage): string {
   if (!('content' in message)) return ''
@@ -137,11 +143,11 @@ export class EventMapper {
         const role = event.message.role
         if (role === 'user') {
           const text = messageText(event.message)
-          return [{ type: 'user-message', messageId: this.hooks.userMessageId(text), text }]
+          return [{ type: 'user-message', messageId: this.hooks.userMessageId(text), text, ...timeOf(event.message) }]
         }
         if (role === 'assistant') {
           this.assistantId = this.newId()
-          return [{ type: 'assistant-start', messageId: this.assistantId }]
+          return [{ type: 'assistant-start', messageId: this.assistantId, ...timeOf(event.message) }]
         }
         return []
       }
@@ -184,7 +190,7 @@ export class EventMapper {
         return [end, { type: 'failure', message: message.errorMessage ?? 'The model failed without a message.' }]
       }
       case 'tool_execution_start':
-        return [{ type: 'tool-start', toolCallId: event.toolCallId, name: event.toolName, args: jsonSafe(event.args) }]
+        return [{ type: 'tool-start', toolCallId: event.toolCallId, name: event.toolName, args: jsonSafe(event.args), at: this.now() }]
       case 'tool_execution_update':
         return [{ type: 'tool-update', toolCallId: event.toolCallId, partial: compactToolResult(event.partialResult) }]
       case 'tool_execution_end':

@@ -182,7 +182,7 @@ export class PiRuntime implements AgentRuntime {
     const toolCallId = randomUUID()
     const end = (result: { output: string; exitCode: number | undefined; cancelled: boolean }) =>
       this.emit({ type: 'tool-end', toolCallId, ...userShellResult(result) })
-    this.emit({ type: 'tool-start', toolCallId, name: 'bash', args: userShellArgs(shell) })
+    this.emit({ type: 'tool-start', toolCallId, name: 'bash', args: userShellArgs(shell), at: Date.now() })
     try {
       const refusal = await this.options.shellPermission?.(shell.command)
       if (refusal || run.aborted) {

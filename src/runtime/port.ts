@@ -43,8 +43,8 @@ export interface ClearedQueue {
  */
 export type RuntimeEvent =
   /** `versions`: every version of this prompt, itself included, when an Edit or a Regenerate made more than one. */
-  | { type: 'user-message'; messageId: string; text: string; versions?: string[] }
-  | { type: 'assistant-start'; messageId: string }
+  | { type: 'user-message'; messageId: string; text: string; versions?: string[]; at?: number }
+  | { type: 'assistant-start'; messageId: string; at?: number }
   | { type: 'assistant-delta'; messageId: string; text: string }
   | { type: 'assistant-thinking'; messageId: string; text: string }
   | {
@@ -58,7 +58,7 @@ export type RuntimeEvent =
       thinking?: string
       thinkingMs?: number
     }
-  | { type: 'tool-start'; toolCallId: string; name: string; args: unknown }
+  | { type: 'tool-start'; toolCallId: string; name: string; args: unknown; at?: number }
   | { type: 'tool-update'; toolCallId: string; partial: ToolResult }
   | { type: 'tool-end'; toolCallId: string; result: ToolResult; isError: boolean }
   | { type: 'queue'; steering: string[]; followUp: string[] }

@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises'
 import type { FileEntry, SessionEntry } from '@earendil-works/pi-coding-agent'
 import type { ThinkingLevel, TranscriptEntry } from '../schemas/index.js'
 import type { PersistedFacts } from './port.js'
-import { compactToolResult, messageText, replyFacts, thinkingText } from './map-events.js'
+import { compactToolResult, messageText, replyFacts, thinkingText, timeOf } from './map-events.js'
 import { SessionDamaged } from './port.js'
 import { checkSession } from './session-file.js'
 import { userShellArgs, userShellResult } from './user-shell.js'
@@ -136,7 +136,7 @@ export function foldTranscript(entries: SessionEntry[], versionsOf?: (entryId: s
       case 'user':
         run = markerRun ?? Math.max(run, 1)
         const versions = versionsOf?.(entry.id)
-        out.push({ kind: 'user', messageId, text: messageText(message), run, ...(versions ? { versions } : {}) })
+        out.push({ kind: 'user', messageId, text: messageText(message), run, ...(versions ? { versions } : {}), ...timeOf(message) })
         break
       case 'assistant': {
         // pi answers a failure with another call only when it retries it (auto-retry): the failures
@@ -150,6 +150,7 @@ export function foldTranscript(entries: SessionEntry[], versionsOf?: (entryId: s
           out.push({
             kind: 'assistant',
             messageId,
+            ...timeOf(message),
             text,
             streaming: false,
             stopReason: message.stopReason,
@@ -159,7 +160,8 @@ export function foldTranscript(entries: SessionEntry[], versionsOf?: (entryId: s
           })
         }
         for (const call of calls) {
-          const tool: ToolEntry = { kind: 'tool', toolCallId: call.id, name: call.name, args: call.arguments, state: 'running' }
+          // pi runs a reply's tool calls once the reply is written: its entry's time is when they started.
+          const tool: ToolEntry = { kind: 'tool', toolCallId: call.id, name: call.name, args: call.arguments, state: 'running', ...entryTime(entry) }
           tools.set(call.id, tool)
           out.push(tool)
         }
@@ -178,7 +180,7 @@ export function foldTranscript(entries: SessionEntry[], versionsOf?: (entryId: s
         // A `!`/`!!` command from the composer: drawn as the `bash` entry it was live (user-shell.ts).
         const shell = { command: message.command, excludeFromContext: !!message.excludeFromContext }
         const { result, isError } = userShellResult(message)
-        out.push({ kind: 'tool', toolCallId: messageId, name: 'bash', args: userShellArgs(shell), state: isError ? 'error' : 'done', result })
+        out.push({ kind: 'tool', toolCallId: messageId, name: 'bash', args: userShellArgs(shell), state: isError ? 'error' : 'done', result, ...timeOf(message) })
         break
       }
       default:
@@ -204,6 +206,12 @@ function recovered(out: TranscriptEntry[]): void {
   const last = out.at(-1)
   if (last?.kind === 'error') out[out.length - 1] = { kind: 'retry', attempt: 1, message: last.message, state: 'recovered' }
   else if (last?.kind === 'retry') out[out.length - 1] = { ...last, attempt: last.attempt + 1, state: 'recovered' }
+}
+
+/** When pi appended a session entry (its ISO `timestamp`). */
+function entryTime(entry: SessionEntry): { at?: number } {
+  const t = Date.parse(entry.timestamp)
+  return Number.isNaN(t) ? {} : { at: t }
 }
 
 /** A custom message's content (a string, or pi's text and image parts) as text. */

@@ -11,6 +11,8 @@ import { FileChange, ThreadChanges } from './changes.js'
 import { TerminalFrame, TerminalTypist } from './terminal.js'
 
 const Seq = Type.Integer({ minimum: 1 })
+/** When a message was written or a tool call started, in ms since the epoch (pi's timestamps); absent when not known. */
+const At = Type.Optional(Type.Number())
 
 export const ThreadStatus = Type.Object({
   /** A runtime is built for the thread (it is not cold). */
@@ -45,8 +47,9 @@ export const UserMessageObservation = obs('user-message', {
   text: Type.String(),
   run: Type.Integer(),
   versions: Versions,
+  at: At,
 })
-export const AssistantStartObservation = obs('assistant-start', { messageId: Type.String() })
+export const AssistantStartObservation = obs('assistant-start', { messageId: Type.String(), at: At })
 export const AssistantDeltaObservation = obs('assistant-delta', { messageId: Type.String(), text: Type.String() })
 /** A piece of the reply's thinking (reasoning), streamed before its text. */
 export const AssistantThinkingObservation = obs('assistant-thinking', { messageId: Type.String(), text: Type.String() })
@@ -82,6 +85,7 @@ export const ToolStartObservation = obs('tool-start', {
   toolCallId: Type.String(),
   name: Type.String(),
   args: Type.Unknown(),
+  at: At,
 })
 export const ToolUpdateObservation = obs('tool-update', { toolCallId: Type.String(), partial: ToolResult })
 export const ToolEndObservation = obs('tool-end', {
@@ -228,10 +232,11 @@ export type ObservationOf<T extends ObservationType> = Extract<Observation, { ty
 
 /** One entry of a thread's transcript, as the projection folds it and the UI draws it. */
 export const TranscriptEntry = Type.Union([
-  Type.Object({ kind: Type.Literal('user'), messageId: Type.String(), text: Type.String(), run: Type.Integer(), versions: Versions }),
+  Type.Object({ kind: Type.Literal('user'), messageId: Type.String(), text: Type.String(), run: Type.Integer(), versions: Versions, at: At }),
   Type.Object({
     kind: Type.Literal('assistant'),
     messageId: Type.String(),
+    at: At,
     text: Type.String(),
     streaming: Type.Boolean(),
     stopReason: Type.Optional(Type.String()),
@@ -243,6 +248,7 @@ export const TranscriptEntry = Type.Union([
     toolCallId: Type.String(),
     name: Type.String(),
     args: Type.Unknown(),
+    at: At,
     state: Type.Union([Type.Literal('running'), Type.Literal('done'), Type.Literal('error')]),
     /** The latest partial result while it runs; dropped when it ends. */
     partial: Type.Optional(ToolResult),

@@ -59,9 +59,9 @@ function step(draft: Draft, o: Observation): void {
       return
     }
     case 'user-message':
-      return append(draft, { kind: 'user', messageId: o.messageId, text: o.text, run: o.run, ...(o.versions ? { versions: o.versions } : {}) })
+      return append(draft, { kind: 'user', messageId: o.messageId, text: o.text, run: o.run, ...(o.versions ? { versions: o.versions } : {}), ...at(o.at) })
     case 'assistant-start':
-      return append(draft, { kind: 'assistant', messageId: o.messageId, text: '', streaming: true })
+      return append(draft, { kind: 'assistant', messageId: o.messageId, text: '', streaming: true, ...at(o.at) })
     case 'assistant-delta':
       return appendText(draft, o.messageId, o.text)
     case 'assistant-thinking':
@@ -70,9 +70,11 @@ function step(draft: Draft, o: Observation): void {
       )
       return
     case 'assistant-end': {
+      const started = draft.view.transcript.findLast((e) => e.kind === 'assistant' && e.messageId === o.messageId)
       const ended = {
         kind: 'assistant',
         messageId: o.messageId,
+        ...at(started?.kind === 'assistant' ? started.at : undefined),
         text: o.text,
         streaming: false,
         stopReason: o.stopReason,
@@ -86,7 +88,7 @@ function step(draft: Draft, o: Observation): void {
       return
     }
     case 'tool-start':
-      return append(draft, { kind: 'tool', toolCallId: o.toolCallId, name: o.name, args: o.args, state: 'running' })
+      return append(draft, { kind: 'tool', toolCallId: o.toolCallId, name: o.name, args: o.args, state: 'running', ...at(o.at) })
     case 'tool-update':
       patchLast(draft, (e) => e.kind === 'tool' && e.toolCallId === o.toolCallId, (e) => (e.kind === 'tool' ? { ...e, partial: o.partial } : e))
       return
@@ -196,6 +198,9 @@ function patchRetry(draft: Draft, patch: (e: RetryEntry) => RetryEntry): boolean
   }
   return false
 }
+
+/** An entry's time, only when known (an absent key, never `at: undefined`, so views compare equal). */
+const at = (ms: number | undefined): { at?: number } => (ms !== undefined ? { at: ms } : {})
 
 /** Returns a new view; the view given is never mutated, and what did not change is shared with it. */
 export function project(view: ThreadView, o: Observation): ThreadView {

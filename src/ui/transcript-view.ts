@@ -110,7 +110,7 @@ export class TranscriptView extends LitElement {
   @property({ type: Boolean }) offline = false
   /** Texts of this tab's prompts that were refused (`prompt-rejected`), by messageId: the entry shows them. */
   @property({ attribute: false }) rejectedTexts: Record<string, string> = {}
-  /** When this tab saw each message and tool call arrive (thread-store's `arrivedAt`). */
+  /** When this tab saw each message and tool call arrive (thread-store's `arrivedAt`): for entries whose time pi did not say. */
   @property({ attribute: false }) arrivedAt: Record<string, number> = {}
   /** The thread's model: on `demo`, the empty transcript offers what the demo model can do. */
   @property() model = ''
@@ -210,10 +210,10 @@ export class TranscriptView extends LitElement {
     })
   }
 
-  /** Under a message: when it arrived (if this tab saw it arrive), what the reply used, a Copy button and the fork action. */
-  #meta(id: string, text: string, side: 'start' | 'end', copy = true, extra: { usage?: string; fork?: ForkMode } = {}) {
+  /** Under a message: when it was written (pi's time, else when this tab saw it arrive), what the reply used, a Copy button and the fork action. */
+  #meta(id: string, text: string, side: 'start' | 'end', copy = true, extra: { usage?: string; fork?: ForkMode; at?: number } = {}) {
     return html`<div class="meta ${side}">
-      ${timeOf(this.arrivedAt[id])}
+      ${timeOf(extra.at ?? this.arrivedAt[id])}
       ${extra.usage ? html`<span class="usage">${extra.usage}</span>` : nothing}
       ${copy
         ? html`<button type="button" class="ghost copy-message" aria-label="Copy message" @click=${() => this.#copyMessage(id, text)}>
@@ -269,7 +269,7 @@ export class TranscriptView extends LitElement {
       case 'user':
         return html`<user-turn message-id=${e.messageId} text=${e.text} .versions=${e.versions} ?editing=${this.editing === e.messageId}
             ?enabled=${this.forkable && !this.busy}><div class="user" data-message=${e.messageId}>${e.text}</div></user-turn>
-          ${this.#meta(e.messageId, e.text, 'end', true, { fork: 'edit' })}`
+          ${this.#meta(e.messageId, e.text, 'end', true, { fork: 'edit', at: e.at })}`
       case 'assistant':
         // A failed call's empty reply: its failure (or retry line) says everything.
         if (!e.streaming && e.text === '' && e.thinking === undefined) return html``
@@ -284,13 +284,13 @@ export class TranscriptView extends LitElement {
               </div>`}
           ${e.text === ''
             ? nothing
-            : this.#meta(e.messageId, e.text, 'start', !e.streaming, e.streaming ? {} : { usage: usageLine(e), fork: 'regenerate' })}`
+            : this.#meta(e.messageId, e.text, 'start', !e.streaming, e.streaming ? { at: e.at } : { usage: usageLine(e), fork: 'regenerate', at: e.at })}`
       case 'tool':
         return renderTool(e, {
           offline: this.offline,
           expanded: this.expanded.has(e.toolCallId),
           toggleExpanded: () => this.#toggle(e.toolCallId),
-          time: timeOf(this.arrivedAt[e.toolCallId]),
+          time: timeOf(e.at ?? this.arrivedAt[e.toolCallId]),
         })
       case 'notify':
         return html`<div class="notify ${e.level}" role="status">${e.message}</div>`

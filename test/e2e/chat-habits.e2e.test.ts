@@ -69,4 +69,35 @@ describe('chat habits on a real provider, in the browser', () => {
       expect(await axeViolations(page)).toEqual([])
     }
   })
+
+  test("every message carries pi's time: shown under prompts and replies after a reload and in a fork, never only when this tab saw it arrive", async () => {
+    const threadId = await openFixtureThread('Times')
+    const started = Date.now()
+    await send(page, 'first words')
+    await transcript().locator('.assistant').filter({ hasText: 'Local model heard: first words' }).waitFor()
+    await idle()
+    await send(page, 'second words')
+    await transcript().locator('.assistant').filter({ hasText: 'Local model heard: second words' }).waitFor()
+    await idle()
+    const ended = Date.now()
+    /** The times under the messages, as the page has them (each a <time datetime>). */
+    const times = (p: Page) => transcript(p).locator('.meta time').evaluateAll((els) => els.map((e) => Date.parse(e.getAttribute('datetime')!)))
+    const inWindow = (t: number) => t >= started - 1000 && t <= ended + 1000
+
+    // A fresh page knows nothing it saw arrive: the times are the thread's own.
+    await page.reload()
+    await transcript().locator('.assistant').filter({ hasText: 'second words' }).waitFor()
+    const reloaded = await times(page)
+    expect(reloaded).toHaveLength(4)
+    expect(reloaded.every(inWindow)).toBe(true)
+    expect([...reloaded].sort((a, b) => a - b)).toEqual(reloaded)
+
+    // A fork keeps the times of the history it copies.
+    const second = await transcript().locator('.user[data-message]').nth(1).getAttribute('data-message')
+    const fork = await api<{ thread: { threadId: string } }>(server.url, 'POST', `/api/threads/${threadId}/fork`, { fromMessageId: second })
+    expect(fork.status).toBe(201)
+    await openThread(page, server.url, fork.body.thread.threadId)
+    await transcript().locator('.assistant').filter({ hasText: 'first words' }).waitFor()
+    expect(await times(page)).toEqual(reloaded.slice(0, 2))
+  })
 })

@@ -35,7 +35,7 @@ describe('pi runtime adapter (demo model, real AgentSession)', () => {
     const id = prompt(runtime, 'hello there')
     const settled = await rec.next('settled')
     expect(settled).toEqual({ type: 'settled', aborted: false, unclaimed: [] })
-    expect(rec.of('user-message')).toEqual([{ type: 'user-message', messageId: id, text: 'hello there' }])
+    expect(rec.of('user-message')).toEqual([{ type: 'user-message', messageId: id, text: 'hello there', at: expect.any(Number) }])
     expect(rec.text()).toBe('You said: hello there')
     expect(rec.of('assistant-delta').length).toBeGreaterThan(1)
     const end = rec.of('assistant-end')[0]
@@ -161,10 +161,11 @@ describe('pi runtime adapter (demo model, real AgentSession)', () => {
     const cold = await factory.readTranscript('keep')
     expect(cold).toEqual(live)
     expect(cold).toEqual([
-      { kind: 'user', messageId: id, text: 'remember me', run: 1 },
+      { kind: 'user', messageId: id, text: 'remember me', run: 1, at: expect.any(Number) },
       {
         kind: 'assistant',
         messageId: first.rec.of('assistant-end')[0].messageId,
+        at: expect.any(Number),
         text: 'You said: remember me',
         streaming: false,
         stopReason: 'stop',

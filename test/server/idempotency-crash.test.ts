@@ -59,7 +59,7 @@ describe('idempotency across a crash', () => {
     cleanups.push(() => follower.close())
     const snapshot = await follower.waitFor(is('snapshot'))
     expect(snapshot.data.transcript.filter((e: { kind: string }) => e.kind === 'user')).toEqual([
-      { kind: 'user', messageId: first.body.messageId, text: 'only once', run: 1 },
+      { kind: 'user', messageId: first.body.messageId, text: 'only once', run: 1, at: expect.any(Number) },
     ])
     // Answered from the journal once, then recorded: the same key with another request is still refused.
     expect((await api(h.url, 'POST', '/api/threads/t/prompt', { message: 'another' }, key)).status).toBe(422)
