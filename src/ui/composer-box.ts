@@ -11,6 +11,7 @@ import { describeError, isNetworkError } from './api.js'
 import { composerBoxStyles } from './composer-box.styles.js'
 import { loadDraft, saveDraft } from './drafts.js'
 import { browserCanDeliver, keyIdOf, normalizeKey } from './shortcut-keys.js'
+import { paneRequest } from './pane-keys.js'
 
 export type ComposerSend = (text: string, deliverAs: DeliverAs | undefined) => Promise<void>
 export type ComposerStop = () => Promise<string[]>
@@ -52,6 +53,8 @@ export class ComposerBox extends LitElement {
   @property({ attribute: false }) threadId: string | undefined
   /** The thread's `/` commands (`GET /api/threads/:id/commands`), asked when the draft starts with `/`. */
   @property({ attribute: false }) loadCommands: (() => Promise<CommandInfo[]>) | undefined
+  /** This thread's prompts, oldest first: Up in an empty box recalls them, newest first (pi's editor history). */
+  @property({ attribute: false }) history: readonly string[] = []
   /** Runs an extension's shortcut (`kind: shortcut` among the commands) on the thread: its key pressed here. */
   @property({ attribute: false }) runShortcut: ((key: string) => Promise<void>) | undefined
 
@@ -63,6 +66,8 @@ export class ComposerBox extends LitElement {
   #commandsAsked: unknown
 
   @state() draft = ''
+  /** Which of `history` the box shows, while it shows it unchanged (Up / Down walk it). */
+  #recalled: number | undefined
   @state() deliverAs: DeliverAs = 'steer'
   @state() private stopping = false
   @state() private error = ''
@@ -162,7 +167,10 @@ export class ComposerBox extends LitElement {
   protected override willUpdate(changed: PropertyValues<this>): void {
     if (changed.has('connected') && this.connected && this.#errorIsNetwork) this.#setError(undefined)
     // Another thread: the box shows that thread's draft, never the one typed for the last.
-    if (changed.has('threadId') && this.threadId !== undefined) this.draft = loadDraft(this.threadId)
+    if (changed.has('threadId') && this.threadId !== undefined) {
+      this.draft = loadDraft(this.threadId)
+      this.#recalled = undefined
+    }
     // Another thread: its commands are its own.
     if (changed.has('loadCommands') && this.#commandsFor !== this.loadCommands) {
       this.commands = undefined
@@ -313,8 +321,36 @@ export class ComposerBox extends LitElement {
     return true
   }
 
+  /**
+   * Up in an empty box (or on a recalled prompt not yet changed) brings back the previous prompt, Down
+   * the next one, as pi's editor does; anywhere else the arrows move the caret.
+   */
+  #onRecall(e: KeyboardEvent): boolean {
+    if ((e.key !== 'ArrowUp' && e.key !== 'ArrowDown') || e.altKey || e.shiftKey || e.ctrlKey || e.metaKey || e.isComposing) return false
+    const shown = this.#recalled !== undefined && this.draft === this.history[this.#recalled] ? this.#recalled : undefined
+    if (shown === undefined && this.draft !== '') return false
+    const at = shown ?? this.history.length
+    const next = e.key === 'ArrowUp' ? at - 1 : at + 1
+    if (next < 0 || (shown === undefined && e.key === 'ArrowDown')) return false
+    e.preventDefault()
+    if (next >= this.history.length) {
+      this.#recalled = undefined
+      this.draft = ''
+      return true
+    }
+    this.#recalled = next
+    this.fill(this.history[next])
+    return true
+  }
+
   #onKey = (e: KeyboardEvent) => {
     if (this.#onShortcut(e)) return
+    // Shift+Tab: the next thinking level, as in pi, when the thread's model reasons; otherwise focus moves back as usual.
+    if (e.key === 'Tab' && e.shiftKey && !e.ctrlKey && !e.altKey && !e.metaKey && this.#suggestions.length === 0) {
+      if (!this.dispatchEvent(paneRequest('cycle-thinking'))) e.preventDefault()
+      return
+    }
+    if (this.#suggestions.length === 0 && this.#onRecall(e)) return
     const suggestions = this.#suggestions
     if (suggestions.length && !e.isComposing) {
       const n = suggestions.length

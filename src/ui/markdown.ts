@@ -69,7 +69,19 @@ export function renderMarkdown(text: string, options: { copyButtons?: boolean } 
 
 const COPY_BUTTON = '<button type="button" class="copy-code" data-copy-code aria-label="Copy code">Copy</button>'
 
-/** Sanitised HTML: every `<pre>` in it is markup (text `<pre>` is escaped), so a plain replace is safe. */
+/**
+ * Sanitised HTML: every `<pre>` in it is markup (text `<pre>` is escaped), so a plain replace is safe.
+ * Each code block gets its language as a label, and its `<pre>` a tab stop with a name: a block wider
+ * than the column scrolls sideways, and the keyboard must reach it to scroll it (axe's
+ * scrollable-region-focusable).
+ */
 function withCopyButtons(clean: string): string {
-  return clean.replace(/<pre(\s[^>]*)?>/g, (m) => `<div class="code-block">${COPY_BUTTON}${m}`).replace(/<\/pre>/g, '</pre></div>')
+  return clean
+    .replace(/<pre(\s[^>]*)?>(<code[^>]*>)?/g, (_m, attrs: string | undefined, code: string | undefined) => {
+      const language = /\blanguage-([\w+#.-]+)/.exec(code ?? '')?.[1]
+      const label = language ? `<span class="code-lang" aria-hidden="true">${escapeText(language)}</span>` : ''
+      const name = language ? `Code, ${escapeAttr(language)}` : 'Code'
+      return `<div class="code-block">${label}${COPY_BUTTON}<pre${attrs ?? ''} tabindex="0" role="region" aria-label="${name}">${code ?? ''}`
+    })
+    .replace(/<\/pre>/g, '</pre></div>')
 }

@@ -37,6 +37,7 @@ import type { EditRequestDetail, VersionRequestDetail } from './message-versions
 import { deliver, handOff, takeHandoff, type ForkHandoff } from './fork-handoff.js'
 import { threadPaneStyles } from './thread-pane.styles.js'
 import { promptTitle, UNTITLED } from '../shared/thread-title.js'
+import { paneAction, type PaneAction } from './pane-keys.js'
 
 /** Restored texts that this tab did not queue: what is left of `restored` after taking out `own`, once each. */
 export function foreignTexts(restored: readonly string[], own: readonly string[]): string[] {
@@ -211,6 +212,27 @@ export class ThreadPane extends LitElement {
     })
   }
 
+  /** pi's keys for the pane (pane-keys.ts): Ctrl+O tool output, Ctrl+L the model picker, Shift+Tab (from the composer) the thinking level. */
+  #onPaneKey = (e: KeyboardEvent) => {
+    this.#onEscape(e)
+    const action = e.defaultPrevented ? undefined : paneAction(e)
+    if (action && this.#act(action)) e.preventDefault()
+  }
+
+  #onPaneAction = (e: Event) => {
+    if (this.#act((e as CustomEvent<PaneAction>).detail)) e.preventDefault()
+  }
+
+  #act(action: PaneAction): boolean {
+    const root = this.renderRoot
+    if (action === 'toggle-tools') {
+      root.querySelector('transcript-view')?.toggleTools()
+      return true
+    }
+    const settings = root.querySelector('thread-settings')
+    return action === 'pick-model' ? (settings?.pickModel() ?? false) : (settings?.cycleThinking() ?? false)
+  }
+
   #onEscape = (e: KeyboardEvent) => {
     if (e.key !== 'Escape' || e.defaultPrevented || e.isComposing) return
     // A card's Escape is the card's (it cancels the question, or asks first).
@@ -246,7 +268,7 @@ export class ThreadPane extends LitElement {
       </thread-header>
       <toast-stack .toasts=${ctx.toasts} .dismiss=${this.#dismissToast}></toast-stack>
       <div class="scroll-area">
-      <div class="scroll" tabindex="0" @scroll=${this.#atEnd.onScroll} @keydown=${this.#onEscape}>
+      <div class="scroll" tabindex="0" @scroll=${this.#atEnd.onScroll} @keydown=${this.#onPaneKey}>
         <div class="column">
           <transcript-view .entries=${view.transcript} .pending=${ctx.pending} ?busy=${view.status.busy}
             ?waiting=${view.openDialogs.length > 0} .working=${view.working}
@@ -280,7 +302,7 @@ export class ThreadPane extends LitElement {
           </button>`
         : nothing}
       </div>
-      <div class="column foot" style="width:100%;box-sizing:border-box" @keydown=${this.#onEscape}>
+      <div class="column foot" style="width:100%;box-sizing:border-box" @keydown=${this.#onPaneKey} @pane-action=${this.#onPaneAction}>
         ${this.#surface(view.widgets, view.statusItems, view.widgetPlacements, 'aboveEditor')}
         ${this.summary?.unavailable ? nothing : html`<composer-box
           ?busy=${view.status.busy}
@@ -290,6 +312,7 @@ export class ThreadPane extends LitElement {
           .draftChanged=${this.#reportDraft}
           .loadCommands=${this.#loadCommands}
           .threadId=${this.threadId}
+          .history=${view.transcript.flatMap((e) => (e.kind === 'user' ? [e.text] : []))}
           .runShortcut=${this.#runShortcut}
           ?connected=${this.following.live}
         ></composer-box>`}

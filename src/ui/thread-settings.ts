@@ -95,6 +95,29 @@ export class ThreadSettings extends LitElement {
     if (model && model !== this.summary?.model) void this.#configure({ model }, 'model')
   }
 
+  /** Opens the model picker (Ctrl+L, as pi's model selector): `false` when there is none to open now. */
+  pickModel(): boolean {
+    const select = this.modelSelect
+    if (!select || select.disabled) return false
+    select.focus()
+    try {
+      select.showPicker()
+    } catch {
+      // Not offered here (or not from this event): focused, the arrow keys pick.
+    }
+    return true
+  }
+
+  /** The next thinking level (Shift+Tab, as in pi): `false` when the model does not reason or a run is in flight. */
+  cycleThinking(): boolean {
+    const s = this.summary
+    const current = this.models?.models.find((m) => m.name === s?.model)
+    if (!s || !current?.reasoning || this.busy || this.configuring) return false
+    const next = THINKING[(THINKING.indexOf(s.thinkingLevel ?? 'off') + 1) % THINKING.length]
+    void this.#configure({ thinkingLevel: next }, 'thinking level')
+    return true
+  }
+
   #pickThinking = (e: Event) => {
     const level = (e.target as HTMLSelectElement).value as ThinkingLevel | ''
     if (level && level !== this.summary?.thinkingLevel) void this.#configure({ thinkingLevel: level }, 'thinking level')

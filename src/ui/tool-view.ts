@@ -2,7 +2,8 @@
  * Tool calls drawn for a person, as pi's terminal UI draws them: `bash` as the command (code) and
  * its output as terminal text, `read` as the path and a file excerpt, `edit` as a diff of each
  * oldText → newText, `write` as the path and the file's content. Any other tool shows its arguments
- * and its result. Each is a `<details>`, open by default; output longer than FOLD_LINES is folded
+ * and its result. Each is a `<details>`, collapsed to its one-line summary (as pi's rows are until Ctrl+O)
+ * unless the person opened tool output or the call failed; output longer than FOLD_LINES is folded
  * ("Show all N lines"): bash keeps its last lines (where the answer usually is), files their first.
  */
 import { html, nothing, type TemplateResult } from 'lit'
@@ -20,7 +21,9 @@ export interface ToolViewOptions {
   /** Whether the person unfolded this tool's long output. */
   expanded: boolean
   toggleExpanded: () => void
-  /** When the tool started, if this tab saw it start. */
+  /** The row shows its body: tool output is opened (Ctrl+O), or the call failed. */
+  open: boolean
+  /** When the tool started (pi's time, else when this tab saw it start). */
   time?: TemplateResult | typeof nothing
 }
 
@@ -126,9 +129,9 @@ function output(r: ToolResult, o: ToolViewOptions, opts: { tail: boolean; langua
   const earlier = f.hidden > 0 && opts.tail ? html`<p class="tool-note">… ${f.hidden} earlier lines</p>` : nothing
   const later = f.hidden > 0 && !opts.tail ? html`<p class="tool-note">… ${f.hidden} more lines</p>` : nothing
   return html`${r.text !== '' || r.truncated
-      ? html`${earlier}<pre class="output ${opts.cls ?? ''}">${codeText(f.shown, opts.language)}</pre>${later}${foldButton(f.total, f.hidden, o)}`
+      ? html`${earlier}<pre class="output ${opts.cls ?? ''}" tabindex="0" role="region" aria-label="Output">${codeText(f.shown, opts.language)}</pre>${later}${foldButton(f.total, f.hidden, o)}`
       : nothing}
-    ${leftOut(r)} ${showDetails ? html`<pre class="output details">${pretty(r.details)}</pre>` : nothing}`
+    ${leftOut(r)} ${showDetails ? html`<pre class="output details" tabindex="0" role="region" aria-label="Details">${pretty(r.details)}</pre>` : nothing}`
 }
 
 function stateBadge(e: ToolEntry, o: ToolViewOptions) {
@@ -172,7 +175,7 @@ export function renderTool(e: ToolEntry, o: ToolViewOptions): TemplateResult {
     what = html`<code class="path">${path}</code>`
     const f = fold(content, o.expanded, false)
     body = html`<h3>Content</h3>
-      <pre class="output file content">${codeText(f.shown, languageOfPath(path))}</pre>
+      <pre class="output file content" tabindex="0" role="region" aria-label="Content">${codeText(f.shown, languageOfPath(path))}</pre>
       ${f.hidden > 0 ? html`<p class="tool-note">… ${f.hidden} more lines</p>` : nothing} ${foldButton(f.total, f.hidden, o)}
       ${out && hasOutput(out) ? html`<h3>${heading}</h3>${output(out, o, { tail: false })}` : nothing}`
   } else if (e.name === 'edit' && path !== undefined && editsOf(args).length > 0) {
@@ -184,7 +187,7 @@ export function renderTool(e: ToolEntry, o: ToolViewOptions): TemplateResult {
     const removed = lines.filter((l) => l.op === '-').length
     const added = lines.filter((l) => l.op === '+').length
     body = html`<h3>Diff</h3>
-      <pre class="output diff" aria-label=${`Diff: ${removed} line${removed === 1 ? '' : 's'} removed, ${added} added`}>${shown.map(
+      <pre class="output diff" tabindex="0" role="region" aria-label=${`Diff: ${removed} line${removed === 1 ? '' : 's'} removed, ${added} added`}>${shown.map(
         (l) => html`<span class="line ${l.op === '-' ? 'del' : l.op === '+' ? 'add' : 'ctx'}">${l.op === ' ' ? ' ' : l.op} ${l.text}
 </span>`,
       )}</pre>
@@ -197,10 +200,10 @@ export function renderTool(e: ToolEntry, o: ToolViewOptions): TemplateResult {
       ${out && hasOutput(out) && (e.state === 'error' || out.text !== '') ? html`<h3>${heading}</h3>${output(out, o, { tail: false })}` : nothing}`
   } else {
     body = html`<h3>Arguments</h3>
-      <pre>${pretty(e.args)}</pre>
+      <pre tabindex="0" role="region" aria-label="Arguments">${pretty(e.args)}</pre>
       ${out && hasOutput(out) ? html`<h3>${heading}</h3>${output(out, o, { tail: false })}` : nothing}`
   }
-  return html`<details class="tool ${kind}" data-tool=${e.toolCallId} open>
+  return html`<details class="tool ${kind}" data-tool=${e.toolCallId} ?open=${o.open}>
     <summary>
       <span class="tool-name">${e.name}</span>
       <span class="tool-args">${what}</span>

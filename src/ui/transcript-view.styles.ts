@@ -342,6 +342,31 @@ export const transcriptViewStyles = [
     .assistant .code-block pre {
       padding-right: 4rem;
     }
+    .code-block .code-lang {
+      position: absolute;
+      top: 0.45rem;
+      right: 4.1rem;
+      font-family: var(--th-mono);
+      font-size: 0.72rem;
+      color: var(--th-fg-soft);
+    }
+    .assistant .code-block:has(.code-lang) pre {
+      padding-top: 1.6rem;
+    }
+    .tools-toggle {
+      display: flex;
+      justify-content: flex-end;
+      margin-top: 0.5rem;
+    }
+    .tools-toggle button {
+      font-size: 0.75rem;
+      color: var(--th-fg-soft);
+    }
+    .code-block pre:focus-visible,
+    .tool-body pre:focus-visible {
+      outline: 2px solid var(--th-accent, currentColor);
+      outline-offset: 1px;
+    }
     .empty .demo-intro {
       margin: 1rem 0 0.5rem;
     }

@@ -119,6 +119,8 @@ export class TranscriptView extends LitElement {
 
   /** The user message whose editor is open (Edit), if any. */
   @state() private editing = ''
+  /** Tool rows show their output (pi's Ctrl+O); collapsed to one line each by default. */
+  @state() toolsOpen = false
   /** Tool calls whose long output the person unfolded. */
   @state() private expanded = new Set<string>()
   /** The message whose Copy button was just pressed ("Copied" for a moment). */
@@ -142,7 +144,15 @@ export class TranscriptView extends LitElement {
   override render() {
     const entries = this.entries
     const lastIsStreaming = entries.at(-1)?.kind === 'assistant' && (entries.at(-1) as { streaming: boolean }).streaming
-    return html`<div role="log" aria-label="Transcript" aria-live="polite" @click=${this.#onClick} @edit-close=${() => (this.editing = '')}>
+    const tools = entries.some((e) => e.kind === 'tool')
+    return html`${tools
+        ? html`<div class="tools-toggle">
+            <button type="button" class="ghost" aria-pressed=${this.toolsOpen ? 'true' : 'false'} title="Ctrl+O" @click=${() => this.toggleTools()}>
+              Show tool output
+            </button>
+          </div>`
+        : nothing}
+      <div role="log" aria-label="Transcript" aria-live="polite" @click=${this.#onClick} @edit-close=${() => (this.editing = '')}>
       ${entries.length === 0 && this.pending.length === 0 ? this.#empty() : nothing}
       ${repeat(entries, (e, i) => key(e, i), (e) => this.#entry(e))}
       ${repeat(
@@ -181,6 +191,11 @@ export class TranscriptView extends LitElement {
             <p class="demo-more">Type <kbd>/</kbd> for commands.</p>`
         : nothing}
     </div>`
+  }
+
+  /** Every tool row open, or every one back to its summary line (pi's Ctrl+O). */
+  toggleTools(): void {
+    this.toolsOpen = !this.toolsOpen
   }
 
   #compose(text: string) {
@@ -290,6 +305,7 @@ export class TranscriptView extends LitElement {
           offline: this.offline,
           expanded: this.expanded.has(e.toolCallId),
           toggleExpanded: () => this.#toggle(e.toolCallId),
+          open: this.toolsOpen || e.state === 'error',
           time: timeOf(e.at ?? this.arrivedAt[e.toolCallId]),
         })
       case 'notify':

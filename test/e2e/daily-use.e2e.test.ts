@@ -36,6 +36,8 @@ describe('daily use on the demo model', () => {
     await page.getByRole('list', { name: 'Try the demo model' }).getByRole('button', { name: 'Write a file' }).click()
     const box = page.getByRole('textbox', { name: 'Message' })
     expect(await box.inputValue()).toBe('call write {"path":"a.md","content":"hi"}')
+    // Tool rows are collapsed to one line until tool output is opened: Ctrl+O, as in pi.
+    await box.press('Control+o')
     await box.press('Enter')
     const ask = page.getByRole('dialog', { name: /Allow write to a\.md/ })
     await ask.getByRole('button', { name: 'Allow once' }).click()
@@ -58,6 +60,9 @@ describe('daily use on the demo model', () => {
     await send(page, 'call bash {"command":"printf \'one\\\\ntwo\\\\n\'"}')
     await page.getByRole('dialog', { name: /Allow bash to run this command/ }).getByRole('button', { name: 'Allow once' }).click()
     const bash = log().locator('details.tool.bash')
+    // Tool rows are collapsed to one line until tool output is opened (the page may have it open from the test before).
+    const toggle = page.getByRole('button', { name: 'Show tool output' })
+    if ((await toggle.getAttribute('aria-pressed')) !== 'true') await toggle.click()
     await bash.locator('pre.terminal').filter({ hasText: 'two' }).waitFor({ timeout: 20_000 })
     expect(await bash.locator('summary code.command').textContent()).toBe("$ printf 'one\\ntwo\\n'")
     expect((await bash.locator('pre.terminal').textContent())?.trim()).toBe('one\ntwo')

@@ -63,7 +63,8 @@ afterEach(() => {
 
 describe('1. tool calls drawn for a person, as pi’s terminal UI does', () => {
   test('bash: the command as code, the output as terminal text, a long output folded to its last lines until "Show all 30 lines"', async () => {
-    const { root } = await mountTranscript([tool({ args: { command: 'seq 30' }, result: { text: lines(30) } })])
+    // Tool rows are collapsed to their summary line until tool output is opened (Ctrl+O).
+    const { root } = await mountTranscript([tool({ args: { command: 'seq 30' }, result: { text: lines(30) } })], { toolsOpen: true })
     await expect.element(page.getByRole('log').getByText('$ seq 30')).toBeVisible()
     expect(root.querySelector('summary code.command')?.textContent).toBe('$ seq 30')
     const out = root.querySelector('pre.output.terminal') as HTMLElement
@@ -106,21 +107,26 @@ describe('1. tool calls drawn for a person, as pi’s terminal UI does', () => {
   test('write: the path and the content written', async () => {
     const { root } = await mountTranscript([
       tool({ name: 'write', args: { path: 'notes/a.md', content: '# Hello\n\nworld' }, result: { text: 'Wrote 14 bytes' } }),
-    ])
+    ], { toolsOpen: true })
     await expect.element(page.getByRole('log').getByText('notes/a.md')).toBeVisible()
     expect((root.querySelector('pre.content') as HTMLElement).textContent).toBe('# Hello\n\nworld')
     await expect.element(page.getByRole('heading', { name: 'Content' })).toBeVisible()
   })
 
-  test('a tool call is collapsible: its summary folds it away and opens it again', async () => {
+  test('a tool call is collapsed to its summary line by default (as in pi); its summary opens and folds it, and "Show tool output" opens every one', async () => {
     const { root } = await mountTranscript([tool({ args: { command: 'ls' }, result: { text: 'README.md' } })])
     const output = page.getByRole('log').getByText('README.md')
+    await expect.element(page.getByRole('log').getByText('$ ls')).toBeVisible()
+    await expect.element(output).not.toBeVisible()
+    await page.getByRole('log').getByText('$ ls').click()
     await expect.element(output).toBeVisible()
     await page.getByRole('log').getByText('$ ls').click()
     await expect.element(output).not.toBeVisible()
     expect((root.querySelector('details.tool') as HTMLDetailsElement).open).toBe(false)
-    await page.getByRole('log').getByText('$ ls').click()
+    const toggle = page.getByRole('button', { name: 'Show tool output' })
+    await toggle.click()
     await expect.element(output).toBeVisible()
+    await expect.element(toggle).toHaveAttribute('aria-pressed', 'true')
   })
 })
 

@@ -48,6 +48,8 @@ describe('thread pane', () => {
     await expect.element(log.getByText('running')).toBeVisible()
     es().frame(n({ type: 'tool-end', toolCallId: 'c1', result: { text: 'README.md' }, isError: false }))
     await expect.element(log.getByText('done')).toBeVisible()
+    // Its output shows once tool output is opened (rows are collapsed by default, as in pi).
+    await page.getByRole('button', { name: 'Show tool output' }).click()
     await expect.element(log.getByText('README.md')).toBeVisible()
     es().frame(n({ type: 'notify', message: 'Heads up', level: 'warning' }))
     es().frame(n({ type: 'settled', run: 1, aborted: true }))

@@ -20,6 +20,8 @@ const tool = (result: ToolResult, patch: Partial<ToolEntry> = {}): ToolEntry => 
 async function mount(entries: TranscriptEntry[]) {
   const el = document.createElement('transcript-view') as TranscriptView
   el.entries = entries
+  // What a tool shows once its row is open (rows are collapsed to their summary line by default).
+  el.toolsOpen = true
   document.body.append(el)
   await el.updateComplete
   return { el, root: el.shadowRoot! }
