@@ -76,6 +76,9 @@ export function thinkingText(message: AgentMessage): string | undefined {
   return parts.length > 0 ? parts.join('\n\n') : undefined
 }
 
+/** The note a compaction leaves in the transcript, live and after a restart. */
+export const compactedText = (tokensBefore: number) => `The conversation was compacted: ${tokensBefore} tokens summarised.`
+
 /** When pi says a message was written (its `timestamp`, ms since the epoch), if it says. */
 export function timeOf(message: AgentMessage): { at?: number } {
   const t = (message as { timestamp?: unknown }).timestamp
@@ -217,8 +220,9 @@ export class EventMapper {
             type: 'notify',
             level: event.result ? 'info' : 'warning',
             persist: true,
+            ...(event.result ? { compacted: true as const } : {}),
             message: event.result
-              ? `The conversation was compacted: ${event.result.tokensBefore} tokens summarised.`
+              ? compactedText(event.result.tokensBefore)
               : event.aborted
                 ? 'Compaction was stopped.'
                 : (event.errorMessage ?? 'Compaction failed.'),

@@ -68,7 +68,7 @@ export type RuntimeEvent =
   /** A message an extension displays in the conversation (pi's custom message with `display: true`). */
   | { type: 'custom-message'; customType: string; text: string }
   /** The runtime's own note about the run (an auto-retry): `persist` puts it in the transcript. */
-  | { type: 'notify'; message: string; level: NotifyLevel; persist?: true }
+  | { type: 'notify'; message: string; level: NotifyLevel; persist?: true; compacted?: true }
   | { type: 'failure'; message: string }
   /** The conversation moved in place to another branch of its tree (`navigate`, an extension's ctx.navigateTree): its transcript, whole. */
   | { type: 'branch'; transcript: TranscriptEntry[] }

@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises'
 import type { FileEntry, SessionEntry } from '@earendil-works/pi-coding-agent'
 import type { ThinkingLevel, TranscriptEntry } from '../schemas/index.js'
 import type { PersistedFacts } from './port.js'
-import { compactToolResult, messageText, replyFacts, thinkingText, timeOf } from './map-events.js'
+import { compactedText, compactToolResult, messageText, replyFacts, thinkingText, timeOf } from './map-events.js'
 import { SessionDamaged } from './port.js'
 import { checkSession } from './session-file.js'
 import { userShellArgs, userShellResult } from './user-shell.js'
@@ -120,6 +120,10 @@ export function foldTranscript(entries: SessionEntry[], versionsOf?: (entryId: s
     const m = markerOf(entry)
     if (m) {
       marker = m
+      continue
+    }
+    if (entry.type === 'compaction') {
+      out.push({ kind: 'notify', message: compactedText(entry.tokensBefore), level: 'info', compacted: true })
       continue
     }
     if (entry.type === 'custom_message') {

@@ -119,6 +119,8 @@ export const NotifyObservation = obs('notify', {
   message: Type.String(),
   level: NotifyLevel,
   persist: Type.Optional(Type.Literal(true)),
+  /** The note says the conversation was compacted: what the context held before is summarised (the fill is unknown until the next reply). */
+  compacted: Type.Optional(Type.Literal(true)),
 })
 /** An extension's `ctx.ui.setStatus(key, text)`: a keyed status item; no `text` removes the key. */
 export const StatusItemObservation = obs('status-item', { key: Type.String(), text: Type.Optional(Type.String()) })
@@ -254,7 +256,7 @@ export const TranscriptEntry = Type.Union([
     partial: Type.Optional(ToolResult),
     result: Type.Optional(ToolResult),
   }),
-  Type.Object({ kind: Type.Literal('notify'), message: Type.String(), level: NotifyLevel }),
+  Type.Object({ kind: Type.Literal('notify'), message: Type.String(), level: NotifyLevel, compacted: Type.Optional(Type.Literal(true)) }),
   Type.Object({ kind: Type.Literal('stopped'), run: Type.Integer() }),
   Type.Object({ kind: Type.Literal('rejected'), messageId: Type.String(), reason: Type.String(), text: Type.Optional(Type.String()) }),
   Type.Object({ kind: Type.Literal('handled'), messageId: Type.String(), text: Type.String() }),

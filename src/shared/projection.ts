@@ -122,7 +122,7 @@ function step(draft: Draft, o: Observation): void {
       return
     case 'notify':
       // A toast is transient; only the host's own notes about a run (persist) enter the transcript.
-      if (o.persist) append(draft, { kind: 'notify', message: o.message, level: o.level })
+      if (o.persist) append(draft, { kind: 'notify', message: o.message, level: o.level, ...(o.compacted ? { compacted: true } : {}) })
       return
     case 'status-item':
       view.statusItems = withKey(view.statusItems, o.key, o.text)

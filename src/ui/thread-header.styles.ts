@@ -90,6 +90,32 @@ export const threadHeaderStyles = [
       text-overflow: ellipsis;
       white-space: nowrap;
     }
+    .totals {
+      display: flex;
+      align-items: center;
+      gap: 0.5rem;
+      margin: 0;
+      padding: 0 1.25rem 0.4rem;
+      font-size: 0.75rem;
+      color: var(--th-fg-soft);
+      font-variant-numeric: tabular-nums;
+    }
+    .totals meter {
+      width: 5rem;
+      height: 0.5rem;
+    }
+    .context-warning {
+      display: flex;
+      align-items: center;
+      flex-wrap: wrap;
+      gap: 0.6rem;
+      margin: 0 1.25rem 0.5rem;
+      padding: 0.45rem 0.75rem;
+      border-radius: 8px;
+      font-size: 0.85rem;
+      background: var(--th-warn-soft);
+      color: var(--th-warn);
+    }
     @media (max-width: 720px) {
       .back {
         display: inline;

@@ -10,6 +10,7 @@ import { customElement, property, state } from 'lit/decorators.js'
 import type { ThreadSummary } from '../schemas/index.js'
 import type { BadgeState } from './connection-badge.js'
 import { threadHeaderStyles } from './thread-header.styles.js'
+import { CONTEXT_WARNING, contextFill, totalsLine, type ThreadTotals } from './thread-totals.js'
 import './connection-badge.js'
 
 @customElement('thread-header')
@@ -25,6 +26,13 @@ export class ThreadHeader extends LitElement {
   @property() error = ''
   @property({ attribute: false }) rename: (title: string) => Promise<void> = async () => {}
   @property({ attribute: false }) deleteThread: () => Promise<void> = async () => {}
+  /** What the thread used so far and how full its context is (pi's footer); nothing shown before the first reply. */
+  @property({ attribute: false }) totals: ThreadTotals | undefined
+  /** Compacts the conversation (`/compact`); offered when the context is nearly full, and only between runs. */
+  @property({ attribute: false }) compact: (() => Promise<void>) | undefined
+  /** A run is in flight: compaction waits until it ends. */
+  @property({ type: Boolean }) busy = false
+  @state() private compacting = false
 
   @state() private renaming = false
   @state() private confirmingDelete = false
@@ -69,6 +77,7 @@ export class ThreadHeader extends LitElement {
               <button class="ghost danger" @click=${() => (this.confirmingDelete = true)}>Delete</button>`}
       </header>
       <slot></slot>
+      ${this.#totals()}
       ${this.confirmingDelete
         ? html`<div class="confirm-delete" role="alertdialog" aria-label="Delete thread">
             <span>Delete “${this.heading}” and its whole transcript? This cannot be undone.</span>
@@ -84,6 +93,42 @@ export class ThreadHeader extends LitElement {
           </div>`
         : nothing}
     `
+  }
+
+  /** pi's footer: tokens and cost so far and the context's fill; a warning with /compact before it is full. */
+  #totals() {
+    const t = this.totals
+    const line = t ? totalsLine(t) : ''
+    if (!t || !line) return nothing
+    const fill = contextFill(t)
+    const full = fill !== undefined && fill >= CONTEXT_WARNING
+    return html`<p class="totals" aria-label="Thread totals" title="Tokens read ↑ and written ↓ by every reply, the cost, and how full the model's context is">
+        ${line}
+        ${fill !== undefined
+          ? html`<meter class=${full ? 'full' : ''} min="0" max="1" low="0.6" high=${CONTEXT_WARNING} optimum="0" .value=${fill}
+              aria-label="Context window used"></meter>`
+          : nothing}
+      </p>
+      ${full && this.compact
+        ? html`<div class="context-warning" role="status">
+            <span>The context is ${Math.round(fill * 100)}% full: compact the conversation before the model runs out of room.</span>
+            <button class="primary" ?disabled=${this.busy || this.compacting} title=${this.busy ? 'When the run ends' : ''} @click=${this.#compact}>
+              ${this.compacting ? 'Compacting…' : 'Compact now'}
+            </button>
+          </div>`
+        : nothing}`
+  }
+
+  #compact = async () => {
+    if (!this.compact) return
+    this.compacting = true
+    try {
+      await this.compact()
+    } catch {
+      // The pane says why.
+    } finally {
+      this.compacting = false
+    }
   }
 
   /** "Forked from <parent>", a link to it while it exists. */

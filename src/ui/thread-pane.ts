@@ -38,6 +38,7 @@ import { deliver, handOff, takeHandoff, type ForkHandoff } from './fork-handoff.
 import { threadPaneStyles } from './thread-pane.styles.js'
 import { promptTitle, UNTITLED } from '../shared/thread-title.js'
 import { paneAction, type PaneAction } from './pane-keys.js'
+import { threadTotals } from './thread-totals.js'
 
 /** Restored texts that this tab did not queue: what is left of `restored` after taking out `own`, once each. */
 export function foreignTexts(restored: readonly string[], own: readonly string[]): string[] {
@@ -260,7 +261,9 @@ export class ThreadPane extends LitElement {
     return html`
       <thread-header thread-id=${this.threadId} heading=${this.threadTitle} .summary=${this.summary} .parent=${this.parent}
         connection=${this.following.absent && !ctx.synced ? 'new' : this.following.connection} error=${this.headerError}
-        .rename=${this.#rename} .deleteThread=${this.#delete}>
+        .rename=${this.#rename} .deleteThread=${this.#delete}
+        .totals=${threadTotals(view.transcript, this.models?.models.find((m) => m.name === this.summary?.model)?.contextWindow)}
+        .compact=${this.#compact} ?busy=${view.status.busy}>
         <thread-settings .summary=${this.summary} .models=${this.models} .configure=${this.#configure}
           ?busy=${view.status.busy || (!ctx.synced && !!this.summary?.busy)}>
           <keyboard-help .loadCommands=${this.#loadCommands} .runShortcut=${this.#runShortcut}></keyboard-help>
@@ -380,6 +383,16 @@ export class ThreadPane extends LitElement {
       this.#changed('deleted')
     } catch (err) {
       this.headerError = `Could not delete: ${describeError(err)}`
+      throw err
+    }
+  }
+
+  /** The header's "Compact now": threadhost's /compact, as if typed. */
+  #compact = async () => {
+    try {
+      await this.#send('/compact', undefined)
+    } catch (err) {
+      this.headerError = `Could not compact: ${(err as Error).message}`
       throw err
     }
   }

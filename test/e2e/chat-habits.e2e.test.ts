@@ -3,7 +3,7 @@
  * (test/server/local-llm.ts) through pi's own provider: the model's thinking, message times, the
  * thread's totals. Each test opens its own thread on the fixture model in a fresh page.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright'
@@ -25,6 +25,8 @@ describe('chat habits on a real provider, in the browser', () => {
     llm = new LocalLlm()
     await llm.start()
     agentDir = await copyFixtureAgentDir(llm.url)
+    // pi would compact by itself past its threshold; here the person does, from the header's warning.
+    await writeFile(join(agentDir, 'settings.json'), JSON.stringify({ compaction: { enabled: false, keepRecentTokens: 1 } }))
     workspace = await mkdtemp(join(tmpdir(), 'threadhost-e2e-ws-'))
     server = await startServer({ args: ['--agent-dir', agentDir, '--workspace', workspace] })
     browser = await launch()
@@ -99,5 +101,33 @@ describe('chat habits on a real provider, in the browser', () => {
     await openThread(page, server.url, fork.body.thread.threadId)
     await transcript().locator('.assistant').filter({ hasText: 'first words' }).waitFor()
     expect(await times(page)).toEqual(reloaded.slice(0, 2))
+  })
+
+  test("the header keeps the thread's totals (tokens, cost, context fill) and, near a full context, offers /compact in one click", async () => {
+    await openFixtureThread('Totals')
+    // The fixture model's window is 32k: a reply that read 27k leaves it 84% full.
+    llm.usage.push({ prompt_tokens: 1200, completion_tokens: 300 }, { prompt_tokens: 26_500, completion_tokens: 500 })
+    const totals = page.getByLabel('Thread totals')
+    await send(page, 'first')
+    await transcript().locator('.assistant').filter({ hasText: 'Local model heard: first' }).waitFor()
+    await idle()
+    await expect.poll(() => totals.innerText()).toContain('↑1.2k ↓300')
+    await expect.poll(() => totals.innerText()).toContain('5% of 32k')
+    expect(await page.getByRole('button', { name: 'Compact now' }).count()).toBe(0)
+    await send(page, 'second')
+    await transcript().locator('.assistant').filter({ hasText: 'Local model heard: second' }).waitFor()
+    await idle()
+    await expect.poll(() => totals.innerText()).toContain('↑28k ↓800')
+    await expect.poll(() => totals.innerText()).toContain('84% of 32k')
+    const warning = page.getByRole('status').filter({ hasText: 'The context is 84% full' })
+    await warning.waitFor()
+    expect(await axeViolations(page)).toEqual([])
+    const before = llm.requests.length
+    await warning.getByRole('button', { name: 'Compact now' }).click()
+    // pi summarises with the model, and the context's fill is unknown again until the next reply.
+    await transcript().getByText('The conversation was compacted').waitFor()
+    expect(llm.requests.length).toBeGreaterThan(before)
+    await warning.waitFor({ state: 'detached' })
+    await expect.poll(() => totals.innerText()).not.toContain('% of')
   })
 })

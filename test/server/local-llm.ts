@@ -41,6 +41,8 @@ export function script(request: ChatRequest): Reply {
   return { text: `Local model heard: ${said}` }
 }
 
+const usageOf = (u = { prompt_tokens: 10, completion_tokens: 5 }) => ({ ...u, total_tokens: u.prompt_tokens + u.completion_tokens })
+
 /** Streams `chat.completion.chunk`s scripted by `script` and keeps every request it was sent. */
 export class LocalLlm {
   readonly requests: ChatRequest[] = []
@@ -52,6 +54,8 @@ export class LocalLlm {
   readonly failures: ({ status: number; message: string } | { cut: string })[] = []
   /** The next replies think first: each streams this reasoning (`reasoning_content`) before its text. */
   readonly reasoning: string[] = []
+  /** What the next replies say they used (prompt and completion tokens); otherwise 10 and 5. */
+  readonly usage: { prompt_tokens: number; completion_tokens: number }[] = []
   private server!: Server
   private calls = 0
   url = ''
@@ -118,7 +122,7 @@ export class LocalLlm {
       res.write(chunk({}, 'tool_calls'))
     }
     res.write(
-      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: request.model, choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`,
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: request.model, choices: [], usage: usageOf(this.usage.shift()) })}\n\n`,
     )
     res.end('data: [DONE]\n\n')
   }
