@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto'
 import { createActor, fromCallback, fromPromise, type ActorRefFrom, type Subscription } from 'xstate'
 import type { CommandInfo, DialogOutcome, ObservationInput, ThinkingLevel } from '../schemas/index.js'
+import { chosenOf } from '../schemas/dialog-chosen.js'
 import { askQueueMachine, type CardOutcome } from '../machines/ask-queue.machine.js'
 import { dialogMachine, type DialogEmitted } from '../machines/dialog.machine.js'
 import {
@@ -383,7 +384,8 @@ export class LiveThread {
               thread.#dialogs.shown(context.id)
             },
             recordSettle: ({ context, system }) => {
-              of(system).#feed.append({ type: 'dialog-settled', id: context.id, outcome: context.outcome as DialogOutcome })
+              const chosen = context.outcome === 'answered' ? chosenOf(context.spec, context.answer) : undefined
+              of(system).#feed.append({ type: 'dialog-settled', id: context.id, outcome: context.outcome as DialogOutcome, ...(chosen !== undefined ? { chosen } : {}) })
             },
             resolveExtension: ({ context, system }) => of(system).#dialogs.resolve(context.id, { outcome: context.outcome!, answer: context.answer }),
             resolveWithdrawn: ({ context, system }) => of(system).#dialogs.resolve(context.id, { outcome: 'refused' }),

@@ -1,4 +1,5 @@
 export * from './dialog.js'
+export * from './dialog-chosen.js'
 export * from './observation.js'
 export * from './tool-result.js'
 export * from './http.js'

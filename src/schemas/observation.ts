@@ -105,7 +105,8 @@ export const ExtensionUiRequestObservation = obs('extension-ui-request', {
   origin: DialogOrigin,
   expiresAt: Type.Optional(Type.Number()),
 })
-export const DialogSettledObservation = obs('dialog-settled', { id: Type.String(), outcome: DialogOutcome })
+/** `chosen`: what an answer chose among the question's choices, as its card said them (`chosenOf`); absent for a typed answer. */
+export const DialogSettledObservation = obs('dialog-settled', { id: Type.String(), outcome: DialogOutcome, chosen: Type.Optional(Type.String()) })
 /** An open terminal component redrew: the lines that changed (src/schemas/terminal.ts). */
 export const TerminalFrameObservation = obs('terminal-frame', { id: Type.String(), ...TerminalFrame.properties })
 /** Another tab took the input of an open terminal component (or kept it past half its lease). */

@@ -79,6 +79,9 @@ export const appShellStyles = [
       background: var(--th-bg-soft);
     }
     .questions .q-title {
+      /* The thread's heading over its question cards (h3), as a line of the list. */
+      margin: 0;
+      font-size: 1rem;
       font-weight: 600;
       overflow: hidden;
       text-overflow: ellipsis;
@@ -87,6 +90,9 @@ export const appShellStyles = [
     .questions .q-count {
       color: var(--th-warn);
       white-space: nowrap;
+    }
+    .questions li thread-questions {
+      margin-top: 0.5rem;
     }
     .questions .notify {
       display: flex;

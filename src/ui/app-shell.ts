@@ -8,6 +8,7 @@ import './thread-pane.js'
 import './new-thread.js'
 import type { NewThreadView } from './new-thread.js'
 import './extension-notice.js'
+import './thread-questions.js'
 import { appShellStyles } from './app-shell.styles.js'
 
 interface LiveStatus {
@@ -182,8 +183,12 @@ export class AppShell extends LitElement {
     }
   }
 
+  /** Threads the open-questions view showed since it opened: one answered stays, to say how (thread-questions). */
+  #inbox = new Set<string>()
+
   #questions() {
-    const waiting = this.threads.filter((t) => t.openDialogs > 0)
+    for (const t of this.threads) if (t.openDialogs > 0) this.#inbox.add(t.threadId)
+    const waiting = this.threads.filter((t) => this.#inbox.has(t.threadId))
     return html`<section class="questions" aria-labelledby="questions-heading">
       <h1 id="questions-heading">Open questions</h1>
       ${waiting.length === 0
@@ -192,9 +197,10 @@ export class AppShell extends LitElement {
             ${waiting.map(
               (t) => html`<li>
                 <a href=${`#/threads/${encodeURIComponent(t.threadId)}`}>
-                  <span class="q-title">${t.title || t.threadId}</span>
-                  <span class="q-count">${t.openDialogs} open question${t.openDialogs === 1 ? '' : 's'}</span>
+                  <h2 class="q-title">${t.title || t.threadId}</h2>
+                  <span class="q-count">${t.openDialogs > 0 ? `${t.openDialogs} open question${t.openDialogs === 1 ? '' : 's'}` : 'nothing waiting now'}</span>
                 </a>
+                <thread-questions thread-id=${t.threadId} .api=${this.api}></thread-questions>
               </li>`,
             )}
           </ul>`}
@@ -294,6 +300,7 @@ export class AppShell extends LitElement {
     this.questionsOpen = location.hash.startsWith('#/questions')
     this.composing = location.hash.startsWith('#/new')
     void this.#checkMissing()
+    if (!this.questionsOpen) this.#inbox.clear()
   }
 
   /** The followed thread's status comes from its follow, live; the poll covers the others. */

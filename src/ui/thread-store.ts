@@ -102,11 +102,12 @@ export const NOT_TAKEN = 'answered in another tab; your answer was not taken'
  * Why a card left. `label` is what this tab chose, when it answered: a choice (Yes, No, Allow once,
  * Deny …) or `skipped`. `refused`: this tab's answer came back 404 — another tab's won the race.
  */
-export function settleReason(outcome: DialogOutcome | undefined, answeredHere: boolean, label?: string, refused = false): string {
+export function settleReason(outcome: DialogOutcome | undefined, answeredHere: boolean, label?: string, refused = false, chosen?: string): string {
   switch (outcome) {
     case 'answered':
-      if (refused) return NOT_TAKEN
-      if (!answeredHere) return 'answered in another tab'
+      // What another tab chose, when the settle says it (a choice, never a typed answer).
+      if (refused) return chosen ? `answered in another tab: ${chosen}; your answer was not taken` : NOT_TAKEN
+      if (!answeredHere) return chosen ? `answered in another tab: ${chosen}` : 'answered in another tab'
       if (label === 'skipped') return 'skipped'
       return label ? `answered: ${label}` : 'answered'
     case 'timeout':
@@ -123,8 +124,8 @@ export function settleReason(outcome: DialogOutcome | undefined, answeredHere: b
 const claimedIds = (view: ThreadView) =>
   new Set(view.transcript.flatMap((e) => (e.kind === 'user' || e.kind === 'rejected' || e.kind === 'handled' ? [e.messageId] : [])))
 
-function note(d: OpenDialog, outcome: DialogOutcome | undefined, ctx: ThreadStoreContext): DialogNote {
-  const reason = settleReason(outcome, ctx.answering.includes(d.id), ctx.answerLabels[d.id], ctx.refused.includes(d.id))
+function note(d: OpenDialog, outcome: DialogOutcome | undefined, ctx: ThreadStoreContext, chosen?: string): DialogNote {
+  const reason = settleReason(outcome, ctx.answering.includes(d.id), ctx.answerLabels[d.id], ctx.refused.includes(d.id), chosen)
   return { id: d.id, title: dialogTitle(d.dialog), reason, at: Date.now(), ...(outcome ? { outcome } : {}) }
 }
 
@@ -262,7 +263,7 @@ export function createThreadStore(threadId: string, { signal }: ThreadStoreOptio
           }
           case 'dialog-settled': {
             const d = ctx.view.openDialogs.find((x) => x.id === o.id)
-            if (d) notes = [...notes, note(d, o.outcome, ctx)]
+            if (d) notes = [...notes, note(d, o.outcome, ctx, o.chosen)]
             break
           }
         }
