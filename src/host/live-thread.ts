@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { createActor, fromCallback, fromPromise, type ActorRefFrom, type Subscription } from 'xstate'
-import type { CommandInfo, DialogOutcome, ObservationInput, ThinkingLevel } from '../schemas/index.js'
+import type { CommandInfo, DialogOutcome, ObservationInput, PromptImage, ThinkingLevel } from '../schemas/index.js'
 import { chosenOf } from '../schemas/dialog-chosen.js'
 import { askQueueMachine, type CardOutcome } from '../machines/ask-queue.machine.js'
 import { dialogMachine, type DialogEmitted } from '../machines/dialog.machine.js'
@@ -19,7 +19,7 @@ import {
   type ThreadEvent,
   type WaitingPrompt,
 } from '../machines/thread.machine.js'
-import type { AgentRuntime, NavigateResult, NavigateTarget, RuntimeEvent, UiBridge } from '../runtime/port.js'
+import type { AgentRuntime, NavigateResult, NavigateTarget, QueuedPrompt, RuntimeEvent, UiBridge } from '../runtime/port.js'
 import { errorText } from '../runtime/extension-ui.js'
 import { AskBridge } from './ask-bridge.js'
 import { DialogBridge } from './dialog-bridge.js'
@@ -105,6 +105,11 @@ export class LiveThread {
   #releasing = false
   /** The editor's text as pi's getEditorText() sees it: the latest a tab reported or an extension set. */
   #editorText = ''
+  /**
+   * Prompts' images by messageId, from admission until pi takes the prompt (its user message) or it
+   * is refused: the machine carries ids and texts; whoever hands a prompt to the runtime adds its images.
+   */
+  readonly #images = new Map<string, PromptImage[]>()
 
   constructor(options: LiveThreadOptions) {
     this.#options = options
@@ -252,8 +257,9 @@ export class LiveThread {
 
   /** Resolves with the machine's answer: admitted now, admitted once a pending stop settles, or refused. */
   /** `messageId`: the id the host journaled the prompt under before sending it (one is made if not). */
-  prompt(request: Omit<PromptRequest, 'messageId'> & { messageId?: string }): Promise<PromptOutcome> {
+  prompt(request: Omit<PromptRequest, 'messageId'> & { messageId?: string }, images?: PromptImage[]): Promise<PromptOutcome> {
     const messageId = request.messageId ?? randomUUID()
+    if (images?.length) this.#images.set(messageId, images)
     return this.#request(messageId, { type: 'PROMPT', messageId, ...request }, { kind: 'rejected', reason: 'disposed' }, (reply) => {
       if (reply.type === 'prompt.admitted') return { kind: 'admitted', messageId, run: reply.run, queued: reply.queued }
       if (reply.type === 'prompt.refused' && reply.reason !== 'disposed') return { kind: reply.reason }
@@ -331,10 +337,10 @@ export class LiveThread {
     return threadMachine.provide({
       actions: {
         publishStatus: ({ system }, status) => void of(system).#feed.append({ type: 'status', ...status }),
-        startRun: ({ system }, { prompt, run }) => of(system).#runtime?.prompt({ messageId: prompt.messageId, text: prompt.text }, run),
+        startRun: ({ system }, { prompt, run }) => of(system).#runtime?.prompt(of(system).#withImages(prompt), run),
         adoptRun: ({ system }, { run }) => of(system).#runtime?.adoptRun(run),
         queuePrompt: ({ system }, { prompt }) => {
-          const queued = { messageId: prompt.messageId, text: prompt.text }
+          const queued = of(system).#withImages(prompt)
           if (prompt.deliverAs === 'followUp') of(system).#runtime?.followUp(queued)
           else of(system).#runtime?.steer(queued)
         },
@@ -404,7 +410,15 @@ export class LiveThread {
     })
   }
 
+  /** A prompt as the runtime takes it: its id, its text and the images it was admitted with. */
+  #withImages(prompt: { messageId: string; text: string }): QueuedPrompt {
+    const images = this.#images.get(prompt.messageId)
+    return { messageId: prompt.messageId, text: prompt.text, ...(images ? { images } : {}) }
+  }
+
   #onRuntimeEvent(event: RuntimeEvent): void {
+    // A prompt taken (or refused) no longer needs its images here.
+    if (event.type === 'user-message' || event.type === 'prompt-rejected' || event.type === 'prompt-handled') this.#images.delete(event.messageId)
     switch (event.type) {
       case 'settled':
         this.actor.send({ type: 'SETTLED', aborted: event.aborted, unclaimed: event.unclaimed })

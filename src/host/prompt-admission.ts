@@ -6,6 +6,7 @@
  * withdrawn (a refused prompt was never accepted).
  */
 import { randomUUID } from 'node:crypto'
+import type { PromptImage } from '../schemas/index.js'
 import type { Log } from './store/journal.js'
 import { writeFault, type IdempotencyClaim, type ThreadStore, type WriteFault } from './store/port.js'
 import type { LiveThread, PromptOutcome } from './live-thread.js'
@@ -18,6 +19,8 @@ export interface PromptRequestBody {
   admission: 'enqueue' | 'reject'
   deliverAs: 'steer' | 'followUp'
   run?: number
+  /** Images for the model: not journaled (the journal keeps what a crash must not lose, the text). */
+  images?: PromptImage[]
 }
 
 export type AdmissionOutcome = PromptOutcome | { kind: 'not-durable'; fault: WriteFault }
@@ -32,7 +35,7 @@ export class PromptAdmission {
 
   /** `claim`: the request's `Idempotency-Key`, claimed for this prompt in the commit that journals it. */
   async admit(slot: ThreadSlot, live: LiveThread, request: PromptRequestBody, claim?: IdempotencyClaim): Promise<AdmissionOutcome> {
-    const { message: text, admission, deliverAs, run } = request
+    const { message: text, admission, deliverAs, run, images } = request
     const threadId = slot.threadId
     const messageId = randomUUID()
     try {
@@ -41,7 +44,7 @@ export class PromptAdmission {
     } catch (error) {
       return { kind: 'not-durable', fault: writeFault(error) ?? { kind: 'read-only', code: 'EIO', message: String(error) } }
     }
-    const outcome = await live.prompt({ messageId, text, admission, deliverAs, ...(run !== undefined ? { run } : {}) })
+    const outcome = await live.prompt({ messageId, text, admission, deliverAs, ...(run !== undefined ? { run } : {}) }, images)
     if (outcome.kind === 'admitted') this.#admitted(slot, text, outcome)
     else this.#withdraw(threadId, messageId)
     return outcome

@@ -267,7 +267,10 @@ export class ThreadRequests {
       if (!(live instanceof LiveThread)) return live.kind === 'unavailable' ? { kind: 'rejected', reason: 'unavailable' } : live
       const command = parseCommand(request.message, live.commands())
       if (command.kind === 'unknown') return { kind: 'unknown-command', name: command.name, suggestions: command.suggestions }
-      if (command.kind !== 'host') return await this.host.admission.admit(slot, live, request, claim)
+      if (command.kind !== 'host') {
+        if (request.images?.length && !(await this.#takesImages(slot.record.model))) return { kind: 'no-images', model: slot.record.model }
+        return await this.host.admission.admit(slot, live, request, claim)
+      }
       slot.admitting--
       try {
         return await runHostCommand(this.#commandTarget(slot, live), command.name, command.args)
@@ -277,6 +280,12 @@ export class ThreadRequests {
     } finally {
       slot.admitting--
     }
+  }
+
+  /** Whether the thread's model takes images, as the catalog says (pi's `input`). */
+  async #takesImages(model: string): Promise<boolean> {
+    const check = await this.host.options.models.check(model)
+    return check.ok && check.model.images === true
   }
 
   /** A tab's composer draft, for extensions that read the editor. It never builds a runtime. */

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto'
 import type { AgentSessionEvent } from '@earendil-works/pi-coding-agent'
 import type { RuntimeEvent } from './port.js'
 import type { AgentMessage } from '@earendil-works/pi-agent-core'
-import type { ReplyUsage, ToolResult, ToolResultImage } from '../schemas/index.js'
+import type { PromptImage, ReplyUsage, ToolResult, ToolResultImage } from '../schemas/index.js'
 
 /** Large tool output stays in pi's session; the feed carries a bounded, JSON-safe summary. */
 export const MAX_RESULT_TEXT = 8000
@@ -85,6 +85,17 @@ export function timeOf(message: AgentMessage): { at?: number } {
   return typeof t === 'number' && Number.isFinite(t) ? { at: t } : {}
 }
 
+const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp'])
+
+/** A user message's image parts (pi's `{type: 'image', data, mimeType}`), in the feed's shape; undefined when none. */
+export function imagesOf(message: AgentMessage): PromptImage[] | undefined {
+  if (message.role !== 'user' || !Array.isArray(message.content)) return undefined
+  const images = message.content.flatMap((c) =>
+    c.type === 'image' && IMAGE_TYPES.has(c.mimeType) && typeof c.data === 'string' ? [{ mimeType: c.mimeType as PromptImage['mimeType'], data: c.data }] : [],
+  )
+  return images.length > 0 ? images : undefined
+}
+
 /** The text parts of a message, joined. */
 export function messageText(message: AgentMessage): string {
   if (!('content' in message)) return ''
@@ -146,7 +157,8 @@ export class EventMapper {
         const role = event.message.role
         if (role === 'user') {
           const text = messageText(event.message)
-          return [{ type: 'user-message', messageId: this.hooks.userMessageId(text), text, ...timeOf(event.message) }]
+          const images = imagesOf(event.message)
+          return [{ type: 'user-message', messageId: this.hooks.userMessageId(text), text, ...timeOf(event.message), ...(images ? { images } : {}) }]
         }
         if (role === 'assistant') {
           this.assistantId = this.newId()

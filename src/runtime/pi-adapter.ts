@@ -53,6 +53,11 @@ interface Run {
   shell?: boolean
 }
 
+/** A prompt's images as pi's image parts; undefined when it has none. */
+function piImages(images: QueuedPrompt['images']) {
+  return images?.length ? images.map((i) => ({ type: 'image' as const, data: i.data, mimeType: i.mimeType })) : undefined
+}
+
 export class PiRuntime implements AgentRuntime {
   private readonly listeners = new Set<RuntimeListener>()
   private readonly queue: QueueMirror
@@ -157,6 +162,7 @@ export class PiRuntime implements AgentRuntime {
     // pi's own input path: extension commands, skills and prompt templates are handled as in its CLI.
     this.session
       .prompt(prompt.text, {
+        ...(prompt.images?.length ? { images: piImages(prompt.images) } : {}),
         preflightResult: (disposition) => {
           if (disposition === 'handled') this.emit({ type: 'prompt-handled', messageId: prompt.messageId, text: prompt.text })
         },
@@ -218,11 +224,11 @@ export class PiRuntime implements AgentRuntime {
   }
 
   steer(prompt: QueuedPrompt): void {
-    this.within(() => this.enqueue('steer', prompt, (text) => this.session.steer(text)))
+    this.within(() => this.enqueue('steer', prompt, (text) => this.session.steer(text, piImages(prompt.images))))
   }
 
   followUp(prompt: QueuedPrompt): void {
-    this.within(() => this.enqueue('followUp', prompt, (text) => this.session.followUp(text)))
+    this.within(() => this.enqueue('followUp', prompt, (text) => this.session.followUp(text, piImages(prompt.images))))
   }
 
   clearQueue(): ClearedQueue {

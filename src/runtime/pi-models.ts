@@ -109,6 +109,7 @@ export class PiModels implements ModelCatalog {
       label: model.name,
       reasoning: model.reasoning,
       contextWindow: model.contextWindow,
+      images: model.input.includes('image'),
     }
   }
 }

@@ -17,6 +17,7 @@ import type {
   WorkingState,
   WidgetPlacement,
   QuestionnaireQuestion,
+  PromptImage,
   ReplyUsage,
   ThinkingLevel,
   ToolResult,
@@ -28,6 +29,8 @@ import type {
 export interface QueuedPrompt {
   messageId: string
   text: string
+  /** Images for the model, as pi's image parts (base64 `data`). */
+  images?: PromptImage[]
 }
 
 export interface ClearedQueue {
@@ -43,7 +46,7 @@ export interface ClearedQueue {
  */
 export type RuntimeEvent =
   /** `versions`: every version of this prompt, itself included, when an Edit or a Regenerate made more than one. */
-  | { type: 'user-message'; messageId: string; text: string; versions?: string[]; at?: number }
+  | { type: 'user-message'; messageId: string; text: string; versions?: string[]; at?: number; images?: PromptImage[] }
   | { type: 'assistant-start'; messageId: string; at?: number }
   | { type: 'assistant-delta'; messageId: string; text: string }
   | { type: 'assistant-thinking'; messageId: string; text: string }

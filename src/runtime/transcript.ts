@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises'
 import type { FileEntry, SessionEntry } from '@earendil-works/pi-coding-agent'
 import type { ThinkingLevel, TranscriptEntry } from '../schemas/index.js'
 import type { PersistedFacts } from './port.js'
-import { compactedText, compactToolResult, messageText, replyFacts, thinkingText, timeOf } from './map-events.js'
+import { compactedText, compactToolResult, imagesOf, messageText, replyFacts, thinkingText, timeOf } from './map-events.js'
 import { SessionDamaged } from './port.js'
 import { checkSession } from './session-file.js'
 import { userShellArgs, userShellResult } from './user-shell.js'
@@ -140,7 +140,8 @@ export function foldTranscript(entries: SessionEntry[], versionsOf?: (entryId: s
       case 'user':
         run = markerRun ?? Math.max(run, 1)
         const versions = versionsOf?.(entry.id)
-        out.push({ kind: 'user', messageId, text: messageText(message), run, ...(versions ? { versions } : {}), ...timeOf(message) })
+        const images = imagesOf(message)
+        out.push({ kind: 'user', messageId, text: messageText(message), run, ...(versions ? { versions } : {}), ...timeOf(message), ...(images ? { images } : {}) })
         break
       case 'assistant': {
         // pi answers a failure with another call only when it retries it (auto-retry): the failures

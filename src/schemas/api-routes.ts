@@ -23,6 +23,7 @@ import {
   ModelList,
   PromptBody,
   PromptReceipt,
+  PROMPT_BODY_LIMIT,
   ShortcutBody,
   ShortcutReceipt,
   ThreadParams,
@@ -78,6 +79,8 @@ export interface RouteSpec {
    * src/server/writes.ts), so it also answers `refusedWrites`. A stop is never refused for it.
    */
   readonly durable?: true
+  /** A body limit of its own (bytes), above the app's 1 MiB: a prompt carries images. */
+  readonly bodyLimit?: number
 }
 
 const route = <const R extends RouteSpec>(spec: R): R => spec
@@ -229,12 +232,13 @@ export const apiRoutes = {
     body: PromptBody,
     idempotent: true,
     durable: true,
+    bodyLimit: PROMPT_BODY_LIMIT,
     response: {
       200: CommandReceipt,
       202: PromptReceipt,
       404: notFound('a command named a thread that does not exist'),
       409: ReasonError('`busy` (admission `reject`, or `/model`, `/thinking` or `/compact` during a run); `stale-run`: the body\'s `run` is not the current run; `unavailable`: the thread\'s session file is damaged; or taken by a delete or a shutdown before it was admitted (`deleted`, `shutdown`)'),
-      422: unprocessable('an unknown command (`suggestions` holds close names), a command refused with its reason, or an `Idempotency-Key` used with another request', {
+      422: unprocessable('an unknown command (`suggestions` holds close names), a command refused with its reason, images to a model that takes none, or an `Idempotency-Key` used with another request', {
         suggestions: Type.Optional(Type.Array(Type.String())),
       }),
       502: errorBody("the thread's runtime could not start"),

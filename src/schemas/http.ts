@@ -58,6 +58,8 @@ export const ModelInfo = Type.Object({
   label: Type.String(),
   reasoning: Type.Boolean(),
   contextWindow: Type.Number(),
+  /** The model takes images (pi's `input` has `image`); absent: not said. */
+  images: Type.Optional(Type.Boolean()),
 })
 export type ModelInfo = Static<typeof ModelInfo>
 
@@ -83,9 +85,29 @@ export const DeliverAs = Type.Union([Type.Literal('steer'), Type.Literal('follow
 export type Admission = Static<typeof Admission>
 export type DeliverAs = Static<typeof DeliverAs>
 
+/** An image in a prompt: at most MAX_IMAGE_BYTES once decoded (a larger one is a 413 naming the limit), MAX_PROMPT_IMAGES of them. */
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024
+export const MAX_PROMPT_IMAGES = 4
+/** The prompt route's body limit: every image at its largest, base64, and the text. */
+export const PROMPT_BODY_LIMIT = MAX_PROMPT_IMAGES * Math.ceil((MAX_IMAGE_BYTES * 4) / 3) + (1 << 20)
+export const PromptImage = Type.Object(
+  {
+    mimeType: Type.Union([Type.Literal('image/png'), Type.Literal('image/jpeg'), Type.Literal('image/gif'), Type.Literal('image/webp')]),
+    /** The image's bytes, base64. */
+    data: Type.String({ minLength: 1 }),
+  },
+  { additionalProperties: false },
+)
+export type PromptImage = Static<typeof PromptImage>
+
+/** How many bytes a base64 text decodes to. */
+export const decodedBytes = (base64: string): number => Math.floor((base64.length * 3) / 4) - (base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0)
+
 export const PromptBody = Type.Object(
   {
     message: Type.String({ minLength: 1 }),
+    /** Images for the model (pi's image parts): refused `422` by a model without image input. */
+    images: Type.Optional(Type.Array(PromptImage, { maxItems: MAX_PROMPT_IMAGES })),
     admission: Type.Optional(Admission),
     deliverAs: Type.Optional(DeliverAs),
     /**

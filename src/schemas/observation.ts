@@ -9,6 +9,7 @@ import { DialogOrigin, DialogOutcome, DialogSpec, OpenDialog } from './dialog.js
 import { ToolResult } from './tool-result.js'
 import { FileChange, ThreadChanges } from './changes.js'
 import { TerminalFrame, TerminalTypist } from './terminal.js'
+import { PromptImage } from './http.js'
 
 const Seq = Type.Integer({ minimum: 1 })
 /** When a message was written or a tool call started, in ms since the epoch (pi's timestamps); absent when not known. */
@@ -48,6 +49,8 @@ export const UserMessageObservation = obs('user-message', {
   run: Type.Integer(),
   versions: Versions,
   at: At,
+  /** The prompt's images, as pi took them. */
+  images: Type.Optional(Type.Array(PromptImage)),
 })
 export const AssistantStartObservation = obs('assistant-start', { messageId: Type.String(), at: At })
 export const AssistantDeltaObservation = obs('assistant-delta', { messageId: Type.String(), text: Type.String() })
@@ -235,7 +238,15 @@ export type ObservationOf<T extends ObservationType> = Extract<Observation, { ty
 
 /** One entry of a thread's transcript, as the projection folds it and the UI draws it. */
 export const TranscriptEntry = Type.Union([
-  Type.Object({ kind: Type.Literal('user'), messageId: Type.String(), text: Type.String(), run: Type.Integer(), versions: Versions, at: At }),
+  Type.Object({
+    kind: Type.Literal('user'),
+    messageId: Type.String(),
+    text: Type.String(),
+    run: Type.Integer(),
+    versions: Versions,
+    at: At,
+    images: Type.Optional(Type.Array(PromptImage)),
+  }),
   Type.Object({
     kind: Type.Literal('assistant'),
     messageId: Type.String(),

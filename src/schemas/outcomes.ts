@@ -38,6 +38,8 @@ export const ERROR_CODES = [
   'THREAD_DELETED',
   'RUN_STALE',
   'PROMPT_TOO_LONG',
+  'IMAGE_TOO_LARGE',
+  'IMAGES_NOT_SUPPORTED',
   'PROMPT_WITHDRAWN',
   'UNKNOWN_COMMAND',
   'COMMAND_REFUSED',
@@ -117,6 +119,8 @@ export type PromptRouteOutcome =
   | { kind: 'closing' }
   | { kind: 'build-failed'; reason: string }
   | { kind: 'not-durable'; fault: WriteFault }
+  /** Images to a model without image input: refused before anything was stored. */
+  | { kind: 'no-images'; model: string }
 
 export type AbortOutcome = { kind: 'stopped'; restored: string[] } | { kind: AbortRefusal }
 
@@ -179,6 +183,7 @@ export type GuardOutcome =
   | { kind: 'route-not-found'; method: string; url: string }
   | { kind: 'body-too-large' }
   | { kind: 'prompt-too-long'; limit: number }
+  | { kind: 'image-too-large'; limit: number }
   | { kind: 'closing' }
   | { kind: 'internal' }
   | { kind: 'idempotency-key-reused' }
@@ -279,6 +284,9 @@ export const guardOutcomes: OutcomeTable<GuardOutcome, unknown> = {
   'route-not-found': refusal(404, 'ROUTE_NOT_FOUND', (o) => `Route ${o.method}:${o.url} not found`),
   'body-too-large': refusal(413, 'BODY_TOO_LARGE', () => 'the request body is too large'),
   'prompt-too-long': refusal(413, 'PROMPT_TOO_LONG', (o) => `a prompt is at most ${o.limit} characters`, { details: (o) => ({ limit: o.limit }) }),
+  'image-too-large': refusal(413, 'IMAGE_TOO_LARGE', (o) => `an image may be at most ${o.limit / (1024 * 1024)} MB; nothing was stored`, {
+    details: (o) => ({ limit: o.limit }),
+  }),
   closing: refusal(503, 'SHUTTING_DOWN', () => 'threadhost is shutting down'),
   internal: refusal(500, 'INTERNAL', () => 'internal error'),
   'idempotency-key-reused': refusal(422, 'IDEMPOTENCY_KEY_REUSED', () => 'this Idempotency-Key was used before with another request', {
@@ -344,6 +352,7 @@ export const promptOutcomes: OutcomeTable<PromptRouteOutcome, PromptContext> = {
   closing: guardOutcomes.closing,
   'not-durable': notDurable,
   'build-failed': refusal(502, 'RUNTIME_FAILED', (o) => `the thread's runtime could not start: ${o.reason}`),
+  'no-images': refusal(422, 'IMAGES_NOT_SUPPORTED', (o) => `the model ${o.model} does not take images: pick a model that does, or send the text alone`),
   rejected: {
     by: (o) => o.reason,
     cases: {

@@ -51,7 +51,7 @@ export const guarded = {
 /** Routes with a body can also refuse it for its size. */
 export const withBody = {
   ...guarded,
-  413: detailed(`the body is over 1 MiB, or a prompt over ${MAX_PROMPT_CHARS} characters (\`limit\`)`, {
+  413: detailed(`the body is over 1 MiB (a prompt's: over its images' limit), a prompt over ${MAX_PROMPT_CHARS} characters, or an image over its limit in bytes (\`limit\`); nothing was stored`, {
     limit: Type.Optional(Type.Integer()),
   }),
 }

@@ -59,7 +59,15 @@ function step(draft: Draft, o: Observation): void {
       return
     }
     case 'user-message':
-      return append(draft, { kind: 'user', messageId: o.messageId, text: o.text, run: o.run, ...(o.versions ? { versions: o.versions } : {}), ...at(o.at) })
+      return append(draft, {
+        kind: 'user',
+        messageId: o.messageId,
+        text: o.text,
+        run: o.run,
+        ...(o.versions ? { versions: o.versions } : {}),
+        ...at(o.at),
+        ...(o.images?.length ? { images: o.images } : {}),
+      })
     case 'assistant-start':
       return append(draft, { kind: 'assistant', messageId: o.messageId, text: '', streaming: true, ...at(o.at) })
     case 'assistant-delta':

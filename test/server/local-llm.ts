@@ -146,3 +146,21 @@ export const systemOf = (r: ChatRequest) =>
   r.messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => textOf(m.content)).join('\n')
 export const userTexts = (r: ChatRequest) => r.messages.filter((m) => m.role === 'user').map((m) => textOf(m.content))
 export const toolNames = (r: ChatRequest) => (r.tools ?? []).map((t) => t.function.name)
+
+/** A model of the same provider that takes images (pi's `input: ['text', 'image']`). */
+export const VISION_MODEL_ID = 'fixture-vision'
+export const VISION_MODEL = `${PROVIDER}/${VISION_MODEL_ID}`
+
+/** Adds VISION_MODEL to an agent dir copied by `copyFixtureAgentDir` (never to test/fixtures). */
+export async function addVisionModel(agentDir: string): Promise<void> {
+  const file = join(agentDir, 'models.json')
+  const models = JSON.parse(await readFile(file, 'utf8'))
+  const chat = models.providers[PROVIDER].models[0]
+  models.providers[PROVIDER].models.push({ ...chat, id: VISION_MODEL_ID, name: 'Fixture local vision', input: ['text', 'image'] })
+  await writeFile(file, JSON.stringify(models, null, 2))
+}
+
+/** The image parts of one request's user messages, as data URLs. */
+export const imageUrls = (r: ChatRequest): string[] =>
+  r.messages.flatMap((m) => (m.role === 'user' && Array.isArray(m.content) ? m.content.flatMap((c) => (c.type === 'image_url' && c.image_url ? [c.image_url.url] : [])) : []))
+

@@ -44,6 +44,7 @@ export function registerRoutes(app: FastifyInstance, handlers: RouteHandlers, wr
       schema: { tags: given.tags, summary: given.summary, ...(given.description ? { description: given.description } : {}), ...schemas },
       ...(given.preValidation ? { preValidation: given.preValidation as (request: FastifyRequest) => Promise<void> } : {}),
       ...(preHandler.length ? { preHandler } : {}),
+      ...(spec.bodyLimit !== undefined ? { bodyLimit: spec.bodyLimit } : {}),
       handler: given.handler as (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
     })
   }

@@ -3,7 +3,7 @@
  * machine behind it) decides; these reply with the outcome table's answer (src/schemas/outcomes.ts).
  */
 import type { ThreadRegistry } from '../../host/thread-registry.js'
-import { MAX_PROMPT_CHARS } from '../../schemas/index.js'
+import { decodedBytes, MAX_IMAGE_BYTES, MAX_PROMPT_CHARS } from '../../schemas/index.js'
 import { abortOutcomes, editOutcomes, guardOutcomes, promptOutcomes } from '../../schemas/outcomes.js'
 import { replyWith } from '../responses.js'
 import type { WriteGuards } from '../writes.js'
@@ -20,13 +20,17 @@ export function runRoutes(registry: ThreadRegistry, writes: WriteGuards): RouteH
       description: 'The first prompt to an unknown id creates the thread.',
       handler: async (request, reply) => {
         const { id } = request.params
-        const { message, admission = 'enqueue', deliverAs = 'steer', run } = request.body
+        const { message, admission = 'enqueue', deliverAs = 'steer', run, images } = request.body
         if (message.length > MAX_PROMPT_CHARS) {
           return replyWith(reply, guardOutcomes, { kind: 'prompt-too-long', limit: MAX_PROMPT_CHARS }, undefined)
         }
+        // Checked before anything is stored: a refused image leaves no trace.
+        if (images?.some((image) => decodedBytes(image.data) > MAX_IMAGE_BYTES)) {
+          return replyWith(reply, guardOutcomes, { kind: 'image-too-large', limit: MAX_IMAGE_BYTES }, undefined)
+        }
         // A crash between the prompt's admission and its answer being recorded loses nothing: the
         // admission claims the Idempotency-Key in the same commit, and a retry is answered from it.
-        const body = { message, admission, deliverAs, ...(run !== undefined ? { run } : {}) }
+        const body = { message, admission, deliverAs, ...(run !== undefined ? { run } : {}), ...(images?.length ? { images } : {}) }
         const outcome = await registry.prompt(id, body, writes.claimOf(request))
         if (outcome.kind === 'not-durable') request.log.warn({ code: outcome.fault.code }, `prompt refused: ${outcome.fault.message}`)
         return replyWith(reply, promptOutcomes, outcome, { threadId: id, run, damage: () => registry.get(id)?.unavailable })
