@@ -4,6 +4,7 @@
  * the components make. Nothing here knows about Lit.
  */
 import type {
+  PromptImage,
   AbortReceipt,
   ChangesReport,
   CommandInfo,
@@ -186,9 +187,13 @@ export const api = {
   /** The composer's draft, for extensions that read the editor; 404 (not live) is harmless. */
   reportDraft: (id: string, text: string): Promise<void> => client.call('reportDraft', { ...thread(id), body: { text } }).catch(tokenHint),
   /** `run` (with a steer or follow-up): the run this tab is looking at, so a tab that fell behind never queues into a newer one (`409 stale-run`). */
-  prompt: (id: string, message: string, deliverAs?: DeliverAs, run?: number): Promise<PromptReceipt | CommandReceipt> =>
+  /** `images`: for the model, with the text (refused 422 by a model that takes none, 413 over the size limit). */
+  prompt: (id: string, message: string, deliverAs?: DeliverAs, run?: number, images?: PromptImage[]): Promise<PromptReceipt | CommandReceipt> =>
     client
-      .call('prompt', { ...thread(id), body: { message, ...(deliverAs ? { deliverAs } : {}), ...(deliverAs && run !== undefined ? { run } : {}) } })
+      .call('prompt', {
+        ...thread(id),
+        body: { message, ...(deliverAs ? { deliverAs } : {}), ...(deliverAs && run !== undefined ? { run } : {}), ...(images?.length ? { images } : {}) },
+      })
       .catch(tokenHint),
   /** `run`: the run this tab is looking at, so a tab that fell behind can never stop a newer one. */
   abort: (id: string, run?: number): Promise<AbortReceipt> =>

@@ -84,6 +84,63 @@ export const composerBoxStyles = [
       gap: 0.5rem;
       align-items: flex-end;
     }
+    .box {
+      /* The attach button takes the box's left padding (the text keeps its room on a phone). */
+      padding-left: 0.3rem;
+    }
+    .attach {
+      position: relative;
+      display: inline-grid;
+      place-items: center;
+      width: 1.6rem;
+      height: 2rem;
+      margin-right: -0.25rem;
+      flex: none;
+      border-radius: 999px;
+      color: var(--th-fg-soft);
+      cursor: pointer;
+      font-size: 1.25rem;
+    }
+    .attach:hover {
+      background: var(--th-bg-soft);
+    }
+    .attach:focus-within {
+      outline: 2px solid var(--th-accent);
+    }
+    .attach input {
+      position: absolute;
+      inset: 0;
+      opacity: 0;
+      width: 100%;
+      cursor: pointer;
+    }
+    .attachments {
+      list-style: none;
+      margin: 0 0 0.4rem;
+      padding: 0;
+      display: flex;
+      flex-wrap: wrap;
+      gap: 0.4rem;
+    }
+    .attachments li {
+      position: relative;
+    }
+    .attachments img {
+      display: block;
+      width: 4rem;
+      height: 4rem;
+      object-fit: cover;
+      border-radius: 8px;
+      border: 1px solid var(--th-border);
+    }
+    .attachments button {
+      position: absolute;
+      top: -0.4rem;
+      right: -0.4rem;
+      padding: 0 0.35rem;
+      border-radius: 999px;
+      background: var(--th-bg);
+    }
     .box:focus-within {
       border-color: var(--th-accent);
     }

@@ -6,14 +6,15 @@
  */
 import { LitElement, html, nothing, type PropertyValues } from 'lit'
 import { customElement, property, query, state } from 'lit/decorators.js'
-import type { CommandInfo, DeliverAs, QueueState } from '../schemas/index.js'
+import type { CommandInfo, DeliverAs, PromptImage, QueueState } from '../schemas/index.js'
 import { describeError, isNetworkError } from './api.js'
 import { composerBoxStyles } from './composer-box.styles.js'
 import { loadDraft, saveDraft } from './drafts.js'
 import { browserCanDeliver, keyIdOf, normalizeKey } from './shortcut-keys.js'
 import { paneRequest } from './pane-keys.js'
+import { dataUrl, IMAGE_TYPES, readImages } from './prompt-images.js'
 
-export type ComposerSend = (text: string, deliverAs: DeliverAs | undefined) => Promise<void>
+export type ComposerSend = (text: string, deliverAs: DeliverAs | undefined, images?: PromptImage[]) => Promise<void>
 export type ComposerStop = () => Promise<string[]>
 
 /** Restored texts go after what is already typed, in order, one paragraph each. */
@@ -53,6 +54,13 @@ export class ComposerBox extends LitElement {
   @property({ attribute: false }) threadId: string | undefined
   /** The thread's `/` commands (`GET /api/threads/:id/commands`), asked when the draft starts with `/`. */
   @property({ attribute: false }) loadCommands: (() => Promise<CommandInfo[]>) | undefined
+  /**
+   * Whether the thread's model takes images (`GET /api/models`): `false` refuses them here, saying
+   * so; undefined (not known) leaves it to the server.
+   */
+  @property({ attribute: false }) imagesAllowed: boolean | undefined
+  /** The thread's model, to name it when it takes no images. */
+  @property({ attribute: false }) modelName = ''
   /** This thread's prompts, oldest first: Up in an empty box recalls them, newest first (pi's editor history). */
   @property({ attribute: false }) history: readonly string[] = []
   /** Runs an extension's shortcut (`kind: shortcut` among the commands) on the thread: its key pressed here. */
@@ -66,6 +74,8 @@ export class ComposerBox extends LitElement {
   #commandsAsked: unknown
 
   @state() draft = ''
+  /** Images to go with the next message (paste, drop or pick). */
+  @state() images: PromptImage[] = []
   /** Which of `history` the box shows, while it shows it unchanged (Up / Down walk it). */
   #recalled: number | undefined
   @state() deliverAs: DeliverAs = 'steer'
@@ -78,6 +88,48 @@ export class ComposerBox extends LitElement {
   @query('textarea') private textarea!: HTMLTextAreaElement
 
   static override styles = composerBoxStyles
+
+  /** Images back into the next message (a Stop's hand-back of a queued prompt, a send that failed). */
+  attach(images: readonly PromptImage[]): void {
+    if (images.length) this.images = [...this.images, ...images]
+  }
+
+  /** Images offered by a paste, a drop or the picker: taken, or refused in words. */
+  async #addFiles(files: Iterable<File>) {
+    const list = [...files]
+    if (list.length === 0) return
+    if (this.imagesAllowed === false) {
+      this.#setError(new Error(`The model ${this.modelName || 'of this thread'} does not take images: pick one that does, or send the text alone.`))
+      return
+    }
+    const { images, problems } = await readImages(list, this.images.length)
+    this.images = [...this.images, ...images]
+    this.#setError(problems.length ? new Error(`Not attached: ${problems.join('; ')}.`) : undefined)
+  }
+
+  #onPaste = (e: ClipboardEvent) => {
+    const files = [...(e.clipboardData?.files ?? [])].filter((f) => f.type.startsWith('image/'))
+    if (files.length === 0) return
+    e.preventDefault()
+    void this.#addFiles(files)
+  }
+
+  #onDrop = (e: DragEvent) => {
+    const files = e.dataTransfer?.files
+    if (!files?.length) return
+    e.preventDefault()
+    void this.#addFiles(files)
+  }
+
+  #onPick = (e: Event) => {
+    const input = e.target as HTMLInputElement
+    void this.#addFiles(input.files ?? []).finally(() => (input.value = ''))
+  }
+
+  #removeImage(i: number) {
+    this.images = this.images.filter((_, j) => j !== i)
+    this.textarea?.focus()
+  }
 
   /** Put texts back into the draft, after anything already typed. */
   appendToDraft(restored: readonly string[]): void {
@@ -169,6 +221,7 @@ export class ComposerBox extends LitElement {
     // Another thread: the box shows that thread's draft, never the one typed for the last.
     if (changed.has('threadId') && this.threadId !== undefined) {
       this.draft = loadDraft(this.threadId)
+      this.images = []
       this.#recalled = undefined
     }
     // Another thread: its commands are its own.
@@ -232,7 +285,21 @@ export class ComposerBox extends LitElement {
             )}
           </ul>`
         : nothing}
-      <div class="box">
+      ${this.images.length
+        ? html`<ul class="attachments" aria-label="Images to send">
+            ${this.images.map(
+              (image, i) => html`<li>
+                <img src=${dataUrl(image)} alt=${`Image ${i + 1} of ${this.images.length}`} />
+                <button type="button" class="ghost" aria-label=${`Remove image ${i + 1}`} @click=${() => this.#removeImage(i)}>×</button>
+              </li>`,
+            )}
+          </ul>`
+        : nothing}
+      <div class="box" @dragover=${(e: DragEvent) => e.preventDefault()} @drop=${this.#onDrop}>
+        <label class="attach" title=${this.imagesAllowed === false ? `${this.modelName || 'This model'} does not take images` : 'Attach images (or paste or drop them)'}>
+          <input type="file" accept=${IMAGE_TYPES.join(',')} multiple ?disabled=${this.disabled} @change=${this.#onPick} />
+          <span aria-hidden="true">+</span><span class="sr-only">Attach images</span>
+        </label>
         <textarea
           rows="1"
           aria-label="Message"
@@ -244,6 +311,7 @@ export class ComposerBox extends LitElement {
           ?disabled=${this.disabled}
           @input=${this.#onInput}
           @keydown=${this.#onKey}
+          @paste=${this.#onPaste}
         ></textarea>
         <div class="buttons">
           ${this.busy
@@ -386,14 +454,17 @@ export class ComposerBox extends LitElement {
   #send = async (as?: DeliverAs) => {
     const text = this.draft
     if (!text.trim() || this.disabled) return
+    const images = this.images
     this.#setError(undefined)
     this.notice = ''
     this.draft = ''
+    this.images = []
     try {
-      await this.send(text, this.busy ? (as ?? this.deliverAs) : undefined)
+      await this.send(text, this.busy ? (as ?? this.deliverAs) : undefined, images.length ? images : undefined)
     } catch (err) {
-      // Nothing was taken: give the text back, before whatever was typed meanwhile.
+      // Nothing was taken: give the text and the images back, before whatever was typed meanwhile.
       this.draft = this.draft ? `${text}\n\n${this.draft}` : text
+      this.images = [...images, ...this.images]
       this.#setError(err)
     }
   }

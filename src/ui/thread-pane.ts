@@ -12,7 +12,7 @@
 import { LitElement, html, nothing } from 'lit'
 import { customElement, property, query, state } from 'lit/decorators.js'
 import { repeat } from 'lit/directives/repeat.js'
-import type { CommandInfo, DeliverAs, DialogAnswerBody, ModelList, ThreadSummary, UpdateThreadBody, WidgetPlacement } from '../schemas/index.js'
+import type { CommandInfo, DeliverAs, DialogAnswerBody, ModelList, PromptImage, ThreadSummary, UpdateThreadBody, WidgetPlacement } from '../schemas/index.js'
 import { commandFeedback } from './command-feedback.js'
 import { api as defaultApi, describeError, isConflict, isNotFound, isStaleRun, isWorktreeHeld, type Api } from './api.js'
 import type { ComposerBox } from './composer-box.js'
@@ -316,6 +316,8 @@ export class ThreadPane extends LitElement {
           .loadCommands=${this.#loadCommands}
           .threadId=${this.threadId}
           .history=${view.transcript.flatMap((e) => (e.kind === 'user' ? [e.text] : []))}
+          .imagesAllowed=${this.models?.models.find((m) => m.name === this.summary?.model)?.images}
+          .modelName=${this.summary?.model ?? ''}
           .runShortcut=${this.#runShortcut}
           ?connected=${this.following.live}
         ></composer-box>`}
@@ -401,11 +403,15 @@ export class ThreadPane extends LitElement {
     await this.api.runShortcut(this.threadId, key)
   }
 
-  #send = async (text: string, deliverAs: DeliverAs | undefined) => {
+  #send = async (text: string, deliverAs: DeliverAs | undefined, images?: PromptImage[]) => {
     // A steer or follow-up is meant for the run this tab shows: the server refuses it (409 stale-run) if another is current.
     const status = this.ctx?.view.status
     const run = deliverAs && status?.busy ? status.run : undefined
-    const receipt = await (run === undefined ? this.api.prompt(this.threadId, text, deliverAs) : this.api.prompt(this.threadId, text, deliverAs, run))
+    const receipt = await (images?.length
+      ? this.api.prompt(this.threadId, text, deliverAs, run, images)
+      : run === undefined
+        ? this.api.prompt(this.threadId, text, deliverAs)
+        : this.api.prompt(this.threadId, text, deliverAs, run))
     if ('command' in receipt) {
       // One of threadhost's own commands: the thread changed (or, for /new, another was made); no run started.
       if (receipt.command === 'new') location.hash = `#/threads/${encodeURIComponent(receipt.thread.threadId)}`
@@ -413,7 +419,14 @@ export class ThreadPane extends LitElement {
       this.#changed('changed')
       return
     }
-    const prompt = { messageId: receipt.messageId, text, run: receipt.run, queued: receipt.queued, ...(deliverAs ? { deliverAs } : {}) }
+    const prompt = {
+      messageId: receipt.messageId,
+      text,
+      run: receipt.run,
+      queued: receipt.queued,
+      ...(deliverAs ? { deliverAs } : {}),
+      ...(images?.length ? { images } : {}),
+    }
     this.store?.trigger.promptSent({ prompt })
     this.#atEnd.stick()
     // The first prompt creates an unknown thread: the follow that found nothing may resume now.
@@ -432,12 +445,22 @@ export class ThreadPane extends LitElement {
    */
   #stop = async (): Promise<string[]> => {
     const store = this.store
-    const own = (store?.getSnapshot().context.pending ?? []).filter((p) => p.queued).map((p) => p.text)
+    const queued = (store?.getSnapshot().context.pending ?? []).filter((p) => p.queued)
+    const own = queued.map((p) => p.text)
     store?.trigger.stopping()
     try {
       const status = this.ctx?.view.status
       const receipt = await this.api.abort(this.threadId, status?.busy ? status.run : undefined)
       store?.trigger.stopped()
+      // The texts come back through the composer's draft; the images this tab sent with them come back beside it.
+      const left = [...receipt.restored]
+      const images = queued.flatMap((p) => {
+        const i = left.indexOf(p.text)
+        if (i === -1) return []
+        left.splice(i, 1)
+        return p.images ?? []
+      })
+      if (images.length) this.composer?.attach(images)
       const foreign = foreignTexts(receipt.restored, own)
       if (foreign.length > 0) {
         store?.trigger.noted({

@@ -32,7 +32,7 @@
  */
 import { createStore, type EnqueueObject, type EventFromStore, type EventObject, type StandardSchemaV1 } from '@xstate/store'
 import { initialView, project, type ThreadView } from '../shared/projection.js'
-import type { DeliverAs, DialogOutcome, DialogSpec, NotifyLevel, Observation, OpenDialog, Snapshot } from '../schemas/index.js'
+import type { DeliverAs, DialogOutcome, DialogSpec, NotifyLevel, Observation, OpenDialog, PromptImage, Snapshot } from '../schemas/index.js'
 
 export interface PendingPrompt {
   messageId: string
@@ -41,6 +41,8 @@ export interface PendingPrompt {
   run: number
   queued: boolean
   deliverAs?: DeliverAs
+  /** The images sent with it: shown on its bubble, and given back with its text when a stop hands it back. */
+  images?: PromptImage[]
 }
 
 export interface DialogNote {

@@ -38,6 +38,19 @@ export const transcriptViewStyles = [
       overflow-wrap: anywhere;
       line-height: 1.45;
     }
+    .user .thumbs {
+      display: flex;
+      flex-wrap: wrap;
+      gap: 0.35rem;
+      margin-top: 0.4rem;
+    }
+    .user .thumbs img {
+      width: 6rem;
+      height: 6rem;
+      object-fit: cover;
+      border-radius: 10px;
+      background: var(--th-bg);
+    }
     .user.pending {
       opacity: 0.6;
       background: transparent;

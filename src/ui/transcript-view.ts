@@ -3,7 +3,8 @@ import { LitElement, html, nothing, type TemplateResult } from 'lit'
 import { customElement, property, state } from 'lit/decorators.js'
 import { repeat } from 'lit/directives/repeat.js'
 import { unsafeHTML } from 'lit/directives/unsafe-html.js'
-import type { TranscriptEntry, WorkingState } from '../schemas/index.js'
+import type { PromptImage, TranscriptEntry, WorkingState } from '../schemas/index.js'
+import { dataUrl } from './prompt-images.js'
 import { onHighlighterReady } from './highlight.js'
 import { renderMarkdown } from './markdown.js'
 import type { PendingPrompt } from './thread-store.js'
@@ -160,7 +161,7 @@ export class TranscriptView extends LitElement {
         (p) => `pending:${p.messageId}`,
         (p) =>
           // No whitespace around the text: the bubble is pre-wrap, and it would show as blank lines.
-          html`<div class="user pending" data-pending=${p.messageId}>${p.text}<span class="tag"
+          html`<div class="user pending" data-pending=${p.messageId}>${p.text}${thumbnails(p.images)}<span class="tag"
               >${p.queued ? `Queued · ${p.deliverAs === 'followUp' ? 'follow-up' : 'steer'}` : 'Sending…'}</span
             ></div>`,
       )}
@@ -283,7 +284,7 @@ export class TranscriptView extends LitElement {
     switch (e.kind) {
       case 'user':
         return html`<user-turn message-id=${e.messageId} text=${e.text} .versions=${e.versions} ?editing=${this.editing === e.messageId}
-            ?enabled=${this.forkable && !this.busy}><div class="user" data-message=${e.messageId}>${e.text}</div></user-turn>
+            ?enabled=${this.forkable && !this.busy}><div class="user" data-message=${e.messageId}>${e.text}${thumbnails(e.images)}</div></user-turn>
           ${this.#meta(e.messageId, e.text, 'end', true, { fork: 'edit', at: e.at })}`
       case 'assistant':
         // A failed call's empty reply: its failure (or retry line) says everything.
@@ -324,6 +325,14 @@ export class TranscriptView extends LitElement {
         return retryLine(e)
     }
   }
+}
+
+/** A prompt's images, as thumbnails. */
+function thumbnails(images: readonly PromptImage[] | undefined) {
+  if (!images?.length) return nothing
+  return html`<span class="thumbs">${images.map(
+    (image, i) => html`<img src=${dataUrl(image)} alt=${`Image ${i + 1} of ${images.length}`} loading="lazy" />`,
+  )}</span>`
 }
 
 /** "Thought for N s" — or, while the reply still only thinks, "Thinking…". */

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
-import { copyFixtureAgentDir, LocalLlm, MODEL } from '../server/local-llm.js'
+import { addVisionModel, copyFixtureAgentDir, imageUrls, LocalLlm, MODEL, VISION_MODEL } from '../server/local-llm.js'
 import { violations as axeViolations } from './axe.js'
 import { api, launch, openThread, send, startServer, type Server } from './harness.js'
 
@@ -25,6 +25,7 @@ describe('chat habits on a real provider, in the browser', () => {
     llm = new LocalLlm()
     await llm.start()
     agentDir = await copyFixtureAgentDir(llm.url)
+    await addVisionModel(agentDir)
     // pi would compact by itself past its threshold; here the person does, from the header's warning.
     await writeFile(join(agentDir, 'settings.json'), JSON.stringify({ compaction: { enabled: false, keepRecentTokens: 1 } }))
     workspace = await mkdtemp(join(tmpdir(), 'threadhost-e2e-ws-'))
@@ -129,5 +130,71 @@ describe('chat habits on a real provider, in the browser', () => {
     expect(llm.requests.length).toBeGreaterThan(before)
     await warning.waitFor({ state: 'detached' })
     await expect.poll(() => totals.innerText()).not.toContain('% of')
+  })
+
+  /** A 1×1 PNG, as a file the page can be given. */
+  const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64')
+  const box = () => page.getByRole('textbox', { name: 'Message' })
+  const attachments = () => page.getByRole('list', { name: 'Images to send' }).getByRole('img')
+
+  /** A paste or a drop of a PNG on the composer, as the browser delivers one (a DataTransfer holding the file). */
+  async function deliver(kind: 'paste' | 'drop', name: string) {
+    await page.evaluate(
+      ({ kind, name, bytes }) => {
+        const composer = document.querySelector('app-shell')!.shadowRoot!.querySelector('thread-pane')!.shadowRoot!.querySelector('composer-box')!
+        const target = composer.shadowRoot!.querySelector(kind === 'paste' ? 'textarea' : '.box')!
+        const data = new DataTransfer()
+        data.items.add(new File([new Uint8Array(bytes)], name, { type: 'image/png' }))
+        const event =
+          kind === 'paste'
+            ? new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true, composed: true })
+            : new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true, composed: true })
+        target.dispatchEvent(event)
+      },
+      { kind, name, bytes: [...PNG] },
+    )
+  }
+
+  test('images picked and pasted reach the model as image parts and show as thumbnails, live and after a reload', async () => {
+    await openFixtureThread('Look at this', VISION_MODEL)
+    await page.getByLabel('Attach images').setInputFiles({ name: 'one.png', mimeType: 'image/png', buffer: PNG })
+    await deliver('paste', 'two.png')
+    await expect.poll(() => attachments().count()).toBe(2)
+    expect(await axeViolations(page)).toEqual([])
+    await send(page, 'describe these')
+    await transcript().locator('.assistant').filter({ hasText: 'Local model heard: describe these' }).waitFor()
+    expect(imageUrls(llm.requests.at(-1)!)).toHaveLength(2)
+    expect(await attachments().count()).toBe(0)
+    const thumbs = transcript().locator('.user').filter({ hasText: 'describe these' }).getByRole('img')
+    expect(await thumbs.count()).toBe(2)
+    await idle()
+    await page.reload()
+    await transcript().locator('.user').filter({ hasText: 'describe these' }).waitFor()
+    expect(await thumbs.count()).toBe(2)
+    expect(await axeViolations(page)).toEqual([])
+  })
+
+  test('an image dropped on a thread whose model takes none is refused there, in words, and nothing is attached', async () => {
+    await openFixtureThread('Text only')
+    await deliver('drop', 'photo.png')
+    await page.getByRole('alert').filter({ hasText: `The model ${MODEL} does not take images` }).waitFor()
+    expect(await page.getByRole('list', { name: 'Images to send' }).count()).toBe(0)
+  })
+
+  test("a queued prompt's images come back with its text when Stop hands it back", async () => {
+    await openFixtureThread('Stop with an image', VISION_MODEL)
+    // A reply that thinks at length keeps the run busy while the next prompt is queued.
+    llm.reasoning.push('hmm '.repeat(2000))
+    await send(page, 'think long')
+    const stop = page.locator('composer-box').getByRole('button', { name: 'Stop' })
+    await stop.waitFor()
+    await deliver('paste', 'queued.png')
+    await expect.poll(() => attachments().count()).toBe(1)
+    await send(page, 'queued with an image')
+    await expect.poll(() => attachments().count()).toBe(0)
+    await page.getByRole('list', { name: 'Queued prompts' }).getByText('queued with an image').waitFor()
+    await stop.click()
+    await expect.poll(() => box().inputValue()).toBe('queued with an image')
+    await expect.poll(() => attachments().count()).toBe(1)
   })
 })
