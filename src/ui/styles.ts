@@ -63,6 +63,12 @@ export const controls = css`
     cursor: pointer;
     transition: background 120ms, border-color 120ms;
   }
+  /* Asked for less motion, a colour change is instant (and a picture is never taken mid-fade). */
+  @media (prefers-reduced-motion: reduce) {
+    button {
+      transition: none;
+    }
+  }
   button:hover:not(:disabled) {
     background: var(--th-bg-sunk);
   }
