@@ -271,7 +271,11 @@ export class LiveThread {
   stop(run?: number): Promise<StopOutcome> {
     const replyTo = randomUUID()
     return this.#request(replyTo, { type: 'ABORT', run, replyTo }, { kind: 'not-live' }, (reply) => {
-      if (reply.type === 'abort.answered') return { kind: 'stopped', restored: reply.restored }
+      if (reply.type === 'abort.answered') {
+        // Handed back: the sending tab has its images (it puts them back as the run settles), the runtime no longer needs them.
+        for (const p of reply.restored) this.#images.delete(p.messageId)
+        return { kind: 'stopped', restored: reply.restored }
+      }
       return reply.type === 'abort.refused' ? { kind: reply.reason } : { kind: 'not-live' }
     })
   }
@@ -446,7 +450,8 @@ export class LiveThread {
       // Queued prompts never ride into a later run and are never dropped silently.
       const cleared = runtime.clearQueue()
       for (const p of [...cleared.steering, ...cleared.followUp]) {
-        this.#feed.append({ type: 'prompt-rejected', messageId: p.messageId, reason, text: p.text })
+        const images = p.images ?? this.#images.get(p.messageId)
+        this.#feed.append({ type: 'prompt-rejected', messageId: p.messageId, reason, text: p.text, ...(images?.length ? { images } : {}) })
       }
     } catch (error) {
       // A release must still release: the loss is said, and the runtime is still stopped and disposed.

@@ -19,7 +19,7 @@ export interface PromptRequestBody {
   admission: 'enqueue' | 'reject'
   deliverAs: 'steer' | 'followUp'
   run?: number
-  /** Images for the model: not journaled (the journal keeps what a crash must not lose, the text). */
+  /** Images for the model: journaled with the text, so a prompt handed back after a crash comes back whole. */
   images?: PromptImage[]
 }
 
@@ -39,7 +39,7 @@ export class PromptAdmission {
     const threadId = slot.threadId
     const messageId = randomUUID()
     try {
-      const row = { threadId, messageId, text, admission, deliverAs, queued: false, run: slot.run, acceptedAt: Date.now() }
+      const row = { threadId, messageId, text, admission, deliverAs, queued: false, run: slot.run, acceptedAt: Date.now(), ...(images?.length ? { images } : {}) }
       this.store.admitPrompt(row, this.rowOf(slot), claim)
     } catch (error) {
       return { kind: 'not-durable', fault: writeFault(error) ?? { kind: 'read-only', code: 'EIO', message: String(error) } }

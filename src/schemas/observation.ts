@@ -97,8 +97,13 @@ export const ToolEndObservation = obs('tool-end', {
   isError: Type.Boolean(),
 })
 export const QueueObservation = obs('queue', { steering: Type.Array(Type.String()), followUp: Type.Array(Type.String()) })
-/** `text` when the host still has it (a restart or a release), so a tab that did not send it can offer it again. */
-export const PromptRejectedObservation = obs('prompt-rejected', { messageId: Type.String(), reason: Type.String(), text: Type.Optional(Type.String()) })
+/** `text` (and `images`) when the host still has it (a restart or a release), so a tab that did not send it can offer it again. */
+export const PromptRejectedObservation = obs('prompt-rejected', {
+  messageId: Type.String(),
+  reason: Type.String(),
+  text: Type.Optional(Type.String()),
+  images: Type.Optional(Type.Array(PromptImage)),
+})
 /** An extension consumed the prompt (its command, or an input handler): it reached no model turn. */
 export const PromptHandledObservation = obs('prompt-handled', { messageId: Type.String(), text: Type.String() })
 export const ExtensionUiRequestObservation = obs('extension-ui-request', {
@@ -270,7 +275,13 @@ export const TranscriptEntry = Type.Union([
   }),
   Type.Object({ kind: Type.Literal('notify'), message: Type.String(), level: NotifyLevel, compacted: Type.Optional(Type.Literal(true)) }),
   Type.Object({ kind: Type.Literal('stopped'), run: Type.Integer() }),
-  Type.Object({ kind: Type.Literal('rejected'), messageId: Type.String(), reason: Type.String(), text: Type.Optional(Type.String()) }),
+  Type.Object({
+    kind: Type.Literal('rejected'),
+    messageId: Type.String(),
+    reason: Type.String(),
+    text: Type.Optional(Type.String()),
+    images: Type.Optional(Type.Array(PromptImage)),
+  }),
   Type.Object({ kind: Type.Literal('handled'), messageId: Type.String(), text: Type.String() }),
   /** An extension's displayed message (`custom-message`). */
   Type.Object({ kind: Type.Literal('custom'), customType: Type.String(), text: Type.String() }),

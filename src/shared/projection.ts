@@ -109,7 +109,13 @@ function step(draft: Draft, o: Observation): void {
       view.queue = { steering: o.steering, followUp: o.followUp }
       return
     case 'prompt-rejected':
-      return append(draft, { kind: 'rejected', messageId: o.messageId, reason: o.reason, ...(o.text !== undefined ? { text: o.text } : {}) })
+      return append(draft, {
+        kind: 'rejected',
+        messageId: o.messageId,
+        reason: o.reason,
+        ...(o.text !== undefined ? { text: o.text } : {}),
+        ...(o.images?.length ? { images: o.images } : {}),
+      })
     case 'prompt-handled':
       return append(draft, { kind: 'handled', messageId: o.messageId, text: o.text })
     case 'extension-ui-request': {

@@ -168,7 +168,13 @@ export class ThreadJournal {
    */
   #keepRejected(o: Extract<Observation, { type: 'prompt-rejected' }>): void {
     if (o.reason === 'restart') return
-    const body: ReportBody = { type: 'prompt-rejected', messageId: o.messageId, reason: o.reason, ...(o.text !== undefined ? { text: o.text } : {}) }
+    const body: ReportBody = {
+      type: 'prompt-rejected',
+      messageId: o.messageId,
+      reason: o.reason,
+      ...(o.text !== undefined ? { text: o.text } : {}),
+      ...(o.images?.length ? { images: o.images } : {}),
+    }
     const afterRun = this.runStarted
     this.#write(`prompt ${o.messageId} rejected`, () => this.store.addReport(this.threadId, afterRun, body, { delivered: true }))
   }
@@ -190,7 +196,8 @@ export interface Recovered {
 /**
  * Reconciles one thread's open journal with its transcript (pi's session file), after a crash:
  * - a prompt accepted but absent from the transcript (queued, or the first prompt of a thread whose
- *   session file never got it) is rejected `restart`, and a `prompt-rejected` is owed to its feed;
+ *   session file never got it) is rejected `restart`, and a `prompt-rejected` is owed to its feed,
+ *   with its text and images, so the user gets back all they sent;
  * - a prompt the transcript shows ran;
  * - a run still open ended aborted (`restart`), and a `settled {aborted: true}` is owed to its feed
  *   unless the transcript shows it stopped already (its end was written there, and lost here);
@@ -224,7 +231,7 @@ export function reconcile(store: ThreadStore, threadId: string, threadRun: numbe
       if (!openRuns.has(run)) store.endRun(threadId, run, false, now, 'restart')
     } else {
       store.settlePrompt(threadId, p.messageId, { kind: 'rejected', reason: 'restart' })
-      owed.push({ type: 'prompt-rejected', messageId: p.messageId, reason: 'restart', text: p.text })
+      owed.push({ type: 'prompt-rejected', messageId: p.messageId, reason: 'restart', text: p.text, ...(p.images?.length ? { images: p.images } : {}) })
       recovered.rejected.push(p.messageId)
     }
   }
@@ -258,6 +265,7 @@ export function withReports(transcript: TranscriptEntry[], reports: RecoveryRepo
             messageId: report.body.messageId,
             reason: report.body.reason,
             ...(report.body.text !== undefined ? { text: report.body.text } : {}),
+            ...(report.body.images?.length ? { images: report.body.images } : {}),
           }
     const next = out.findIndex((e) => e.kind === 'user' && e.run > report.afterRun)
     if (next === -1) out.push(entry)

@@ -8,7 +8,7 @@
  * when it returns, the change is durable (the SQLite implementation commits before returning), so a
  * route can answer 2xx right after. No SQLite type or SQL leaves src/host/store/.
  */
-import type { ThinkingLevel } from '../../schemas/index.js'
+import type { PromptImage, ThinkingLevel } from '../../schemas/index.js'
 import type { PersistedFacts } from '../../runtime/port.js'
 
 export interface ThreadRow {
@@ -57,6 +57,8 @@ export interface PromptRow {
   /** The run it was admitted into (queued) or started. */
   run: number
   acceptedAt: number
+  /** The images sent with it (bounded by the route: 4 of 5 MB at most): a prompt handed back comes back whole. */
+  images?: PromptImage[]
   fate?: PromptFate
 }
 
@@ -81,7 +83,7 @@ export interface DialogRow {
 
 /** An observation recovery owes a thread's feed. */
 export type ReportBody =
-  | { type: 'prompt-rejected'; messageId: string; reason: string; text?: string }
+  | { type: 'prompt-rejected'; messageId: string; reason: string; text?: string; images?: PromptImage[] }
   | { type: 'settled'; run: number; aborted: true }
 
 export interface RecoveryReport {

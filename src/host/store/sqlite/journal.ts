@@ -13,6 +13,7 @@ import {
   type ReportBody,
   type RunRow,
 } from '../port.js'
+import type { PromptImage } from '../../../schemas/index.js'
 import type { Row, SqliteDb } from './db.js'
 
 export class JournalTables {
@@ -22,8 +23,8 @@ export class JournalTables {
   admit(prompt: PromptRow): void {
     const fate = fateColumns(prompt.fate)
     this.db.run(
-      `INSERT OR REPLACE INTO prompts (thread_id, message_id, text, admission, deliver_as, queued, run, accepted_at, fate, fate_run, reason, final)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO prompts (thread_id, message_id, text, admission, deliver_as, queued, run, accepted_at, fate, fate_run, reason, final, images)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       prompt.threadId,
       prompt.messageId,
       prompt.text,
@@ -36,6 +37,7 @@ export class JournalTables {
       fate.fateRun,
       fate.reason,
       this.#isFinal(prompt.threadId, prompt.fate) ? 1 : 0,
+      prompt.images?.length ? JSON.stringify(prompt.images) : null,
     )
   }
 
@@ -197,6 +199,7 @@ function promptOf(r: Row): PromptRow {
     queued: Boolean(r.queued),
     run: Number(r.run),
     acceptedAt: Number(r.accepted_at),
+    ...(r.images != null ? { images: JSON.parse(String(r.images)) as PromptImage[] } : {}),
     ...(fate ? { fate } : {}),
   }
 }

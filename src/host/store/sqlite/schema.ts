@@ -7,8 +7,11 @@ import { DatabaseSync } from 'node:sqlite'
 import type { Row } from './db.js'
 
 export const DB_FILE = 'threadhost.db'
-/** 2: `threads.facts`, what a thread's conversation says for its summary (v1 files gain the column). */
-export const SCHEMA_VERSION = 2
+/**
+ * 2: `threads.facts`, what a thread's conversation says for its summary (v1 files gain the column).
+ * 3: `prompts.images`, a prompt's images (JSON), so a prompt handed back after a crash comes back whole.
+ */
+export const SCHEMA_VERSION = 3
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -20,7 +23,7 @@ CREATE TABLE IF NOT EXISTS threads (
 CREATE TABLE IF NOT EXISTS prompts (
   thread_id TEXT NOT NULL, message_id TEXT NOT NULL, text TEXT NOT NULL, admission TEXT NOT NULL,
   deliver_as TEXT NOT NULL, queued INTEGER NOT NULL, run INTEGER NOT NULL, accepted_at INTEGER NOT NULL,
-  fate TEXT, fate_run INTEGER, reason TEXT, final INTEGER NOT NULL DEFAULT 0,
+  fate TEXT, fate_run INTEGER, reason TEXT, final INTEGER NOT NULL DEFAULT 0, images TEXT,
   PRIMARY KEY (thread_id, message_id)
 );
 CREATE INDEX IF NOT EXISTS prompts_open ON prompts (thread_id) WHERE final = 0;
@@ -89,11 +92,36 @@ export function openChecked(file: string, existed: boolean): DatabaseSync {
   }
 }
 
-/** Brings an older schema up to SCHEMA_VERSION in place; a newer one is refused (the file is then set aside, never downgraded). */
+/** The columns each schema version added, by the version that added them. */
+const ADDED: Record<number, { table: string; column: string }[]> = {
+  2: [{ table: 'threads', column: 'facts TEXT' }],
+  3: [{ table: 'prompts', column: 'images TEXT' }],
+}
+
+/**
+ * Brings an older schema up to SCHEMA_VERSION in place, in one commit; a newer one is refused (the
+ * file is then set aside, never downgraded). A table the older file lacked was just created whole
+ * by SCHEMA, so a column is added only where it is missing.
+ */
 function migrate(db: DatabaseSync): void {
   const version = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as Row | undefined
-  if (version === undefined) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(String(SCHEMA_VERSION))
-  else if (Number(version.value) === 1) {
-    db.exec(`BEGIN; ALTER TABLE threads ADD COLUMN facts TEXT; UPDATE meta SET value = '${SCHEMA_VERSION}' WHERE key = 'schema'; COMMIT`)
-  } else if (Number(version.value) !== SCHEMA_VERSION) throw new FileDamaged(`schema version ${String(version.value)}, expected ${SCHEMA_VERSION}`)
+  if (version === undefined) return void db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(String(SCHEMA_VERSION))
+  const from = Number(version.value)
+  if (from === SCHEMA_VERSION) return
+  if (!Number.isInteger(from) || from < 1 || from > SCHEMA_VERSION) throw new FileDamaged(`schema version ${String(version.value)}, expected ${SCHEMA_VERSION}`)
+  db.exec('BEGIN')
+  try {
+    for (let v = from + 1; v <= SCHEMA_VERSION; v++) {
+      for (const { table, column } of ADDED[v] ?? []) {
+        const name = column.split(' ')[0]
+        const has = (db.prepare(`PRAGMA table_info(${table})`).all() as Row[]).some((c) => c.name === name)
+        if (!has) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column}`)
+      }
+    }
+    db.prepare("UPDATE meta SET value = ? WHERE key = 'schema'").run(String(SCHEMA_VERSION))
+    db.exec('COMMIT')
+  } catch (error) {
+    db.exec('ROLLBACK')
+    throw error
+  }
 }
