@@ -119,7 +119,12 @@ export class ThreadPane extends LitElement {
     if (handoff) void this.#takeHandoff(id, handoff)
     // Said once by the store: handed on to the composer and the header.
     const emitted = [
-      store.on('returned', (e) => this.#withComposer(store, (c) => c.appendToDraft(e.texts))),
+      store.on('returned', (e) =>
+        this.#withComposer(store, (c) => {
+          c.appendToDraft(e.texts)
+          if (e.images) c.attach(e.images)
+        }),
+      ),
       store.on('editorText', (e) => this.#withComposer(store, (c) => c.offerText(e.text))),
     ]
     return () => emitted.forEach((sub) => sub.unsubscribe())
@@ -181,8 +186,10 @@ export class ThreadPane extends LitElement {
 
   /** The composer takes an example (the empty thread's buttons). */
   #onCompose = (e: Event) => {
-    const text = (e as CustomEvent<{ text: string }>).detail?.text
+    const { text, images } = (e as CustomEvent<{ text: string; images?: PromptImage[] }>).detail ?? {}
     if (text) this.composer?.fill(text)
+    // A prompt handed back (e.g. after a restart) comes back whole: its images beside its text.
+    if (text && images?.length) this.composer?.attach(images)
   }
 
   #lastStatus = ''

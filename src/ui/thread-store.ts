@@ -19,7 +19,7 @@
  *  - `returned`: this tab's own texts that will never run and were not handed back to it by a stop
  *    of its own — withdrawn by a stop in another tab (its run settled with them still unclaimed),
  *    refused (`prompt-rejected`, e.g. at shutdown), or kept for a stop that was then refused. The
- *    pane puts them back into the draft.
+ *    pane puts them back into the draft, and the images sent with them beside it.
  *  - `editorText`: an `editor-text` frame, for the pane to hand to its composer (only into an empty draft).
  *
  * The store stays a fold: a transition only describes what should follow it. Emitting is one such
@@ -43,6 +43,12 @@ export interface PendingPrompt {
   deliverAs?: DeliverAs
   /** The images sent with it: shown on its bubble, and given back with its text when a stop hands it back. */
   images?: PromptImage[]
+}
+
+/** The images sent with these prompts, as `returned` carries them (absent when none). */
+const imagesOf = (prompts: readonly PendingPrompt[]): { images?: PromptImage[] } => {
+  const images = prompts.flatMap((p) => p.images ?? [])
+  return images.length ? { images } : {}
 }
 
 export interface DialogNote {
@@ -175,7 +181,7 @@ export function createThreadStore(threadId: string, { signal }: ThreadStoreOptio
   }
   return createStore({
     schemas: {
-      emitted: { returned: declared<{ texts: string[] }>(), editorText: declared<{ text: string }>() },
+      emitted: { returned: declared<{ texts: string[]; images?: PromptImage[] }>(), editorText: declared<{ text: string }>() },
     },
     context: {
       view: initialView(threadId),
@@ -234,7 +240,7 @@ export function createThreadStore(threadId: string, { signal }: ThreadStoreOptio
             pending = pending.filter((p) => p.messageId !== o.messageId)
             if (mine) {
               rejectedTexts = { ...rejectedTexts, [o.messageId]: mine.text }
-              enq.emit.returned({ texts: [mine.text] })
+              enq.emit.returned({ texts: [mine.text], ...imagesOf([mine]) })
             }
             break
           }
@@ -251,7 +257,7 @@ export function createThreadStore(threadId: string, { signal }: ThreadStoreOptio
             }
             // Another tab's stop took them (the server handed them to that tab): they are ours, put them back.
             const texts = unclaimed.map((p) => p.text)
-            enq.emit.returned({ texts })
+            enq.emit.returned({ texts, ...imagesOf(unclaimed) })
             notes = [
               ...notes,
               {
@@ -287,7 +293,7 @@ export function createThreadStore(threadId: string, { signal }: ThreadStoreOptio
         if (ctx.view.status.busy) return { ...ctx, stopping: false }
         const left = ctx.pending.filter((p) => p.queued && p.run <= ctx.view.status.run)
         if (left.length === 0) return { ...ctx, stopping: false }
-        enq.emit.returned({ texts: left.map((p) => p.text) })
+        enq.emit.returned({ texts: left.map((p) => p.text), ...imagesOf(left) })
         return { ...ctx, stopping: false, pending: ctx.pending.filter((p) => !left.includes(p)) }
       },
       /** A note of the pane's own (e.g. which restored texts were queued in another tab). */

@@ -199,8 +199,8 @@ export class TranscriptView extends LitElement {
     this.toolsOpen = !this.toolsOpen
   }
 
-  #compose(text: string) {
-    this.dispatchEvent(new CustomEvent('compose', { bubbles: true, composed: true, detail: { text } }))
+  #compose(text: string, images?: readonly PromptImage[]) {
+    this.dispatchEvent(new CustomEvent('compose', { bubbles: true, composed: true, detail: { text, ...(images?.length ? { images } : {}) } }))
   }
 
   /** Copy buttons: a code block's (inside the rendered Markdown) and a message's. */
@@ -264,7 +264,7 @@ export class TranscriptView extends LitElement {
   }
 
   /** A prompt that will never run. This tab's own shows its text (it is back in the draft too). */
-  #rejected(messageId: string, reason: string, sent: string | undefined): TemplateResult {
+  #rejected(messageId: string, reason: string, sent: string | undefined, images?: readonly PromptImage[]): TemplateResult {
     const text = this.rejectedTexts[messageId]
     if (text !== undefined) {
       return html`<div class="rejected" data-rejected=${messageId}>
@@ -274,8 +274,8 @@ export class TranscriptView extends LitElement {
     // Not this tab's (or this tab was reloaded): the text is shown and can be sent again from here.
     return html`<div class="rejected" data-rejected=${messageId}>
       Not delivered (${reason})${sent !== undefined
-        ? html`<span class="text">${sent}</span>
-            <button type="button" class="ghost" @click=${() => this.#compose(sent)}>Put in my draft</button>`
+        ? html`<span class="text">${sent}</span>${thumbnails(images)}
+            <button type="button" class="ghost" @click=${() => this.#compose(sent, images)}>Put in my draft</button>`
         : nothing}
     </div>`
   }
@@ -314,7 +314,7 @@ export class TranscriptView extends LitElement {
       case 'stopped':
         return html`<div class="stopped" role="note">Stopped</div>`
       case 'rejected':
-        return this.#rejected(e.messageId, e.reason, e.text)
+        return this.#rejected(e.messageId, e.reason, e.text, e.images)
       case 'handled':
         return html`<div class="user handled" data-message=${e.messageId}>${e.text}<span class="tag">handled by an extension</span></div>`
       case 'custom':

@@ -12,7 +12,9 @@ import type { AppShell } from '../../src/ui/app-shell.js'
 import type { ThreadPane } from '../../src/ui/thread-pane.js'
 import type { DialogCard } from '../../src/ui/dialog-card.js'
 import type { TranscriptView } from '../../src/ui/transcript-view.js'
-import type { DialogAnswerBody, OpenDialog, ThreadSummary } from '../../src/schemas/index.js'
+import { PromptBody, type DialogAnswerBody, type OpenDialog, type ThreadSummary } from '../../src/schemas/index.js'
+import type { ComposerBox } from '../../src/ui/composer-box.js'
+import { Value } from 'typebox/value'
 import { ApiError } from '../../src/ui/api.js'
 import { followConfig } from '../../src/ui/follow-client.js'
 import { FakeEventSource, confirmDialog, fakeApi, fakeEventSource, mountPane, snapshotOf, summary, until } from './helpers.js'
@@ -57,6 +59,9 @@ function deferred<T>() {
 }
 
 const box = () => page.getByRole('textbox', { name: 'Message' })
+const attachments = () => page.getByRole('list', { name: 'Images to send' }).getByRole('img')
+/** A 1×1 PNG. */
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='
 const note = (title: string) => page.getByRole('status').filter({ hasText: title })
 
 beforeEach(async () => {
@@ -142,6 +147,23 @@ describe('a stop never loses another tab’s queued text', () => {
     await expect.element(box()).toHaveValue('mine, queued')
     await expect.element(page.getByRole('status').filter({ hasText: 'withdrawn' })).toBeVisible()
     expect(page.getByRole('log').getByText('Queued · steer').elements()).toHaveLength(0)
+  })
+
+  test('tab B: a queued prompt\'s images, withdrawn by a stop in another tab, come back beside its text', async () => {
+    const api = fakeApi({ prompt: vi.fn(async (id: string) => ({ threadId: id, messageId: 'q1', run: 1, queued: true })) })
+    const { el, es } = await livePane(api, true)
+    const image: PromptBody['images'] = [{ mimeType: 'image/png', data: PNG }]
+    expect(Value.Check(PromptBody, { message: 'look at this', images: image })).toBe(true)
+    el.shadowRoot!.querySelector<ComposerBox>('composer-box')!.attach(image!)
+    await box().fill('look at this')
+    await userEvent.keyboard('{Enter}')
+    expect(api.prompt).toHaveBeenCalledWith('t1', 'look at this', 'steer', 1, image)
+    await expect.poll(() => attachments().elements().length).toBe(0)
+    // Tab A pressed Stop: the queue empties and the run settles aborted.
+    es().frame({ seq: 2, type: 'settled', run: 1, aborted: true })
+    es().frame({ seq: 3, type: 'status', live: true, busy: false, run: 1 })
+    await expect.element(box()).toHaveValue('look at this')
+    await expect.poll(() => attachments().elements().length).toBe(1)
   })
 
   test('tab A: Stop restores every text, and says which ones were queued in another tab', async () => {
