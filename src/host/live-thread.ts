@@ -42,6 +42,9 @@ type StopRefused = { kind: 'idle' } | { kind: 'stale-run' } | { kind: 'not-live'
  */
 export type StopOutcome = { kind: 'stopped'; restored: WaitingPrompt[] } | StopRefused
 
+/** What a take-back came to, as `takeQueue()` answers it: the prompts taken off the queue (as a stop's), or why it was refused. */
+export type TakeOutcome = { kind: 'taken'; restored: WaitingPrompt[] } | StopRefused
+
 /** `stop()`'s answer with only the texts, as the abort receipt carries them. */
 export type AbortOutcome = { kind: 'stopped'; restored: string[] } | StopRefused
 
@@ -277,6 +280,15 @@ export class LiveThread {
         return { kind: 'stopped', restored: reply.restored }
       }
       return reply.type === 'abort.refused' ? { kind: reply.reason } : { kind: 'not-live' }
+    })
+  }
+
+  /** Takes the queued prompts back (pi's Alt+Up) and leaves the run going: resolves with them (ids and texts), or why it was refused. */
+  takeQueue(run?: number): Promise<TakeOutcome> {
+    const replyTo = randomUUID()
+    return this.#request(replyTo, { type: 'TAKE_QUEUE', run, replyTo }, { kind: 'not-live' }, (reply) => {
+      if (reply.type === 'take.answered') return { kind: 'taken', restored: reply.restored }
+      return reply.type === 'take.refused' ? { kind: reply.reason } : { kind: 'not-live' }
     })
   }
 

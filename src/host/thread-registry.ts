@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { CommandInfo, ExtensionList, ModelList, ThreadSummary } from '../schemas/index.js'
-import type { ChangesOutcome, CreateOutcome, DialogOutcomeForRoute, EditOutcome, PromptRouteOutcome, RestoreRouteOutcome, ShortcutOutcome, TerminalInputRouteOutcome, VersionOutcome } from '../schemas/outcomes.js'
+import type { ChangesOutcome, CreateOutcome, DialogOutcomeForRoute, EditOutcome, PromptRouteOutcome, RestoreRouteOutcome, ShortcutOutcome, TakeQueueOutcome, TerminalInputRouteOutcome, VersionOutcome } from '../schemas/outcomes.js'
 import { SessionDamaged, type ModelCatalog, type RuntimeFactory } from '../runtime/port.js'
 import type { ThreadView } from '../shared/projection.js'
 import type { Feed } from './feed.js'
@@ -317,6 +317,11 @@ export class ThreadRegistry {
 
   abort(threadId: string, run?: number): Promise<AbortOutcome> {
     return this.#tracked(() => this.#requests.abort(threadId, run))
+  }
+
+  /** Takes the queued prompts back and leaves the run going (pi's Alt+Up). */
+  takeQueue(threadId: string, run?: number): Promise<TakeQueueOutcome> {
+    return this.#tracked(() => this.#requests.takeQueue(threadId, run))
   }
 
   answer(threadId: string, body: DialogBody): Promise<DialogOutcomeForRoute> {

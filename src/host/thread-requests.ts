@@ -4,7 +4,7 @@
  * registry (thread-registry.ts) owns the slots, their rows and the way out; this file only uses them
  * through `RequestHost`, and every method here is run by the registry as a tracked command.
  */
-import type { CreateOutcome, DialogOutcomeForRoute, EditOutcome, PromptRouteOutcome, ShortcutOutcome, TerminalInputRouteOutcome, VersionOutcome } from '../schemas/outcomes.js'
+import type { CreateOutcome, DialogOutcomeForRoute, TakeQueueOutcome, EditOutcome, PromptRouteOutcome, ShortcutOutcome, TerminalInputRouteOutcome, VersionOutcome } from '../schemas/outcomes.js'
 import type { CommandInfo, ThinkingLevel, ThreadSummary } from '../schemas/index.js'
 import { SessionDamaged, type ActionResult, type ForkCut, type ModelCatalog, type RuntimeFactory } from '../runtime/port.js'
 import { HOST_COMMANDS, parseCommand } from './commands.js'
@@ -304,6 +304,17 @@ export class ThreadRequests {
     // Handed back to the caller: each prompt's fate, by the id it was journaled under.
     for (const p of outcome.restored) slot.journal.fate(p.messageId, { kind: 'restored' })
     return { kind: 'stopped', restored: outcome.restored.map((p) => p.text) }
+  }
+
+  /** pi's Alt+Up: the queued prompts come back as a stop hands them back (fates `restored`, the emptied queue on the feed), and the run goes on. */
+  async takeQueue(threadId: string, run?: number): Promise<TakeQueueOutcome> {
+    const slot = this.host.slot(threadId)
+    const thread = slot?.thread
+    if (!slot || !thread) return { kind: 'not-live' }
+    const outcome = await thread.takeQueue(run)
+    if (outcome.kind !== 'taken') return outcome
+    for (const p of outcome.restored) slot.journal.fate(p.messageId, { kind: 'restored' })
+    return { kind: 'taken', restored: outcome.restored.map((p) => p.text) }
   }
 
   /** Finds the thread; the question's own dialog machine decides whether the payload answers it. */

@@ -10,6 +10,9 @@
  *   runtime once, then settles every open dialog `aborted`, then refuses new questions until the
  *   run settles. If clearing throws, nothing is restored, the loss is said, and the runtime is still
  *   told: a stop must stop. A repeat while the stop is pending gets the same answer with nothing restored;
+ * - a take-back during a run clears the runtime's queue and answers with what it held, as a stop
+ *   does, and the run goes on; with nothing in flight it is refused. A repeat while one is being
+ *   carried out gets nothing; while a stop is pending the stop has the queue, so it gets nothing too;
  * - a run ends only by the runtime's own settle.
  *
  * Open questions are child dialog actors, so stop and dispose reach each of them through the same
@@ -55,6 +58,8 @@ export interface ThreadContext {
   pending: PromptRequest[]
   /** The correlation id of the stop being carried out: its reply comes once the queue is cleared. */
   stopReplyTo?: string
+  /** The correlation id of the take-back being carried out (the run goes on): its reply comes once the queue is cleared. */
+  takeReplyTo?: string
   /** Why the thread is being disposed, and how its open dialogs settle. */
   closing?: { reason: string; dialogOutcome: 'cancelled' | 'aborted'; interrupted: boolean }
 }
@@ -66,6 +71,8 @@ export type ThreadEvent =
   | { type: 'RUN_STARTED' }
   | ({ type: 'PROMPT' } & PromptRequest)
   | { type: 'ABORT'; run?: number; replyTo?: string }
+  /** Take the queued prompts back (pi's Alt+Up): the runtime's queue is cleared and the run goes on. */
+  | { type: 'TAKE_QUEUE'; run?: number; replyTo?: string }
   /** The runtime's queue, emptied: the prompts it held, with the ids they were admitted under. */
   | { type: 'QUEUE_CLEARED'; steering: WaitingPrompt[]; followUp: WaitingPrompt[] }
   /** Clearing the runtime's queue threw: what it held is lost, and the stop must still stop. */
@@ -99,6 +106,9 @@ export type ThreadEmitted =
   /** `restored`: the prompts the stop took off the queue, steering first, each in the order queued. */
   | { type: 'abort.answered'; replyTo: string; restored: WaitingPrompt[] }
   | { type: 'abort.refused'; replyTo: string; reason: 'idle' | 'stale-run' | 'not-live' }
+  /** `restored`: the prompts taken off the queue, as a stop's; the run goes on. */
+  | { type: 'take.answered'; replyTo: string; restored: WaitingPrompt[] }
+  | { type: 'take.refused'; replyTo: string; reason: 'idle' | 'stale-run' | 'not-live' }
   /** The answer names no open question: never asked, or already settled. */
   | { type: 'dialog.gone'; replyTo: string }
 
@@ -132,6 +142,7 @@ const threadSetup = setup({
      * Clear the runtime's queue of the run being stopped; it sends back QUEUE_CLEARED with what it
      * took, or QUEUE_CLEAR_FAILED when the runtime threw. Invoked by `aborting.clearing`, so its
      * answer is an event like any other; it answers as it starts, before anything can settle the run.
+     * A take-back spawns it as `takeQueue` from `running`, which stays where it is.
      */
     clearQueue: fromCallback<ThreadEvent, { run: number }>(() => {}),
   },
@@ -158,7 +169,9 @@ const threadSetup = setup({
   },
   guards: {
     rejectsWhenBusy: ({ event }) => event.type === 'PROMPT' && event.admission === 'reject',
-    staleRun: ({ context, event }) => (event.type === 'ABORT' || event.type === 'PROMPT') && event.run !== undefined && event.run !== context.run,
+    staleRun: ({ context, event }) =>
+      (event.type === 'ABORT' || event.type === 'PROMPT' || event.type === 'TAKE_QUEUE') && event.run !== undefined && event.run !== context.run,
+    taking: ({ context }) => context.takeReplyTo !== undefined,
     carriesPrompts: ({ context, event }) => event.type === 'SETTLED' && carried(context, event).length > 0,
     knownDialog: ({ context, event }) => 'dialogId' in event && context.dialogs.includes(event.dialogId),
     noOpenDialogs: ({ context }) => context.dialogs.length === 0,
@@ -216,6 +229,20 @@ const stopAnswered = (restored: (args: { event: ThreadEvent }) => WaitingPrompt[
 
 const abortRefused = (reason: 'idle' | 'stale-run' | 'not-live') =>
   threadSetup.emit(({ event }) => ({ type: 'abort.refused', replyTo: replyToOf(event), reason }) as const)
+
+const takeRefused = (reason: 'idle' | 'stale-run' | 'not-live') =>
+  threadSetup.emit(({ event }) => ({ type: 'take.refused', replyTo: replyToOf(event), reason }) as const)
+
+/** A take-back answered at once with nothing: another take or a stop already has the queue. */
+const takeAnsweredEmpty = threadSetup.emit(({ event }) => ({ type: 'take.answered', replyTo: replyToOf(event), restored: [] }) as const)
+
+/** The take-back's one reply, to the request that asked for it; the clearer is let go and the run goes on. */
+const takeAnswered = (restored: (args: { event: ThreadEvent }) => WaitingPrompt[]) =>
+  threadSetup.enqueueActions(({ context, event, enqueue }) => {
+    enqueue.emit({ type: 'take.answered', replyTo: context.takeReplyTo ?? '', restored: restored({ event }) })
+    enqueue.stopChild('takeQueue')
+    enqueue.assign({ takeReplyTo: undefined })
+  })
 
 const refuse = (reason: 'busy' | 'stale-run') =>
   threadSetup.emit(({ event }) => ({ type: 'prompt.refused', messageId: event.type === 'PROMPT' ? event.messageId : '', reason }) as const)
@@ -296,6 +323,7 @@ export const threadMachine = threadSetup.createMachine({
       on: {
         LIVE: { target: 'idle', actions: assign({ run: ({ context, event }) => Math.max(context.run, event.run ?? 0) }) },
         ABORT: { actions: abortRefused('not-live') },
+        TAKE_QUEUE: { actions: takeRefused('not-live') },
       },
     },
     idle: {
@@ -322,6 +350,7 @@ export const threadMachine = threadSetup.createMachine({
           actions: [assign({ run: ({ context }) => context.run + 1 }), { type: 'adoptRun', params: ({ context }) => ({ run: context.run }) }],
         },
         ABORT: { actions: abortRefused('idle') },
+        TAKE_QUEUE: { actions: takeRefused('idle') },
         ASK: { actions: spawnDialog(false) },
         DISPOSE: dispose
       },
@@ -343,6 +372,32 @@ export const threadMachine = threadSetup.createMachine({
           { guard: 'staleRun', actions: abortRefused('stale-run') },
           { target: 'aborting', actions: assign({ stopReplyTo: ({ event }) => replyToOf(event) }) },
         ],
+        // pi's Alt+Up: the queue comes back as a stop hands it back, and the run carries on.
+        TAKE_QUEUE: [
+          { guard: 'staleRun', actions: takeRefused('stale-run') },
+          { guard: 'taking', actions: takeAnsweredEmpty },
+          {
+            actions: enqueueActions(({ context, event, enqueue }) => {
+              enqueue.assign({ takeReplyTo: replyToOf(event) })
+              enqueue.spawnChild('clearQueue', { id: 'takeQueue', input: { run: context.run } })
+            }),
+          },
+        ],
+        QUEUE_CLEARED: {
+          guard: 'taking',
+          actions: takeAnswered(({ event }) => (event.type === 'QUEUE_CLEARED' ? [...event.steering, ...event.followUp] : [])),
+        },
+        // The run goes on; what the runtime held is lost and said so, as a stop's failed clear.
+        QUEUE_CLEAR_FAILED: {
+          guard: 'taking',
+          actions: [
+            {
+              type: 'recordError',
+              params: ({ event }) => ({ message: `the queue could not be cleared: ${event.type === 'QUEUE_CLEAR_FAILED' ? event.message : ''}` }),
+            },
+            takeAnswered(() => []),
+          ],
+        },
         ASK: { actions: spawnDialog(false) },
         SETTLED: settled,
         DISPOSE: disposeRun
@@ -356,6 +411,8 @@ export const threadMachine = threadSetup.createMachine({
           { guard: 'rejectsWhenBusy', actions: refuse('busy') },
           { actions: assign({ pending: ({ context, event }) => [...context.pending, promptOf(event)] }) },
         ],
+        // The stop took the queue (and its caller has it): a take-back gets nothing.
+        TAKE_QUEUE: [{ guard: 'staleRun', actions: takeRefused('stale-run') }, { actions: takeAnsweredEmpty }],
         SETTLED: settled,
         DISPOSE: disposeRun
       },

@@ -12,6 +12,7 @@ import { Type, type TSchema } from 'typebox'
 import {
   AbortBody,
   AbortReceipt,
+  QueueTakeReceipt,
   CommandList,
   CommandReceipt,
   CreateThreadBody,
@@ -295,6 +296,22 @@ export const apiRoutes = {
     response: {
       200: AbortReceipt,
       404: notFound('the thread is not live (a stop never builds a runtime)'),
+      409: ReasonError('`idle`: nothing is running; `stale-run`: `run` is not the current run'),
+      422: idempotencyMismatch,
+      ...withBody,
+    },
+  }),
+
+  // pi's Alt+Up: the queued prompts back, the run going on
+  takeQueue: route({
+    method: 'POST',
+    path: `${T}/queue/take`,
+    params: ThreadParams,
+    body: AbortBody,
+    idempotent: true,
+    response: {
+      200: QueueTakeReceipt,
+      404: notFound('the thread is not live (a take-back never builds a runtime)'),
       409: ReasonError('`idle`: nothing is running; `stale-run`: `run` is not the current run'),
       422: idempotencyMismatch,
       ...withBody,

@@ -149,6 +149,20 @@ export const AbortReceipt = Type.Object(
 )
 export type AbortReceipt = Static<typeof AbortReceipt>
 
+/**
+ * What `POST /api/threads/:id/queue/take` answers (pi's Alt+Up): the prompts that were waiting, in
+ * order, steering first, taken off the queue and handed back as a stop hands them back — but the
+ * run goes on. Empty when nothing waited.
+ */
+export const QueueTakeReceipt = Type.Object(
+  {
+    threadId: Type.String(),
+    restored: Type.Array(Type.String()),
+  },
+  { additionalProperties: false },
+)
+export type QueueTakeReceipt = Static<typeof QueueTakeReceipt>
+
 const QuestionId = Type.String({ minLength: 1 })
 
 /** What a client sends to `POST …/dialog`: `{id}` plus exactly one way of answering; `cancelled: true` withdraws the question. */

@@ -124,6 +124,9 @@ export type PromptRouteOutcome =
 
 export type AbortOutcome = { kind: 'stopped'; restored: string[] } | { kind: AbortRefusal }
 
+/** `POST …/queue/take` (pi's Alt+Up): the prompts taken back, the run going on; refused as a stop is. */
+export type TakeQueueOutcome = { kind: 'taken'; restored: string[] } | { kind: AbortRefusal }
+
 export type DialogOutcomeForRoute = { kind: 'answered' } | { kind: 'not-live' } | { kind: 'unknown' } | { kind: 'refused'; refusal: string }
 
 /** `POST …/dialog/:dialogId/input`: what a key for a terminal component came to (src/host/terminal-bridge.ts). */
@@ -368,6 +371,13 @@ export const abortOutcomes: OutcomeTable<AbortOutcome, ThreadContext & { run?: n
   'not-live': notLive,
   idle: refusal(409, 'THREAD_IDLE', (_, c) => `nothing is running on thread ${c.threadId}`, { reason: 'idle' }),
   'stale-run': refusal(409, 'RUN_STALE', (_, c) => `run ${c.run} is not the current run of thread ${c.threadId}`, { reason: 'stale-run' }),
+}
+
+export const takeQueueOutcomes: OutcomeTable<TakeQueueOutcome, ThreadContext & { run?: number }> = {
+  taken: { status: 200, body: (o, c) => ({ threadId: c.threadId, restored: o.restored }) },
+  'not-live': notLive,
+  idle: abortOutcomes.idle,
+  'stale-run': abortOutcomes['stale-run'],
 }
 
 export const answerOutcomes: OutcomeTable<DialogOutcomeForRoute, ThreadContext & { dialogId: string }> = {

@@ -12,7 +12,7 @@ import type { ClusterNode } from '../host/cluster/cluster-node.js'
 import type { CommandRequest } from '../host/cluster/port.js'
 import { apiRoutes } from '../schemas/api-routes.js'
 
-const ROUTED = new Set(['prompt', 'abort', 'answerDialog', 'reportDraft', 'updateThread', 'deleteThread', 'forkThread', 'listCommands', 'runShortcut'] as const)
+const ROUTED = new Set(['prompt', 'abort', 'takeQueue', 'answerDialog', 'reportDraft', 'updateThread', 'deleteThread', 'forkThread', 'listCommands', 'runShortcut'] as const)
 /** Passed on with the command: what the owner's guards and routes read. */
 const PASSED_HEADERS = ['authorization', 'content-type', 'idempotency-key']
 const OWNER_HEADER = 'x-threadhost-owner'

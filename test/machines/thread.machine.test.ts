@@ -137,8 +137,9 @@ function liveThread(opts: Options = {}) {
     ]),
   )
   // The fake runtime's queue clearer, logged like an action: it answers at once, or leaves the answer to the test.
-  const clearQueue = fromCallback<ThreadEvent, { run: number }>(({ input, sendBack }) => {
-    log.push({ who: 'thread', action: 'clearQueue', run: input.run })
+  // A stop invokes it (`clearQueue`); a take-back spawns it as `takeQueue`, and the log names which.
+  const clearQueue = fromCallback<ThreadEvent, { run: number }>(({ input, sendBack, self }) => {
+    log.push({ who: 'thread', action: self.id === 'takeQueue' ? 'takeQueue' : 'clearQueue', run: input.run })
     if (!opts.clear) return
     const { steering, followUp } = queue
     queue.steering = []
@@ -161,7 +162,7 @@ function liveThread(opts: Options = {}) {
     },
   })
   actorRef = actor
-  for (const type of ['prompt.admitted', 'prompt.refused', 'abort.answered', 'abort.refused'] as const)
+  for (const type of ['prompt.admitted', 'prompt.refused', 'abort.answered', 'abort.refused', 'take.answered', 'take.refused'] as const)
     actor.on(type, (e) => {
       emitted.push(e)
       log.push({ who: 'emit', action: e.type, run, params: e })
@@ -256,6 +257,12 @@ function assertState(expected: Snap['value'], h: Harness) {
     case 'running': {
       expect(status).toEqual({ live: true, busy: true, run: snap.context.run })
       expect(armed).toBe(0)
+      // a take-back never stops the run: the runtime was not told to abort it
+      expect(thread(h, 'tellRuntimeAbort').filter((e) => e.run === snap.context.run)).toEqual([])
+      // every take-back asked and no longer being carried out has had its one reply
+      const takes = h.log.filter((e) => e.who === 'send' && e.action === 'TAKE_QUEUE').length
+      const takeReplies = h.emitted.filter((e) => e.type === 'take.answered' || e.type === 'take.refused').length
+      expect(takeReplies).toBe(takes - (snap.context.takeReplyTo !== undefined ? 1 : 0))
       // the runtime was told this run's number: a prompt started it, or it started one of its own (adopted)
       const told = h.log.filter((x) => x.who === 'thread' && (x.action === 'startRun' || x.action === 'adoptRun')).at(-1)
       expect((told?.params as { run: number }).run).toBe(snap.context.run)
@@ -390,6 +397,8 @@ function eventsFor(snap: Snap): ThreadEvent[] {
     { type: 'ABORT' },
     { type: 'ABORT', run: c.run },
     { type: 'ABORT', run: c.run + 1 },
+    { type: 'TAKE_QUEUE' },
+    { type: 'TAKE_QUEUE', run: c.run + 1 },
     {
       type: 'QUEUE_CLEARED',
       steering: [
@@ -422,7 +431,7 @@ function eventsFor(snap: Snap): ThreadEvent[] {
 }
 
 const serializeState = (s: Snap) =>
-  JSON.stringify({ v: s.value, r: Math.min(s.context.run, 2), d: s.context.dialogs.length, p: s.context.pending.length })
+  JSON.stringify({ v: s.value, r: Math.min(s.context.run, 2), d: s.context.dialogs.length, p: s.context.pending.length, t: s.context.takeReplyTo !== undefined })
 
 type Path = ReturnType<typeof getShortestPaths<typeof threadMachine>>[number]
 
@@ -432,6 +441,8 @@ const describeEvent = (e: ThreadEvent): string => {
       return `PROMPT(${e.deliverAs}${e.admission === 'reject' ? ', reject when busy' : ''}${e.run === undefined ? '' : `, run ${e.run}`})`
     case 'ABORT':
       return e.run === undefined ? 'ABORT' : `ABORT(run ${e.run})`
+    case 'TAKE_QUEUE':
+      return e.run === undefined ? 'TAKE_QUEUE' : `TAKE_QUEUE(run ${e.run})`
     case 'SETTLED':
       return e.aborted ? 'SETTLED(aborted, 1 unclaimed)' : 'SETTLED'
     case 'ASK':
@@ -665,6 +676,7 @@ const moveArb: fc.Arbitrary<Move> = fc.oneof(
     ).map((event) => ({ kind: 'event' as const, event })),
   },
   { weight: 1, arbitrary: fc.constantFrom<ThreadEvent>(IDLE_ELAPSES, { type: 'ABORT', run: 1 }).map((event) => ({ kind: 'event' as const, event })) },
+  { weight: 1, arbitrary: fc.constantFrom<ThreadEvent>({ type: 'TAKE_QUEUE' }, { type: 'TAKE_QUEUE', run: 1 }).map((event) => ({ kind: 'event' as const, event })) },
   { weight: 2, arbitrary: fc.constant({ kind: 'ask' as const }) },
   {
     weight: 2,
@@ -732,7 +744,7 @@ describe('thread machine: properties over random sequences', () => {
       const h = play(moves, clears)
       h.log.forEach((e, i) => {
         if (e.action !== 'clearQueue') return
-        const queued = h.log.slice(0, i).filter((x) => x.action === 'queuePrompt' || x.action === 'clearQueue' || x.action === 'startRun' || (x.who === 'send' && x.action === 'SETTLED'))
+        const queued = h.log.slice(0, i).filter((x) => x.action === 'queuePrompt' || x.action === 'clearQueue' || x.action === 'takeQueue' || x.action === 'startRun' || (x.who === 'send' && x.action === 'SETTLED'))
         // what queuePrompt put in since the last clear or settle
         const since = queued.slice(queued.findLastIndex((x) => x.action !== 'queuePrompt') + 1)
         const prompts = (d: string) =>
@@ -743,6 +755,29 @@ describe('thread machine: properties over random sequences', () => {
         const answer = h.log.slice(i).find((x) => x.action === 'abort.answered')!.params as { restored: WaitingPrompt[] }
         const failed = h.log.slice(i).find((x) => x.action === 'recordError' || x.action === 'abort.answered')!.action === 'recordError'
         expect(answer.restored).toEqual(failed ? [] : [...prompts('steer'), ...prompts('followUp')])
+      })
+    },
+  )
+
+  test.prop([movesArb, clearsArb], { numRuns: 150 })(
+    'a take-back during a run hands back the waiting prompts steering first, each with its id, and the run goes on untold; a failed clear restores nothing and says so',
+    (moves, clears) => {
+      const h = play(moves, clears)
+      h.log.forEach((e, i) => {
+        if (e.action !== 'takeQueue') return
+        const queued = h.log.slice(0, i).filter((x) => x.action === 'queuePrompt' || x.action === 'clearQueue' || x.action === 'takeQueue' || x.action === 'startRun' || (x.who === 'send' && x.action === 'SETTLED'))
+        const since = queued.slice(queued.findLastIndex((x) => x.action !== 'queuePrompt') + 1)
+        const prompts = (d: string) =>
+          since
+            .map((x) => (x.params as { prompt: PromptRequest }).prompt)
+            .filter((p) => p.deliverAs === d)
+            .map((p) => ({ messageId: p.messageId, text: p.text }))
+        const answer = h.log.slice(i).find((x) => x.action === 'take.answered')!.params as { restored: WaitingPrompt[] }
+        const failed = h.log.slice(i).find((x) => x.action === 'recordError' || x.action === 'take.answered')!.action === 'recordError'
+        expect(answer.restored).toEqual(failed ? [] : [...prompts('steer'), ...prompts('followUp')])
+        // the run it took from is not stopped by it: the next thing the runtime hears of that run is not an abort
+        const next = h.log.slice(i + 1).find((x) => x.who === 'thread' && x.action !== 'recordError')
+        expect(next?.action).not.toBe('tellRuntimeAbort')
       })
     },
   )
@@ -826,6 +861,70 @@ describe('thread machine: properties over random sequences', () => {
       }
     },
   )
+})
+
+describe('thread machine: taking the queue back', () => {
+  it('a take-back during a run hands back the waiting prompts steering first with their ids and the run goes on; with nothing in flight it is refused, naming another run it is stale', () => {
+    const h = liveThread({ clear: () => 'cleared' })
+    h.send({ type: 'TAKE_QUEUE', replyTo: 'take-cold' })
+    h.send({ type: 'LIVE' })
+    h.send({ type: 'TAKE_QUEUE', replyTo: 'take-idle' })
+    h.send(P('steer')) // run 1
+    h.send(P('followUp'))
+    h.send(P('steer'))
+    h.send({ type: 'TAKE_QUEUE', run: 2, replyTo: 'take-stale' })
+    h.send({ type: 'TAKE_QUEUE', run: 1, replyTo: 'take-1' })
+    expect(h.actor.getSnapshot().value).toBe('running')
+    expect(h.emitted.filter((e) => e.type.startsWith('take.'))).toEqual([
+      { type: 'take.refused', replyTo: 'take-cold', reason: 'not-live' },
+      { type: 'take.refused', replyTo: 'take-idle', reason: 'idle' },
+      { type: 'take.refused', replyTo: 'take-stale', reason: 'stale-run' },
+      {
+        type: 'take.answered',
+        replyTo: 'take-1',
+        restored: [
+          { messageId: 'm-steer-enqueue#2', text: 'steer text' },
+          { messageId: 'm-followUp-enqueue#1', text: 'followUp text' },
+        ],
+      },
+    ])
+    expect(thread(h, 'tellRuntimeAbort')).toEqual([])
+    expect(h.actor.getSnapshot().children.takeQueue).toBeUndefined()
+    // the run goes on: a prompt queues into it, a second take-back takes that one, and the run settles as any
+    h.send(P('followUp'))
+    h.send({ type: 'TAKE_QUEUE', replyTo: 'take-2' })
+    expect(h.emitted.at(-1)).toEqual({ type: 'take.answered', replyTo: 'take-2', restored: [{ messageId: 'm-followUp-enqueue#2', text: 'followUp text' }] })
+    h.send({ type: 'SETTLED', aborted: false, unclaimed: [] })
+    expect(h.actor.getSnapshot().value).toBe('idle')
+    expect(thread(h, 'recordSettled').map((e) => e.params)).toEqual([{ run: 1, aborted: false }])
+  })
+
+  it('a take-back whose clear throws restores nothing and says the loss, and the run goes on; one asked while it is carried out, or while a stop is pending, gets nothing', () => {
+    const h = liveThread({ clear: () => 'failed' })
+    h.send({ type: 'LIVE' })
+    h.send(P('steer'))
+    h.send(P('followUp'))
+    h.send({ type: 'TAKE_QUEUE', replyTo: 'take-1' })
+    expect(h.emitted.at(-1)).toEqual({ type: 'take.answered', replyTo: 'take-1', restored: [] })
+    expect(thread(h, 'recordError').map((e) => e.params)).toEqual([{ message: 'the queue could not be cleared: the runtime threw' }])
+    expect(h.actor.getSnapshot().value).toBe('running')
+    expect(thread(h, 'tellRuntimeAbort')).toEqual([])
+    // a clearer that has not answered yet: a second take-back gets nothing, the first gets the queue
+    const slow = liveThread()
+    slow.send({ type: 'LIVE' })
+    slow.send(P('steer'))
+    slow.send({ type: 'TAKE_QUEUE', replyTo: 'take-1' })
+    slow.send({ type: 'TAKE_QUEUE', replyTo: 'take-2' })
+    slow.send({ type: 'QUEUE_CLEARED', steering: [{ messageId: 's1', text: 's1' }], followUp: [] })
+    expect(slow.emitted.filter((e) => e.type === 'take.answered')).toEqual([
+      { type: 'take.answered', replyTo: 'take-2', restored: [] },
+      { type: 'take.answered', replyTo: 'take-1', restored: [{ messageId: 's1', text: 's1' }] },
+    ])
+    // while a stop is pending the stop has the queue
+    slow.send({ type: 'ABORT', replyTo: 'stop-1' })
+    slow.send({ type: 'TAKE_QUEUE', replyTo: 'take-3' })
+    expect(slow.emitted.at(-1)).toEqual({ type: 'take.answered', replyTo: 'take-3', restored: [] })
+  })
 })
 
 describe('thread machine: replies a caller waits on', () => {

@@ -23,6 +23,8 @@ export type Command =
   | { t: 'prompt'; kind: RunKind; deliverAs: 'steer' | 'followUp'; admission: 'enqueue' | 'reject'; run?: 'current' | 'stale' }
   /** `run`: none (no body), the current run, or a stale one. */
   | { t: 'abort'; run: 'none' | 'current' | 'stale' }
+  /** Take the queued prompts back (pi's Alt+Up), the run going on; `run`: none, or a stale one. */
+  | { t: 'take'; run: 'none' | 'stale' }
   /** Twice at once, while the first stop is pending: the second is the repeat. */
   | { t: 'abort-twice' }
   /** A stop and a prompt at the same instant: the prompt lands before, during, or after the stop. */
@@ -62,6 +64,8 @@ export function describeCommand(c: Command): string {
       return c.run === 'none' ? 'abort' : `abort(${c.run} run)`
     case 'abort-and-prompt':
       return `abort+prompt(${c.deliverAs})`
+    case 'take':
+      return c.run === 'none' ? 'take' : `take(${c.run} run)`
     case 'answer':
       return `answer(${c.how})`
     default:

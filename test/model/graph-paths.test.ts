@@ -41,6 +41,28 @@ export const RACY: Record<string, string> = {
  * test checks that these are exactly the ones the paths missed, and that every named test exists.
  */
 export const PINNED_ELSEWHERE: Record<string, { why: string; tests: [file: string, title: string][] }> = {
+  'thread.running|TAKE_QUEUE|1': {
+    why: "a take-back while another is carried out: pi's clearQueue answers as it starts, so no request can arrive in between",
+    tests: [
+      [
+        'test/machines/thread.machine.test.ts',
+        'a take-back whose clear throws restores nothing and says the loss, and the run goes on; one asked while it is carried out, or while a stop is pending, gets nothing',
+      ],
+    ],
+  },
+  'thread.running|QUEUE_CLEAR_FAILED|0': {
+    why: "a take-back's clear that throws: pi's clearQueue does not throw; the run goes on and the loss is said",
+    tests: [
+      [
+        'test/machines/thread.machine.test.ts',
+        'a take-back whose clear throws restores nothing and says the loss, and the run goes on; one asked while it is carried out, or while a stop is pending, gets nothing',
+      ],
+      [
+        'test/machines/thread.machine.test.ts',
+        'a take-back during a run hands back the waiting prompts steering first, each with its id, and the run goes on untold; a failed clear restores nothing and says so',
+      ],
+    ],
+  },
   'thread.aborting.clearing|QUEUE_CLEAR_FAILED|0': {
     why: "pi's clearQueue hands over two arrays and does not throw; another runtime's may, and a stop must still stop (seed 002)",
     tests: [

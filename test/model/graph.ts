@@ -113,6 +113,9 @@ function apply(sim: Sim, c: Command): void {
     case 'abort':
       m.send({ type: 'ABORT', replyTo: 'a', ...(c.run === 'none' ? {} : { run: c.run === 'current' ? m.run : m.run + 7 }) })
       return stop(sim)
+    case 'take':
+      // the runtime's queue comes back at once and the run goes on
+      return void m.send({ type: 'TAKE_QUEUE', replyTo: 't', ...(c.run === 'stale' ? { run: m.run + 7 } : {}) })
     case 'abort-twice':
       m.send({ type: 'ABORT', replyTo: 'a1' })
       m.send({ type: 'ABORT', replyTo: 'a2' })
@@ -222,7 +225,7 @@ function commandsFor(sim: Sim, levers: Levers): Command[] {
 
 function baseCommands(sim: Sim): Command[] {
   const m = sim.model
-  const out: Command[] = [{ t: 'abort', run: 'none' }, { t: 'abort', run: 'stale' }, { t: 'answer', how: 'spent' }, { t: 'delete' }, { t: 'restart' }]
+  const out: Command[] = [{ t: 'abort', run: 'none' }, { t: 'abort', run: 'stale' }, { t: 'take', run: 'none' }, { t: 'answer', how: 'spent' }, { t: 'delete' }, { t: 'restart' }]
   if (m.run > 0) out.push({ t: 'abort', run: 'current' })
   // a prompt naming a stale run: refused in idle, while running, and (levers) while a held stop is pending
   if (!busy(m)) out.push(P('plain'), P('confirm'), P('ask'), P('slow'), P('plain', 'followUp', 'enqueue', 'stale'), { t: 'timeout' })
@@ -234,6 +237,7 @@ function baseCommands(sim: Sim): Command[] {
       P('plain', 'steer', 'enqueue', 'stale'),
       { t: 'abort-twice' },
       { t: 'abort-and-prompt', deliverAs: 'followUp' },
+      { t: 'take', run: 'stale' },
     )
   if (m.dialogs.length)
     out.push(

@@ -469,6 +469,9 @@ export class Walk {
       case 'abort-twice':
         await this.#abortTwice()
         break
+      case 'take':
+        await this.#take(c)
+        break
       case 'abort-and-prompt':
         await this.#abortAndPrompt(c)
         break
@@ -667,6 +670,30 @@ export class Walk {
     this.model.send({ type: 'ABORT', replyTo, ...(body ?? {}) })
     const r = await api(this.server.url, 'POST', `/api/threads/${this.threadId}/abort`, body)
     this.#checkAbort((await this.#replyOf(replyTo))[0], r)
+  }
+
+  /** pi's Alt+Up: the queue comes back as a stop's would, and the run goes on. */
+  async #take(c: Extract<Command, { t: 'take' }>): Promise<void> {
+    const body = c.run === 'stale' ? { run: this.model.run + 7 } : undefined
+    const replyTo = this.model.nextId('t')
+    this.model.send({ type: 'TAKE_QUEUE', replyTo, ...(body ?? {}) })
+    const r = await api(this.server.url, 'POST', `/api/threads/${this.threadId}/queue/take`, body)
+    const [reply] = await this.#replyOf(replyTo)
+    if (reply?.type === 'take.answered') {
+      const texts = reply.restored.map((p) => p.text)
+      this.#expect(
+        r.status === 200 && isDeepStrictEqual(r.body.restored, texts),
+        `take: the server answered ${r.status} ${JSON.stringify(r.body)}, the model 200 restored ${JSON.stringify(texts)}`,
+      )
+      this.#count(reply.restored.length ? 'take 200 restored' : 'take 200')
+    } else if (reply?.type === 'take.refused') {
+      const status = reply.reason === 'not-live' ? 404 : 409
+      this.#expect(
+        r.status === status && (status === 404 || r.body.reason === reply.reason),
+        `take: the server answered ${r.status} ${JSON.stringify(r.body)}, the model ${status} ${reply.reason}`,
+      )
+      this.#count(`take ${status} ${reply.reason}`)
+    } else this.#violate(`take: the model gave no reply`)
   }
 
   /** Two stops at once while a run is in flight: one takes the queue, the repeat gets [] (or, landing after the settle, 409 idle). */

@@ -4,7 +4,7 @@
  */
 import type { ThreadRegistry } from '../../host/thread-registry.js'
 import { decodedBytes, MAX_IMAGE_BYTES, MAX_PROMPT_CHARS } from '../../schemas/index.js'
-import { abortOutcomes, editOutcomes, guardOutcomes, promptOutcomes } from '../../schemas/outcomes.js'
+import { abortOutcomes, editOutcomes, guardOutcomes, promptOutcomes, takeQueueOutcomes } from '../../schemas/outcomes.js'
 import { replyWith } from '../responses.js'
 import type { WriteGuards } from '../writes.js'
 import type { RouteHandlers } from './register.js'
@@ -65,6 +65,20 @@ export function runRoutes(registry: ThreadRegistry, writes: WriteGuards): RouteH
         // The count only: the texts are the user's and go back to the caller alone.
         if (outcome.kind === 'stopped') request.log.info({ threadId: id, restored: outcome.restored.length }, 'abort: queue restored to the caller')
         return replyWith(reply, abortOutcomes, outcome, { threadId: id, run: request.body.run })
+      },
+    },
+
+    takeQueue: {
+      tags,
+      summary: "Take the queued prompts back (pi's Alt+Up): handed back as a stop hands them back, and the run goes on",
+      description: 'Every follower sees the emptied `queue`; the texts go to the caller alone. 409 `THREAD_IDLE` with nothing in flight.',
+      // Not `durable`, as a stop: handing the user's prompts back must work on a full disk too.
+      preValidation: emptyBodyIsObject,
+      handler: async (request, reply) => {
+        const { id } = request.params
+        const outcome = await registry.takeQueue(id, request.body.run)
+        if (outcome.kind === 'taken') request.log.info({ threadId: id, restored: outcome.restored.length }, 'queue taken back by the caller')
+        return replyWith(reply, takeQueueOutcomes, outcome, { threadId: id, run: request.body.run })
       },
     },
   }
