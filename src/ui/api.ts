@@ -6,6 +6,7 @@
 import type {
   PromptImage,
   AbortReceipt,
+  QueueTakeReceipt,
   ChangesReport,
   CommandInfo,
   CommandReceipt,
@@ -198,6 +199,9 @@ export const api = {
   /** `run`: the run this tab is looking at, so a tab that fell behind can never stop a newer one. */
   abort: (id: string, run?: number): Promise<AbortReceipt> =>
     client.call('abort', { ...thread(id), body: run !== undefined ? { run } : {} }).catch(tokenHint),
+  /** pi's Alt+Up: the queued prompts back, the run going on; `run` as a stop's. */
+  takeQueue: (id: string, run?: number): Promise<QueueTakeReceipt> =>
+    client.call('takeQueue', { ...thread(id), body: run !== undefined ? { run } : {} }).catch(tokenHint),
   answerDialog: (id: string, body: DialogAnswerBody): Promise<void> =>
     client.call('answerDialog', { ...thread(id), body }).catch(tokenHint),
   /** What a run changed in the workspace, with each file's unified diff (changes-view.ts). */

@@ -46,6 +46,8 @@ export class ComposerBox extends LitElement {
   @property({ attribute: false }) queue: QueueState = { steering: [], followUp: [] }
   @property({ attribute: false }) send: ComposerSend = async () => {}
   @property({ attribute: false }) stop: ComposerStop = async () => []
+  /** pi's Alt+Up during a run: the waiting prompts come back (as Stop's do) and the run goes on. */
+  @property({ attribute: false }) takeQueue: ComposerStop = async () => []
   /** Told the draft once typing pauses, so extensions reading the editor (getEditorText) see it. */
   @property({ attribute: false }) draftChanged: (text: string) => void = () => {}
   /** The follow is connected: an "unreachable" error from before is over once it is. */
@@ -412,6 +414,12 @@ export class ComposerBox extends LitElement {
   }
 
   #onKey = (e: KeyboardEvent) => {
+    // Alt+Up during a run: take the queued prompts back into the box, as pi's editor does; the run goes on.
+    if (e.key === 'ArrowUp' && e.altKey && !e.ctrlKey && !e.metaKey && !e.shiftKey && !e.isComposing && this.busy) {
+      e.preventDefault()
+      void this.#handBack(this.takeQueue)
+      return
+    }
     if (this.#onShortcut(e)) return
     // Shift+Tab: the next thinking level, as in pi, when the thread's model reasons; otherwise focus moves back as usual.
     if (e.key === 'Tab' && e.shiftKey && !e.ctrlKey && !e.altKey && !e.metaKey && this.#suggestions.length === 0) {
@@ -469,12 +477,15 @@ export class ComposerBox extends LitElement {
     }
   }
 
-  #stop = async () => {
+  #stop = () => this.#handBack(this.stop)
+
+  /** Stop, or Alt+Up: what comes back goes after the draft; one at a time. */
+  #handBack = async (ask: ComposerStop) => {
     if (this.stopping) return
     this.stopping = true
     this.#setError(undefined)
     try {
-      this.appendToDraft(await this.stop())
+      this.appendToDraft(await ask())
     } catch (err) {
       this.#setError(err)
     } finally {

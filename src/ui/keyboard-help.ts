@@ -16,6 +16,7 @@ const OWN_KEYS: Array<[keys: string, what: string]> = [
   ['Enter', 'Send the message (during a run: steer it into the run)'],
   ['Shift+Enter', 'A new line in the message'],
   ['Escape', 'Stop the run'],
+  ['Alt+Up', 'During a run: take the queued messages back into the box (the run goes on)'],
   ['/', 'Commands: type / at the start of the message'],
   ['?', 'This list (outside a text field)'],
 ]

@@ -319,6 +319,7 @@ export class ThreadPane extends LitElement {
           .queue=${view.queue}
           .send=${this.#send}
           .stop=${this.#stop}
+          .takeQueue=${this.#takeQueue}
           .draftChanged=${this.#reportDraft}
           .loadCommands=${this.#loadCommands}
           .threadId=${this.threadId}
@@ -450,14 +451,23 @@ export class ThreadPane extends LitElement {
    * tab puts its own back too, when it sees its run settle with them unclaimed). The texts this tab
    * did not queue are named, so nothing arrives in the draft unexplained.
    */
-  #stop = async (): Promise<string[]> => {
+  #stop = (): Promise<string[]> => this.#handBack((run) => this.api.abort(this.threadId, run))
+
+  /**
+   * Alt+Up (pi's): the waiting prompts come back as Stop hands them back, and the run goes on. To the
+   * store it is a stop's hand-back: this tab's prompts the runtime never claimed leave the transcript.
+   */
+  #takeQueue = (): Promise<string[]> => this.#handBack((run) => this.api.takeQueue(this.threadId, run))
+
+  /** Stop's or Alt+Up's hand-back: the texts for the draft, this tab's images beside them, the others' named. */
+  #handBack = async (ask: (run: number | undefined) => Promise<{ restored: string[] }>): Promise<string[]> => {
     const store = this.store
     const queued = (store?.getSnapshot().context.pending ?? []).filter((p) => p.queued)
     const own = queued.map((p) => p.text)
     store?.trigger.stopping()
     try {
       const status = this.ctx?.view.status
-      const receipt = await this.api.abort(this.threadId, status?.busy ? status.run : undefined)
+      const receipt = await ask(status?.busy ? status.run : undefined)
       store?.trigger.stopped()
       // The texts come back through the composer's draft; the images this tab sent with them come back beside it.
       const left = [...receipt.restored]

@@ -111,6 +111,7 @@ export function fakeApi(overrides: Partial<Api> = {}): Api & { [K in keyof Api]:
       { name: 'new', description: 'Start a new thread', kind: 'threadhost' as const },
     ]),
     abort: vi.fn(async (id: string) => ({ threadId: id, restored: [] as string[] })),
+    takeQueue: vi.fn(async (id: string) => ({ threadId: id, restored: [] as string[] })),
     answerDialog: vi.fn(async () => undefined),
     followUrl: (id: string, after = 0) => `/api/threads/${id}/follow${after > 0 ? `?after=${after}` : ''}`,
     ...overrides,

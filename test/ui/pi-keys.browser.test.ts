@@ -3,12 +3,16 @@
  * Shift+Tab cycles the thinking level, Ctrl+O shows or hides tool output; and code blocks that a
  * keyboard can reach and scroll, labelled with their language.
  */
-import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
 import { page, userEvent } from 'vitest/browser'
 import '../../src/ui/thread-pane.js'
 import '../../src/ui/transcript-view.js'
 import type { TranscriptView } from '../../src/ui/transcript-view.js'
+import type { ComposerBox } from '../../src/ui/composer-box.js'
 import { FakeEventSource, fakeApi, feed, model, mountPane, snapshotOf, summary, until } from './helpers.js'
+
+/** A one-pixel PNG, as a paste would attach it. */
+const PIXEL = { mimeType: 'image/png' as const, data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==' }
 
 beforeEach(() => {
   FakeEventSource.instances = []
@@ -71,6 +75,63 @@ describe("pi's keys", () => {
     await userEvent.keyboard('{Shift>}{Tab}{/Shift}')
     await expect.element(box).not.toHaveFocus()
     expect(api.updateThread).not.toHaveBeenCalled()
+  })
+
+  test('Alt+Up during a run takes the queued messages back into the composer after the draft, with the images sent with them, and does not stop the run', async () => {
+    let next = 0
+    const api = fakeApi({
+      prompt: vi.fn(async (id: string) => ({ threadId: id, messageId: `q${++next}`, run: 1, queued: true })),
+      takeQueue: vi.fn(async (id: string) => ({ threadId: id, restored: ['first queued', 'second queued'] })),
+    })
+    const { el, es } = mountPane(api, 't1')
+    await until(() => FakeEventSource.instances.length === 1)
+    es().open()
+    es().snapshot(snapshotOf('t1', { seq: 1, status: { live: true, busy: true, run: 1 } }))
+    const box = page.getByRole('textbox', { name: 'Message' })
+    await until(() => el.shadowRoot!.querySelector('composer-box') !== null)
+    const composer = el.shadowRoot!.querySelector('composer-box') as ComposerBox
+    await composer.updateComplete
+    composer.attach([PIXEL])
+    await expect.element(page.getByRole('list', { name: 'Images to send' })).toBeVisible()
+    await box.fill('first queued')
+    await userEvent.keyboard('{Enter}')
+    await box.fill('second queued')
+    await userEvent.keyboard('{Alt>}{Enter}{/Alt}')
+    expect(api.prompt.mock.calls.map((c) => c.slice(0, 4))).toEqual([
+      ['t1', 'first queued', 'steer', 1],
+      ['t1', 'second queued', 'followUp', 1],
+    ])
+    expect(api.prompt.mock.calls[0][4]).toEqual([PIXEL])
+    expect(composer.images).toEqual([])
+    es().frame({ seq: 2, type: 'queue', steering: ['first queued'], followUp: ['second queued'] })
+    const log = page.getByRole('log')
+    await expect.element(log.getByText('Queued · steer')).toBeVisible()
+
+    await box.fill('typed meanwhile')
+    await userEvent.keyboard('{Alt>}{ArrowUp}{/Alt}')
+    // the run this tab shows is named, so a tab that fell behind never empties a newer run's queue
+    expect(api.takeQueue).toHaveBeenCalledWith('t1', 1)
+    await expect.element(box).toHaveValue('typed meanwhile\n\nfirst queued\n\nsecond queued')
+    await expect.element(page.getByRole('list', { name: 'Images to send' }).getByRole('img')).toHaveLength(1)
+    expect(composer.images).toEqual([PIXEL])
+    // the never-claimed bubbles leave; the run goes on: nothing stopped it, and Stop is still offered
+    es().frame({ seq: 3, type: 'queue', steering: [], followUp: [] })
+    await expect.element(log.getByText('Queued · steer')).not.toBeInTheDocument()
+    await expect.element(log.getByText('Queued · follow-up')).not.toBeInTheDocument()
+    expect(api.abort).not.toHaveBeenCalled()
+    await expect.element(page.getByRole('button', { name: 'Stop' })).toBeVisible()
+    // the run's own settle later does not hand the same texts back a second time
+    es().frame({ seq: 4, type: 'settled', run: 1, aborted: false })
+    es().frame({ seq: 5, type: 'status', live: true, busy: false, run: 1 })
+    await expect.element(page.getByRole('button', { name: 'Stop' })).not.toBeInTheDocument()
+    expect(composer.draft).toBe('typed meanwhile\n\nfirst queued\n\nsecond queued')
+  })
+
+  test('Alt+Up with nothing running recalls nothing and asks the server nothing', async () => {
+    const { api, box } = await paneWithHistory()
+    await userEvent.keyboard('{Alt>}{ArrowUp}{/Alt}')
+    expect(api.takeQueue).not.toHaveBeenCalled()
+    await expect.element(box).toHaveValue('')
   })
 
   test('Ctrl+O shows every tool row\'s output and hides it again; rows start collapsed to their summary line', async () => {
