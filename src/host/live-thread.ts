@@ -287,7 +287,11 @@ export class LiveThread {
   takeQueue(run?: number): Promise<TakeOutcome> {
     const replyTo = randomUUID()
     return this.#request(replyTo, { type: 'TAKE_QUEUE', run, replyTo }, { kind: 'not-live' }, (reply) => {
-      if (reply.type === 'take.answered') return { kind: 'taken', restored: reply.restored }
+      if (reply.type === 'take.answered') {
+        // Handed back, as a stop's: the runtime no longer needs their images.
+        for (const p of reply.restored) this.#images.delete(p.messageId)
+        return { kind: 'taken', restored: reply.restored }
+      }
       return reply.type === 'take.refused' ? { kind: reply.reason } : { kind: 'not-live' }
     })
   }
