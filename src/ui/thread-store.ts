@@ -255,7 +255,7 @@ export function createThreadStore(threadId: string, { signal }: ThreadStoreOptio
               pending = [...unclaimed, ...pending]
               break
             }
-            // Another tab's stop took them (the server handed them to that tab): they are ours, put them back.
+            // Another tab's Stop or take-back took them (the server handed them to that tab): they are ours, put them back.
             const texts = unclaimed.map((p) => p.text)
             enq.emit.returned({ texts, ...imagesOf(unclaimed) })
             notes = [
@@ -263,7 +263,7 @@ export function createThreadStore(threadId: string, { signal }: ThreadStoreOptio
               {
                 id: `withdrawn:${o.seq}`,
                 title: WITHDRAWN_TITLE,
-                reason: `${texts.length === 1 ? 'one was' : `${texts.length} were`} withdrawn when the run was stopped in another tab; back in your draft`,
+                reason: `${texts.length === 1 ? 'one was' : `${texts.length} were`} withdrawn in another tab (its Stop or Alt+Up); back in your draft`,
                 at: Date.now(),
               },
             ]
