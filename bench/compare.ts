@@ -16,9 +16,9 @@
  * Not a test: nothing here asserts a time. Numbers go to docs/benchmarks.md by hand.
  * `--quick` (or BENCH_QUICK=1): fewer rounds, shorter runs, a lower concurrent ladder — a few minutes.
  * BENCH_SERVER=tsx runs threadhost from its sources through tsx (to measure a tree without a build);
- * BENCH_ROUNDS=n sets the rounds; BENCH_ONLY=fanout,paced,first,dialog,startup,heap,big,stall,concurrent
+ * BENCH_ROUNDS=n sets the rounds; BENCH_ONLY=fanout,paced,first,dialog,startup,npm,heap,cold,big,stall,concurrent
  * picks scenarios; BENCH_HEAP_THREADS=n sets how many idle live threads the heap figure divides by
- * (default 100); BENCH_CONCURRENT_MAX=k caps the concurrent scenario's threads (default 1280) and
+ * (default 100); BENCH_COLD_THREADS=n the cold-thread figure's threads (default 10,000); BENCH_CONCURRENT_MAX=k caps the concurrent scenario's threads (default 1280) and
  * BENCH_CONCURRENT_WINDOW_MS its measuring window per step (default 2000).
  */
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process'
@@ -35,10 +35,13 @@ const PROBED = ['--expose-gc', '--import', join(root, 'bench/probe.mjs')]
 const QUICK = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1'
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? (QUICK ? 2 : 3)))
 const MODE = process.env.BENCH_SERVER === 'tsx' ? 'tsx' : 'compiled'
-/** BENCH_ONLY=fanout,paced,first,dialog,startup,heap,big,stall,concurrent runs only those scenarios (all by default). */
+/** BENCH_ONLY=fanout,paced,first,dialog,startup,npm,heap,cold,big,stall,concurrent runs only those scenarios (all by default). */
 const ONLY = process.env.BENCH_ONLY?.split(',')
 /** Threads of the heap figure (BENCH_HEAP_THREADS; each is one pi session built and run once). */
 const HEAP_THREADS = Math.max(1, Number(process.env.BENCH_HEAP_THREADS ?? (QUICK ? 40 : 100)))
+/** Threads at rest for the cold-thread figure (BENCH_COLD_THREADS), and how many of them run a prompt and go back cold first. */
+const COLD_THREADS = Math.max(100, Number(process.env.BENCH_COLD_THREADS ?? 10_000))
+const COLD_LIVED = Math.min(COLD_THREADS, QUICK ? 100 : 400)
 const runs = (scenario: string) => !ONLY || ONLY.includes(scenario)
 /** The fan-out scenario's follower counts and `slow` words per run (no pacing). */
 const FANOUT: ReadonlyArray<readonly [number, number]> = QUICK
@@ -90,9 +93,10 @@ class Server {
   }
 
   /** `demoDelayMs`: the demo model's pause before each streamed chunk (0: as fast as it can). */
-  static async threadhost(demoDelayMs = 0): Promise<Server> {
+  /** `extra`: more of threadhost's flags (the cold-thread figure's short `--idle-ms`). */
+  static async threadhost(demoDelayMs = 0, extra: string[] = []): Promise<Server> {
     const dir = mkdtempSync(join(tmpdir(), 'threadhost-bench-'))
-    const args = ['--port', '0', '--data-dir', dir, '--agent-dir', join(dir, 'agent'), '--workspace', dir, '--model', 'demo', '--demo-delay-ms', String(demoDelayMs), '--inspector', 'off']
+    const args = ['--port', '0', '--data-dir', dir, '--agent-dir', join(dir, 'agent'), '--workspace', dir, '--model', 'demo', '--demo-delay-ms', String(demoDelayMs), '--inspector', 'off', ...extra]
     return Server.#start(spawnServer({ args, entry: MODE, node: [...PROBED, ...(MODE === 'compiled' ? ['--enable-source-maps'] : [])], ipc: true }), dir)
   }
 
@@ -589,6 +593,125 @@ async function piAlone(k: number): Promise<number> {
   }
 }
 
+/**
+ * Heap per cold thread: a threadhost of its own holding COLD_THREADS threads at rest. First they are
+ * created and never built (what a thread costs as its row: the slot, its record, its journal
+ * writer); then COLD_LIVED of them each run one `hello` prompt and go back cold by the idle timeout
+ * (`--idle-ms`), nobody following — what a thread keeps once its actor, runtime and feed are let go.
+ * Both after a full GC, against the heap before the threads (a few warm-up threads made and cooled
+ * first, so what every thread shares is loaded).
+ */
+async function coldHeap(n: number, lived: number) {
+  const idleMs = 500
+  const th = await Server.threadhost(0, ['--idle-ms', String(idleMs)])
+  try {
+    const cooled = async (ids: string[]) => {
+      for (const id of ids) {
+        for (;;) {
+          const r = await th.api('GET', `/api/threads/${id}`)
+          if (r.body && r.body.live === false && r.body.busy === false) break
+          await sleep(50)
+        }
+      }
+      // The slot lets its actor go a microtask after it is back at rest; the GC below sees the rest.
+      await sleep(200)
+    }
+    const run = async (id: string) => {
+      await prompt(th, id, 'hello')
+      await idle(th, id)
+    }
+    const warm = [await newThread(th, 'cold-warm-'), await newThread(th, 'cold-warm-')]
+    for (const id of warm) await run(id)
+    await cooled(warm)
+    const h0 = (await th.probe('heap')).heap!
+    const ids: string[] = []
+    await inBatches(
+      Array.from({ length: n }, (_, i) => i),
+      8,
+      async () => ids.push(await newThread(th, 'cold-')),
+    )
+    await sleep(200)
+    const h1 = (await th.probe('heap')).heap!
+    const sample = ids.filter((_, i) => i % Math.floor(n / lived) === 0).slice(0, lived)
+    await inBatches(sample, 4, run)
+    await cooled(sample)
+    const h2 = (await th.probe('heap')).heap!
+    return { row: (h1 - h0) / n, lived: (h2 - h1) / sample.length, count: sample.length, all: (h2 - h0) / n }
+  } finally {
+    await th.stop()
+  }
+}
+
+/**
+ * `npm start` as a user runs it (a tree built beforehand, untimed): from spawning `npm start -- …`
+ * to the first 200 on `GET /` (the app's page) and on `/api/health`, then, once idle, the resident
+ * memory of every process of the command (npm, and the server its script exec's into) against the
+ * server's own. npm stays resident as the server's parent for as long as it runs.
+ */
+async function npmStart() {
+  if (MODE === 'compiled') spawnSync(process.execPath, ['scripts/start.mjs', '--help'], { cwd: root, stdio: 'ignore' })
+  const dir = mkdtempSync(join(tmpdir(), 'threadhost-bench-npm-'))
+  const port = await freePort()
+  const flags = serverFlags.map((a) => a.replace('$PORT', String(port)).replace('$DIR', dir))
+  const started = performance.now()
+  // Its own process group: npm, its shell and the server all end together.
+  const proc = spawn('npm', ['start', '--silent', '--', ...flags], { cwd: root, detached: true, stdio: 'ignore' })
+  let exited = false
+  proc.once('exit', () => (exited = true))
+  const first200 = async (path: string) => {
+    for (;;) {
+      if (exited) throw new Error(`npm start exited before ${path} answered`)
+      try {
+        const r = await fetch(`http://127.0.0.1:${port}${path}`)
+        await r.arrayBuffer()
+        if (r.status === 200) return performance.now() - started
+      } catch {}
+      await sleep(5)
+    }
+  }
+  try {
+    const [page, health] = await Promise.all([first200('/'), first200('/api/health')])
+    await sleep(2000)
+    const tree = processTree(proc.pid!)
+    const server = tree.find((p) => p.cmdline.includes('dist/server/main.js') || p.cmdline.includes('src/server/main.ts'))
+    const total = tree.reduce((s, p) => s + p.rss, 0)
+    return { page, health, total, server: server?.rss ?? NaN, others: tree.filter((p) => p !== server).map((p) => `${p.comm} ${(p.rss / 1024).toFixed(0)} MiB`) }
+  } finally {
+    try {
+      process.kill(-proc.pid!, 'SIGTERM')
+    } catch {}
+    await new Promise((r) => (exited ? r(undefined) : proc.once('exit', r)))
+    // The server (npm's child, same group) may outlive npm by its shutdown: wait for the group to go.
+    for (let i = 0; i < 200 && processTree(proc.pid!, true).length; i++) await sleep(25)
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** The processes of `pid`'s tree (its descendants, or with `group` its process group), with their resident set in KiB. */
+function processTree(pid: number, group = false): Array<{ pid: number; comm: string; cmdline: string; rss: number }> {
+  const all = new Map<number, { ppid: number; pgrp: number; comm: string }>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const close = stat.lastIndexOf(')')
+      const fields = stat.slice(close + 2).split(' ')
+      all.set(Number(entry), { comm: stat.slice(stat.indexOf('(') + 1, close), ppid: Number(fields[1]), pgrp: Number(fields[2]) })
+    } catch {}
+  }
+  const inTree = (p: number): boolean => p === pid || (!group && all.has(p) && p > 1 && inTree(all.get(p)!.ppid))
+  const out = []
+  for (const [p, info] of all) {
+    if (group ? info.pgrp !== pid : !inTree(p)) continue
+    try {
+      const status = readFileSync(`/proc/${p}/status`, 'utf8')
+      const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0)
+      out.push({ pid: p, comm: info.comm, cmdline: readFileSync(`/proc/${p}/cmdline`, 'utf8').replaceAll('\0', ' '), rss })
+    } catch {}
+  }
+  return out
+}
+
 /** bench/<name>.ts bundled like the server (its packages external), once per bench run. */
 const bundles = new Map<string, Promise<string>>()
 function bundled(name: string): Promise<string> {
@@ -1026,6 +1149,23 @@ async function main() {
         progress(`round ${round}: start-up`)
         add('start-up to first 200 on /api/threads', 'ms', await startThreadhost(), await startBaseline())
         if (MODE === 'compiled' && round === 1) notes.push(`start-up through tsx with a cold cache (the old npm start): ${fmt(await startTsxCold())} ms`)
+      }
+      if (runs('npm')) {
+        progress(`round ${round}: npm start`)
+        const n = await npmStart()
+        add('`npm start` → first 200 on GET / (built)', 'ms', n.page, undefined, { target: { of: 'value', op: '≤', x: 1000 } })
+        add('`npm start` → first 200 on /api/health (built)', 'ms', n.health, undefined, { target: { of: 'value', op: '≤', x: 1000 } })
+        add('`npm start` RSS idle, every process of the command', 'MiB', n.total / 1024, undefined)
+        add('… the server process alone', 'MiB', n.server / 1024, undefined)
+        add('… the command ÷ the server alone', '×', n.total / n.server, undefined, { target: { of: 'value', op: '≤', x: 1.1 } })
+        notes.push(`round ${round}: npm start's processes beside the server: ${n.others.join(', ') || 'none'}`)
+      }
+      if (runs('cold')) {
+        progress(`round ${round}: ${COLD_THREADS} cold threads`)
+        const cold = await coldHeap(COLD_THREADS, COLD_LIVED)
+        add(`heap per cold thread, ${COLD_THREADS} threads created and never built`, 'KiB', cold.row / 1024, undefined, { target: { of: 'value', op: '≤', x: 2 } })
+        add(`… more per thread that ran a prompt and went back cold (${cold.count} of them, idle timeout)`, 'KiB', cold.lived / 1024, undefined)
+        add(`… the two together: a thread that was live, now cold`, 'KiB', (cold.row + cold.lived) / 1024, undefined, { target: { of: 'value', op: '≤', x: 2 } })
       }
       if (runs('heap')) {
         progress(`round ${round}: heap`)
