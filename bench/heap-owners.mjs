@@ -1,4 +1,6 @@
-// `node --import tsx bench/heap-owners.mjs [threads]`: who holds the heap of an idle live thread, by heap snapshot.
+// `node --import tsx bench/heap-owners.mjs [threads] [--cold]`: who holds the heap of an idle live thread, by heap snapshot.
+// With `--cold` the server runs with `--idle-ms 500` and each thread is snapshotted after it went back
+// cold (what a thread keeps once its actor, runtime and feed are let go).
 // Starts the compiled server (dist/server/main.js; `npm run build:server` first) with bench/probe.mjs
 // as `npm run bench` does, runs one `hello` prompt on each of `threads` new threads (default 200)
 // and keeps them live and idle, takes a heap snapshot before and after (both after a full GC), and
@@ -12,7 +14,8 @@ import { join, resolve } from 'node:path'
 import { spawnServer } from '../test/support/spawn-server.ts'
 
 const root = resolve(import.meta.dirname, '..')
-const N = Number(process.argv[2] ?? 200)
+const COLD = process.argv.includes('--cold')
+const N = Number(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 200)
 const PI = ['AgentSession', 'ExtensionRunner', 'SessionManager', 'SettingsManager', 'DefaultResourceLoader', 'Agent', 'PiRuntime', 'EventMapper']
 const HOST = ['LiveThread', 'Feed', 'IncrementalView', 'Actor', 'StateMachine', 'FanOut', 'ThreadJournal', 'DialogBridge', 'AskBridge', 'Pino', 'EventEmitter']
 
@@ -20,7 +23,7 @@ const dir = mkdtempSync(join(tmpdir(), 'threadhost-heap-'))
 const server = spawnServer({
   entry: 'compiled',
   node: ['--expose-gc', '--import', join(root, 'bench/probe.mjs')],
-  args: ['--port', '0', '--data-dir', dir, '--agent-dir', join(dir, 'agent'), '--workspace', dir, '--model', 'demo', '--demo-delay-ms', '0', '--inspector', 'off'],
+  args: ['--port', '0', '--data-dir', dir, '--agent-dir', join(dir, 'agent'), '--workspace', dir, '--model', 'demo', '--demo-delay-ms', '0', '--inspector', 'off', ...(COLD ? ['--idle-ms', '500'] : [])],
   ipc: true,
 })
 const proc = server.child
@@ -44,10 +47,21 @@ async function thread(id) {
     await new Promise((r) => setTimeout(r, 5))
   }
 }
-await thread('warm-1')
-await thread('warm-2')
+/** With --cold: every thread made so far is back cold (its idle timeout passed, the slot at rest). */
+async function cooled(ids) {
+  if (!COLD) return
+  for (const id of ids) {
+    while ((await api('GET', `/api/threads/${id}`))?.live !== false) await new Promise((r) => setTimeout(r, 50))
+  }
+}
+// Cooling loads more once (code, lazily loaded modules) than a thread keeps: warm it with more threads.
+const warm = Array.from({ length: COLD ? 60 : 2 }, (_, i) => `warm-${i}`)
+for (const id of warm) await thread(id)
+await cooled(warm)
+await new Promise((r) => setTimeout(r, 300))
 const a = (await probe({ probe: 'snapshot', path: join(dir, 'a.heapsnapshot') })).path
 for (let i = 0; i < N; i++) await thread(`t${i}`)
+await cooled(Array.from({ length: N }, (_, i) => `t${i}`))
 await new Promise((r) => setTimeout(r, 300))
 const b = (await probe({ probe: 'snapshot', path: join(dir, 'b.heapsnapshot') })).path
 await server.stop()
@@ -103,8 +117,32 @@ for (let i = 0; i < count; i++) {
 }
 const kib = (bytes) => (bytes / N / 1024).toFixed(1)
 const side = (names) => [...byOwner].filter(([o]) => names.includes(o)).reduce((s, [, v]) => s + v, 0)
-console.log(`${N} idle live threads: ${kib(total)} KiB of new objects per thread (self sizes, native backing stores included)`)
+console.log(`${N} ${COLD ? 'threads back cold' : 'idle live threads'}: ${kib(total)} KiB of new objects per thread (self sizes, native backing stores included)`)
 console.log(`  pi: ${kib(side(PI))} KiB   host: ${kib(side(HOST))} KiB   no owner found: ${kib(byOwner.get('(no owner found)') ?? 0)} KiB`)
 console.log('\n| owner | side | KiB per thread |\n|---|---|---|')
 for (const [o, v] of [...byOwner].sort((x, y) => y[1] - x[1])) console.log(`| ${o} | ${PI.includes(o) ? 'pi' : HOST.includes(o) ? 'host' : '—'} | ${kib(v)} |`)
+if (process.argv.includes('--detail')) {
+  // What the objects no owner was found for are, by type and name, with one retainer chain each.
+  const groups = new Map()
+  for (let i = 0; i < count; i++) {
+    if (!isNew(i) || PI.includes(cache.get(i))) continue
+    const key = `${cache.get(i) === '(no owner found)' ? '' : `[${cache.get(i)}] `}${types[nodes[i * nf + iT]]} ${nameOf(i).slice(0, 60)}`
+    const g = groups.get(key) ?? { size: 0, n: 0, sample: i }
+    g.size += nodes[i * nf + iS]
+    g.n++
+    groups.set(key, g)
+  }
+  const chain = (i) => {
+    const out = []
+    const seen = new Set()
+    for (let d = 0; d < 16 && i !== undefined && !seen.has(i); d++) {
+      seen.add(i)
+      out.push(`${types[nodes[i * nf + iT]]}:${nameOf(i).slice(0, 40)}${isNew(i) ? '' : '(old)'}`)
+      i = [...retainers[i].filter(isNew), ...retainers[i]][0]
+    }
+    return out.join(' <- ')
+  }
+  console.log('\n| [host owner] or no owner: type name | count per thread | KiB per thread | a retainer chain |\n|---|---|---|---|')
+  for (const [k, g] of [...groups].sort((x, y) => y[1].size - x[1].size).slice(0, 40)) console.log(`| ${k} | ${(g.n / N).toFixed(1)} | ${kib(g.size)} | ${chain(g.sample)} |`)
+}
 process.exit(0)
