@@ -40,8 +40,12 @@ export class Feed {
   #ringStart = 0
   /** Whether a run is in flight, as the last `status` said: an idle feed with no followers trims its ring. */
   #busy: boolean
-  /** The ring is already trimmed and packed into one buffer (nothing appended since). */
-  #packed = false
+  /**
+   * The trimmed ring of an idle feed nobody follows (nothing appended since): its frames' bytes in
+   * one buffer and where each ends, rather than a Buffer view per frame (≈ 100 bytes each, kept by
+   * every idle live thread); `#ring` is empty meanwhile.
+   */
+  #packed?: { bytes: Buffer; ends: Uint32Array }
   readonly #followers = new Set<Follower>()
   readonly #observers = new Set<(o: Observation) => void>()
   #snapshotFrame: { seq: number; frame: Buffer } | undefined
@@ -75,7 +79,7 @@ export class Feed {
     const observation = { ...input, seq: this.#view.seq + 1 } as Observation
     this.#view.apply(observation)
     const frame = encodeObservation(observation)
-    this.#packed = false
+    this.#unpack()
     if (this.#ring.length < this.ringSize) this.#ring.push(frame)
     else {
       this.#ring[this.#ringStart] = frame
@@ -106,12 +110,12 @@ export class Feed {
     const head = this.#view.seq
     if (after === undefined || after > head) return { kind: 'snapshot', snapshot: this.snapshot() }
     if (after === head) return { kind: 'frames', frames: [] }
-    const count = this.#ring.length
+    const count = this.#count
     // Seqs in the ring are consecutive and end at the head, so the missed frames are its last `head - after`.
     const oldest = head - count + 1
     if (after + 1 < oldest) return { kind: 'snapshot', snapshot: this.snapshot() }
     const frames: Buffer[] = []
-    for (let i = count - (head - after); i < count; i++) frames.push(this.#ring[(this.#ringStart + i) % count])
+    for (let i = count - (head - after); i < count; i++) frames.push(this.#frameAt(i))
     return { kind: 'frames', frames }
   }
 
@@ -131,18 +135,38 @@ export class Feed {
   #trimIfIdle(): void {
     const count = this.#ring.length
     if (this.#busy || this.#followers.size > 0 || this.#packed || count === 0) return
-    this.#packed = true
     const tail: Buffer[] = []
     for (let i = Math.max(0, count - this.idleRingSize); i < count; i++) tail.push(this.#ring[(this.#ringStart + i) % count])
     const bytes = Buffer.allocUnsafeSlow(tail.reduce((n, f) => n + f.length, 0))
+    const ends = new Uint32Array(tail.length)
     let at = 0
-    this.#ring = tail.map((frame) => {
-      const copy = bytes.subarray(at, at + frame.length)
-      frame.copy(copy)
-      at += frame.length
-      return copy
+    tail.forEach((frame, i) => {
+      frame.copy(bytes, at)
+      ends[i] = at += frame.length
     })
+    this.#packed = { bytes, ends }
+    this.#ring = []
     this.#ringStart = 0
+  }
+
+  /** Frames in the ring, packed or not. */
+  get #count(): number {
+    return this.#packed ? this.#packed.ends.length : this.#ring.length
+  }
+
+  /** The ring's i-th frame, oldest first. */
+  #frameAt(i: number): Buffer {
+    if (!this.#packed) return this.#ring[(this.#ringStart + i) % this.#ring.length]
+    const { bytes, ends } = this.#packed
+    return bytes.subarray(i === 0 ? 0 : ends[i - 1], ends[i])
+  }
+
+  /** Back to a frame per slot before an append (the packed tail's frames become views into its buffer). */
+  #unpack(): void {
+    if (!this.#packed) return
+    this.#ring = Array.from(this.#packed.ends, (_, i) => this.#frameAt(i))
+    this.#ringStart = 0
+    this.#packed = undefined
   }
 
   close(): void {
