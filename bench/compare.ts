@@ -18,7 +18,8 @@
  * BENCH_SERVER=tsx runs threadhost from its sources through tsx (to measure a tree without a build);
  * BENCH_ROUNDS=n sets the rounds; BENCH_ONLY=fanout,paced,first,dialog,startup,npm,heap,cold,big,stall,concurrent
  * picks scenarios; BENCH_HEAP_THREADS=n sets how many idle live threads the heap figure divides by
- * (default 100); BENCH_COLD_THREADS=n the cold-thread figure's threads (default 10,000); BENCH_CONCURRENT_MAX=k caps the concurrent scenario's threads (default 1280) and
+ * (default 100); BENCH_COLD_THREADS=n the cold-thread figure's threads (default 10,000) and BENCH_COLD_LIVED how
+ * many of them run a prompt and go back cold (default 1200: fewer leave compiled code still growing in the per-thread figure); BENCH_CONCURRENT_MAX=k caps the concurrent scenario's threads (default 1280) and
  * BENCH_CONCURRENT_WINDOW_MS its measuring window per step (default 2000).
  */
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process'
@@ -41,7 +42,7 @@ const ONLY = process.env.BENCH_ONLY?.split(',')
 const HEAP_THREADS = Math.max(1, Number(process.env.BENCH_HEAP_THREADS ?? (QUICK ? 40 : 100)))
 /** Threads at rest for the cold-thread figure (BENCH_COLD_THREADS), and how many of them run a prompt and go back cold first. */
 const COLD_THREADS = Math.max(100, Number(process.env.BENCH_COLD_THREADS ?? 10_000))
-const COLD_LIVED = Math.min(COLD_THREADS, 400)
+const COLD_LIVED = Math.min(COLD_THREADS, Math.max(2, Number(process.env.BENCH_COLD_LIVED ?? 1200)))
 const runs = (scenario: string) => !ONLY || ONLY.includes(scenario)
 /** The fan-out scenario's follower counts and `slow` words per run (no pacing). */
 const FANOUT: ReadonlyArray<readonly [number, number]> = QUICK
