@@ -5,7 +5,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import webpush from 'web-push'
-import { writeDurably } from './durable-file.js'
+import { createDurably } from './durable-file.js'
 
 export interface VapidKeys {
   /** base64url of the uncompressed P-256 point: what the browser takes as `applicationServerKey`. */
@@ -16,14 +16,12 @@ export interface VapidKeys {
 /** The keys in `dir/vapid.json`, made (and written readable by the owner alone) when there are none. */
 export function vapidKeys(dir: string): VapidKeys {
   const file = join(dir, 'vapid.json')
-  if (existsSync(file)) {
-    const { publicKey, privateKey } = JSON.parse(readFileSync(file, 'utf8')) as Partial<VapidKeys>
-    if (typeof publicKey === 'string' && typeof privateKey === 'string') return { publicKey, privateKey }
-    throw new Error(`${file} holds no VAPID key pair; remove it to make a new one (browsers then subscribe again)`)
+  if (!existsSync(file)) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    // Nodes of a cluster share the data dir and may start at once: the first pair written is everyone's.
+    if (createDurably(file, JSON.stringify(webpush.generateVAPIDKeys(), null, 2) + '\n')) chmodSync(file, 0o600)
   }
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
-  const keys = webpush.generateVAPIDKeys()
-  writeDurably(file, JSON.stringify(keys, null, 2) + '\n')
-  chmodSync(file, 0o600)
-  return keys
+  const { publicKey, privateKey } = JSON.parse(readFileSync(file, 'utf8')) as Partial<VapidKeys>
+  if (typeof publicKey === 'string' && typeof privateKey === 'string') return { publicKey, privateKey }
+  throw new Error(`${file} holds no VAPID key pair; remove it to make a new one (browsers then subscribe again)`)
 }
