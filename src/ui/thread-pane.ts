@@ -14,14 +14,14 @@ import { customElement, property, query, state } from 'lit/decorators.js'
 import { repeat } from 'lit/directives/repeat.js'
 import type { CommandInfo, DeliverAs, DialogAnswerBody, ModelList, PromptImage, ThreadSummary, UpdateThreadBody, WidgetPlacement } from '../schemas/index.js'
 import { commandFeedback } from './command-feedback.js'
-import { api as defaultApi, describeError, isConflict, isNotFound, isStaleRun, isWorktreeHeld, type Api } from './api.js'
+import { api as defaultApi, describeError, isConflict, isStaleRun, isWorktreeHeld, type Api } from './api.js'
 import type { ComposerBox } from './composer-box.js'
 import type { DialogCard } from './dialog-card.js'
 import type { EventSourceFactory } from './follow-client.js'
 import { FollowController } from './controllers/follow-controller.js'
 import { StickToEndController } from './controllers/stick-to-end-controller.js'
 import { FocusController } from './controllers/focus-controller.js'
-import { answerLabel, type ThreadStore, type ThreadStoreContext } from './thread-store.js'
+import type { ThreadStore, ThreadStoreContext } from './thread-store.js'
 import './composer-box.js'
 import './dialog-card.js'
 import { ansiBlock } from './ansi-block.js'
@@ -510,19 +510,7 @@ export class ThreadPane extends LitElement {
     await this.api.terminalInput(this.threadId, dialogId, data, TAB_ID)
   }
 
-  #answer = async (body: DialogAnswerBody) => {
-    const store = this.store
-    const dialog = this.ctx?.view.openDialogs.find((d) => d.id === body.id)
-    // Marked before the POST: the settle can reach the follow before the 204 reaches us.
-    store?.trigger.answering({ id: body.id, label: answerLabel(dialog, body as unknown as Record<string, unknown>) })
-    try {
-      await this.api.answerDialog(this.threadId, body)
-    } catch (err) {
-      // 404: no longer open — when it was answered, another tab's answer won the race.
-      store?.trigger.answerFailed({ id: body.id, refused: isNotFound(err) })
-      throw err
-    }
-  }
+  #answer = (body: DialogAnswerBody) => this.following.answer(this.api, this.threadId, body)
 }
 
 declare global {

@@ -7,10 +7,9 @@ import { LitElement, css, html, nothing } from 'lit'
 import { customElement, property } from 'lit/decorators.js'
 import { repeat } from 'lit/directives/repeat.js'
 import type { DialogAnswerBody } from '../schemas/index.js'
-import { api as defaultApi, isNotFound, type Api } from './api.js'
+import { api as defaultApi, type Api } from './api.js'
 import { FollowController } from './controllers/follow-controller.js'
 import type { EventSourceFactory } from './follow-client.js'
-import { answerLabel } from './thread-store.js'
 import { tokens } from './styles.js'
 import './dialog-card.js'
 
@@ -62,18 +61,8 @@ export class ThreadQuestions extends LitElement {
     )}`
   }
 
-  /** As the pane answers: marked before the POST (the settle may come first), and a 404 means another tab's answer won. */
-  #answer = async (body: DialogAnswerBody) => {
-    const store = this.following.store
-    const dialog = this.following.ctx?.view.openDialogs.find((d) => d.id === body.id)
-    store?.trigger.answering({ id: body.id, label: answerLabel(dialog, body as unknown as Record<string, unknown>) })
-    try {
-      await this.api.answerDialog(this.threadId, body)
-    } catch (err) {
-      store?.trigger.answerFailed({ id: body.id, refused: isNotFound(err) })
-      throw err
-    }
-  }
+  /** As the pane answers (FollowController.answer). */
+  #answer = (body: DialogAnswerBody) => this.following.answer(this.api, this.threadId, body)
 }
 
 declare global {

@@ -10,7 +10,8 @@
 import type { ReactiveController, ReactiveControllerHost } from 'lit'
 import { isNotFound, type Api } from '../api.js'
 import { FollowClient, followConfig, type ConnectionState, type EventSourceFactory } from '../follow-client.js'
-import { createThreadStore, type ThreadStore, type ThreadStoreContext } from '../thread-store.js'
+import { answerLabel, createThreadStore, type ThreadStore, type ThreadStoreContext } from '../thread-store.js'
+import type { DialogAnswerBody } from '../../schemas/index.js'
 
 export interface FollowOptions {
   /** The thread to follow ('' for none), read when the host connects and before each of its updates. */
@@ -58,6 +59,23 @@ export class FollowController implements ReactiveController {
   /** The store's context as of the last change. */
   get ctx(): ThreadStoreContext | undefined {
     return this.#ctx
+  }
+
+  /**
+   * Answers an open question of the followed thread, as every view that shows its cards does: marked
+   * answering before the POST (the settle can reach the follow before the 204 reaches us); a 404 means
+   * it is no longer open — when it was answered, another tab's answer won the race.
+   */
+  async answer(api: Pick<Api, 'answerDialog'>, threadId: string, body: DialogAnswerBody): Promise<void> {
+    const store = this.store
+    const dialog = this.ctx?.view.openDialogs.find((d) => d.id === body.id)
+    store?.trigger.answering({ id: body.id, label: answerLabel(dialog, body as unknown as Record<string, unknown>) })
+    try {
+      await api.answerDialog(threadId, body)
+    } catch (err) {
+      store?.trigger.answerFailed({ id: body.id, refused: isNotFound(err) })
+      throw err
+    }
   }
 
   get connection(): ConnectionState {
