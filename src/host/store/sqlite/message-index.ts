@@ -5,7 +5,8 @@
  * index is rebuilt from the transcripts, never a reason to refuse a start or a write.
  */
 import { existsSync, renameSync, rmSync } from 'node:fs'
-import { DatabaseSync, type StatementSync } from 'node:sqlite'
+import { DatabaseSync } from 'node:sqlite'
+import { SqliteDb, type Param, type Row } from './db.js'
 
 export const INDEX_FILE = 'messages.db'
 
@@ -58,12 +59,11 @@ export function unmark(marked: string): { snippet: string; matches: Array<[numbe
 }
 
 export class MessageIndex {
-  readonly #db: DatabaseSync
-  readonly #statements = new Map<string, StatementSync>()
-  #closed = false
+  /** The store's handle type: statements kept per SQL text, one commit per transaction, writes ignored after close. */
+  readonly #db: SqliteDb
 
   private constructor(db: DatabaseSync) {
-    this.#db = db
+    this.#db = new SqliteDb(db)
     db.exec(`
       CREATE VIRTUAL TABLE IF NOT EXISTS messages USING fts5(
         thread_id UNINDEXED, message_id UNINDEXED, kind UNINDEXED, text,
@@ -107,36 +107,16 @@ export class MessageIndex {
     }
   }
 
-  #statement(sql: string): StatementSync {
-    let s = this.#statements.get(sql)
-    if (!s) {
-      s = this.#db.prepare(sql)
-      this.#statements.set(sql, s)
-    }
-    return s
+  #run(sql: string, ...params: Param[]): void {
+    this.#db.run(sql, ...params)
   }
 
-  #run(sql: string, ...params: Array<string | number>): void {
-    if (!this.#closed) this.#statement(sql).run(...params)
-  }
-
-  #all(sql: string, ...params: Array<string | number>): Record<string, unknown>[] {
-    if (this.#closed) return []
-    return this.#statement(sql).all(...params) as Record<string, unknown>[]
+  #all(sql: string, ...params: Param[]): Row[] {
+    return this.#db.closed ? [] : this.#db.all(sql, ...params)
   }
 
   #tx(fn: () => void): void {
-    if (this.#closed) return
-    this.#db.exec('BEGIN IMMEDIATE')
-    try {
-      fn()
-      this.#db.exec('COMMIT')
-    } catch (error) {
-      try {
-        this.#db.exec('ROLLBACK')
-      } catch {}
-      throw error
-    }
+    this.#db.tx(fn)
   }
 
   /** The threads whose whole transcript is in the index. */
@@ -206,11 +186,6 @@ export class MessageIndex {
   }
 
   close(): void {
-    if (this.#closed) return
-    this.#closed = true
-    this.#statements.clear()
-    try {
-      this.#db.close()
-    } catch {}
+    this.#db.close()
   }
 }
