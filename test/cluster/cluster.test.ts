@@ -4,128 +4,20 @@
  * (`unshare --pid --fork --kill-child`), so a node killed with -9 takes its tool processes with it.
  * Skipped, saying why, where nats-server is not installed.
  */
-import { spawnSync } from 'node:child_process'
-import { mkdirSync } from 'node:fs'
-import { request as httpRequest, type IncomingMessage } from 'node:http'
-import { join } from 'node:path'
+import { request as httpRequest } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { natsMissing, startNats, type NatsServer } from '../support/nats-server.js'
-import { spawnedServers, type ServerProcess } from '../support/spawn-server.js'
-
-const namespaces =
-  process.getuid?.() === 0 && spawnSync('unshare', ['--pid', '--fork', '--kill-child', 'true']).status === 0
-    ? ['unshare', '--pid', '--fork', '--kill-child']
-    : undefined
-
-interface Frame {
-  id: number
-  event: string
-  bytes: string
-  data: Record<string, unknown>
-}
-
-/** A tab: follows a thread over SSE, and on a closed stream reconnects to the next node with its last seq. */
-class Follower {
-  readonly frames: Frame[] = []
-  readonly snapshots: Frame[] = []
-  lastId: number | undefined
-  #response?: IncomingMessage
-  #closed = false
-  #node: number
-
-  constructor(
-    private readonly urls: () => string[],
-    private readonly threadId: string,
-    node: number,
-  ) {
-    this.#node = node
-    this.#connect()
-  }
-
-  #connect(): void {
-    if (this.#closed) return
-    const urls = this.urls()
-    const base = urls[this.#node % urls.length]
-    const req = httpRequest(`${base}/api/threads/${this.threadId}/follow`, {
-      headers: { accept: 'text/event-stream', ...(this.lastId !== undefined ? { 'last-event-id': String(this.lastId) } : {}) },
-    })
-    const retry = () => {
-      this.#response = undefined
-      this.#node++
-      if (!this.#closed) setTimeout(() => this.#connect(), 200)
-    }
-    req.on('error', retry)
-    req.on('response', (response) => {
-      this.#response = response
-      let buffer = ''
-      response.setEncoding('utf8')
-      response.on('data', (chunk: string) => {
-        buffer += chunk
-        let end: number
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const raw = buffer.slice(0, end + 2)
-          buffer = buffer.slice(end + 2)
-          const id = /^id: (\d+)$/m.exec(raw)
-          const event = /^event: (.+)$/m.exec(raw)
-          const data = /^data: (.*)$/m.exec(raw)
-          if (!id || !event || !data) continue
-          const frame = { id: Number(id[1]), event: event[1], bytes: raw, data: JSON.parse(data[1]) as Record<string, unknown> }
-          if (frame.event === 'snapshot') this.snapshots.push(frame)
-          else this.frames.push(frame)
-          this.lastId = frame.id
-        }
-      })
-      response.on('end', retry)
-      response.on('error', () => {})
-    })
-    req.end()
-  }
-
-  has(predicate: (f: Frame) => boolean): boolean {
-    return this.frames.some(predicate)
-  }
-
-  close(): void {
-    this.#closed = true
-    this.#response?.destroy()
-  }
-}
-
-async function api(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  })
-  const text = await response.text()
-  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : undefined }
-}
-
-const settledRun = (run: number, aborted: boolean) => (f: Frame) => f.event === 'settled' && f.data.run === run && f.data.aborted === aborted
+import { spawnedServers } from '../support/spawn-server.js'
+import { api, Follower, settledRun, startCluster as startClusterOf } from './harness.js'
 
 describe.skipIf(natsMissing !== undefined)(`a cluster of threadhost nodes on NATS JetStream${natsMissing ? ` (${natsMissing})` : ''}`, () => {
-  const { startProcess, tempDataDir } = spawnedServers('cluster')
+  const servers = spawnedServers('cluster')
+  const startCluster = (names: string[]) => startClusterOf(servers, nats, names)
   let nats: NatsServer
   beforeAll(async () => {
     nats = await startNats()
   })
   afterAll(() => nats?.stop())
-
-  async function startCluster(names: string[]) {
-    const dataDir = await tempDataDir()
-    const workspace = join(dataDir, 'ws')
-    mkdirSync(workspace, { recursive: true })
-    const nodes = new Map<string, { server: ServerProcess; url: string }>()
-    const started = new Map<string, { server: ServerProcess; url: string }>()
-    const start = async (name: string) => {
-      const args = ['--port', '0', '--data-dir', dataDir, '--workspace', workspace, '--model', 'demo', '--demo-delay-ms', '20', '--cluster', nats.url, '--node-name', name, '--log-level', 'warn']
-      const server = startProcess(args, namespaces ? { wrap: namespaces } : {})
-      started.set(name, { server, url: await server.url })
-    }
-    await Promise.all(names.map(start))
-    for (const name of names) nodes.set(name, started.get(name)!)
-    return { nodes, urls: () => [...nodes.values()].map((n) => n.url) }
-  }
 
   it('any node answers for any thread: commands reach the owner, every node sends the same bytes for each seq, and a tab resumes on another node', async () => {
     const { nodes, urls } = await startCluster(['n1', 'n2', 'n3'])
