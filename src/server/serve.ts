@@ -16,6 +16,8 @@ import type { Logger } from 'pino'
 import { join } from 'node:path'
 import type { ClusterNode } from '../host/cluster/cluster-node.js'
 import { SqliteThreadStore } from '../host/store/sqlite.js'
+import { lockDataDir } from '../host/store/data-dir-lock.js'
+import { tokenOf } from '../host/cluster/port.js'
 import { lostCeiling } from '../host/store/journal.js'
 import { PushNotifier } from '../host/push/notifier.js'
 import { ThreadRegistry } from '../host/thread-registry.js'
@@ -94,6 +96,9 @@ async function openRegistry(config: Config, log: HostLog): Promise<{ registry: T
   return openClusterNode(config.cluster, options, log)
 }
 
+/** A cluster node's own journal and keys: its directory under the shared data dir. */
+const nodeDir = (dataDir: string, nodeName: string) => join(dataDir, 'nodes', tokenOf(nodeName))
+
 /**
  * Cluster mode: the NATS modules are loaded here and only here. The node's own journal and keys
  * stay in a store of its own under the shared data dir; the session files are shared.
@@ -103,16 +108,12 @@ async function openClusterNode(
   options: Parameters<typeof ThreadRegistry.open>[0],
   log: HostLog,
 ): Promise<{ registry: ThreadRegistry; node: ClusterNode }> {
-  const [{ connectNats }, { ClusterNode, clusterStore }, { tokenOf }] = await Promise.all([
-    import('../host/cluster/nats.js'),
-    import('../host/cluster/cluster-node.js'),
-    import('../host/cluster/port.js'),
-  ])
+  const [{ connectNats }, { ClusterNode, clusterStore }] = await Promise.all([import('../host/cluster/nats.js'), import('../host/cluster/cluster-node.js')])
   const engine = await connectNats(cluster.url, cluster.nodeName, log).catch((error: unknown) => {
     throw new ConfigError(`--cluster ${cluster.url}: could not reach NATS JetStream (${error instanceof Error ? error.message : String(error)})`)
   })
   let node: ClusterNode | undefined
-  const own = SqliteThreadStore.open(join(options.dataDir, 'nodes', tokenOf(cluster.nodeName)), { floorSeq: () => lostCeiling() })
+  const own = SqliteThreadStore.open(nodeDir(options.dataDir, cluster.nodeName), { floorSeq: () => lostCeiling() })
   const registry = await ThreadRegistry.open({ ...options, store: clusterStore(own.store, () => node, log) })
   node = new ClusterNode(engine, registry, {
     fileView: async (threadId) => initialView(threadId, await options.runtimes.readTranscript(threadId).catch(() => [])),
@@ -161,6 +162,17 @@ const HostLive = Layer.effect(
     const config = yield* Settings
     const logger = createLogger(config.logLevel)
     const log = hostLog(logger)
+    // Before anything reads the data dir: a second server on it would write the same sessions.
+    yield* Effect.acquireRelease(
+      Effect.suspend(() => {
+        const dir = config.cluster ? nodeDir(config.dataDir, config.cluster.nodeName) : config.dataDir
+        const lock = lockDataDir(dir)
+        return lock === 'held'
+          ? Effect.fail(new StartFailed({ message: `threadhost: another threadhost is already running on ${dir}${config.cluster ? ` as node ${config.cluster.nodeName}` : ''}; stop it, or start this one with its own --data-dir${config.cluster ? ' or --node-name' : ''}`, exitCode: 1 }))
+          : Effect.succeed(lock)
+      }),
+      (lock) => Effect.sync(() => lock.release()),
+    )
     // Released last. After a served run the drain (HttpLive) has already run or used up its bound, so
     // this waits on nothing more; after a start that failed past this point (a taken port) it is what
     // stops the threads and closes the store.

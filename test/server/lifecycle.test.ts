@@ -82,6 +82,20 @@ describe('lifecycle', () => {
     expect(server.output()).not.toMatch(/Cause|threadhost stopped|at .*\.ts:\d+/)
   })
 
+  it('a second threadhost on the same data dir refuses to start, naming the dir; once the first is killed with -9 the data dir is free again', async () => {
+    const dataDir = await tempDataDir()
+    const first = startProcess(['--port', '0', '--data-dir', dataDir])
+    await first.url
+    const second = startProcess(['--port', '0', '--data-dir', dataDir])
+    second.url.catch(() => {}) // it never listens, by design
+    expect(await second.exit).toBe(1)
+    expect(second.output()).toContain(`another threadhost is already running on ${dataDir}`)
+    first.child.kill('SIGKILL')
+    await first.exit
+    const third = startProcess(['--port', '0', '--data-dir', dataDir])
+    expect(await third.url).toMatch(/^http:/)
+  })
+
   it('a taken port is found before pi and the host load: no agent-dir survey, no store opened', async () => {
     const taken = createServer()
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
