@@ -14,7 +14,8 @@ import { customElement, property, query, state } from 'lit/decorators.js'
 import { repeat } from 'lit/directives/repeat.js'
 import type { CommandInfo, DeliverAs, DialogAnswerBody, ModelList, PromptImage, ThreadSummary, UpdateThreadBody, WidgetPlacement } from '../schemas/index.js'
 import { commandFeedback } from './command-feedback.js'
-import { api as defaultApi, describeError, isConflict, isStaleRun, isWorktreeHeld, type Api } from './api.js'
+import { api as defaultApi, describeError, isWorktreeHeld, type Api } from './api.js'
+import { handBack } from './hand-back.js'
 import type { ComposerBox } from './composer-box.js'
 import type { DialogCard } from './dialog-card.js'
 import type { EventSourceFactory } from './follow-client.js'
@@ -39,19 +40,6 @@ import { threadPaneStyles } from './thread-pane.styles.js'
 import { promptTitle, UNTITLED } from '../shared/thread-title.js'
 import { paneAction, type PaneAction } from './pane-keys.js'
 import { threadTotals } from './thread-totals.js'
-
-/** Restored texts that this tab did not queue: what is left of `restored` after taking out `own`, once each. */
-export function foreignTexts(restored: readonly string[], own: readonly string[]): string[] {
-  const left = [...own]
-  return restored.filter((t) => {
-    const i = left.indexOf(t)
-    if (i === -1) return true
-    left.splice(i, 1)
-    return false
-  })
-}
-
-const quote = (t: string) => `“${t.length > 60 ? `${t.slice(0, 59)}…` : t}”`
 
 @customElement('thread-pane')
 export class ThreadPane extends LitElement {
@@ -448,61 +436,15 @@ export class ThreadPane extends LitElement {
 
   /**
    * Stop: the server hands back every text that was waiting — this tab's and any other tab's (that
-   * tab puts its own back too, when it sees its run settle with them unclaimed). The texts this tab
-   * did not queue are named, so nothing arrives in the draft unexplained.
+   * tab puts its own back too, when it sees its run settle with them unclaimed).
    */
   #stop = (): Promise<string[]> => this.#handBack((run) => this.api.abort(this.threadId, run))
 
-  /**
-   * Alt+Up (pi's): the waiting prompts come back as Stop hands them back, and the run goes on. To the
-   * store it is a stop's hand-back: this tab's prompts the runtime never claimed leave the transcript.
-   */
+  /** Alt+Up (pi's): the waiting prompts come back as Stop hands them back, and the run goes on. */
   #takeQueue = (): Promise<string[]> => this.#handBack((run) => this.api.takeQueue(this.threadId, run))
 
-  /** Stop's or Alt+Up's hand-back: the texts for the draft, this tab's images beside them, the others' named. */
-  #handBack = async (ask: (run: number | undefined) => Promise<{ restored: string[] }>): Promise<string[]> => {
-    const store = this.store
-    const queued = (store?.getSnapshot().context.pending ?? []).filter((p) => p.queued)
-    const own = queued.map((p) => p.text)
-    store?.trigger.stopping()
-    try {
-      const status = this.ctx?.view.status
-      const receipt = await ask(status?.busy ? status.run : undefined)
-      store?.trigger.stopped()
-      // The texts come back through the composer's draft; the images this tab sent with them come back beside it.
-      const left = [...receipt.restored]
-      const images = queued.flatMap((p) => {
-        const i = left.indexOf(p.text)
-        if (i === -1) return []
-        left.splice(i, 1)
-        return p.images ?? []
-      })
-      if (images.length) this.composer?.attach(images)
-      const foreign = foreignTexts(receipt.restored, own)
-      if (foreign.length > 0) {
-        store?.trigger.noted({
-          note: {
-            id: `restored:${Date.now()}`,
-            title: foreign.length === 1 ? 'One restored message' : `${foreign.length} restored messages`,
-            reason: `queued in another tab, now in your draft too: ${foreign.map(quote).join(', ')}`,
-            at: Date.now(),
-          },
-        })
-      }
-      return receipt.restored
-    } catch (err) {
-      store?.trigger.stopFailed()
-      if (isStaleRun(err)) {
-        // The run this tab showed has ended and a newer one started (in another tab): not ours to stop unseen.
-        store?.trigger.noted({
-          note: { id: `stale:${Date.now()}`, title: 'Not stopped', reason: 'a newer run has started since; press Stop again to stop it', at: Date.now() },
-        })
-        return []
-      }
-      if (isConflict(err)) return [] // nothing in flight any more
-      throw err
-    }
-  }
+  #handBack = (ask: (run: number | undefined) => Promise<{ restored: string[] }>) =>
+    handBack(this.store, this.ctx?.view.status, ask, (images) => this.composer?.attach(images))
 
   /** A key for a terminal component: typing into it is this tab answering it (its settle note says so). */
   #keys = async (dialogId: string, data: string) => {
