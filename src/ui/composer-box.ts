@@ -12,6 +12,7 @@ import { composerBoxStyles } from './composer-box.styles.js'
 import { loadDraft, saveDraft } from './drafts.js'
 import { browserCanDeliver, keyIdOf, normalizeKey } from './shortcut-keys.js'
 import { paneRequest } from './pane-keys.js'
+import { CommandCompletion } from './command-completion.js'
 import { dataUrl, IMAGE_TYPES, readImages } from './prompt-images.js'
 
 export type ComposerSend = (text: string, deliverAs: DeliverAs | undefined, images?: PromptImage[]) => Promise<void>
@@ -24,20 +25,6 @@ export function appendRestored(draft: string, restored: readonly string[]): stri
 }
 
 const DRAFT_REPORT_MS = 400
-
-/** The `/word` being typed at the start of the draft (before any space or newline), or undefined. */
-export function commandQuery(draft: string): string | undefined {
-  const m = /^\/([^\s]*)$/.exec(draft)
-  return m ? m[1] : undefined
-}
-
-/** Commands for `/query`: names that start with it first, then names that contain it; at most 8. */
-export function matchCommands(commands: readonly CommandInfo[], query: string): CommandInfo[] {
-  const q = query.toLowerCase()
-  const starts = commands.filter((c) => c.name.toLowerCase().startsWith(q))
-  const contains = commands.filter((c) => !c.name.toLowerCase().startsWith(q) && c.name.toLowerCase().includes(q))
-  return [...starts, ...contains].slice(0, 8)
-}
 
 @customElement('composer-box')
 export class ComposerBox extends LitElement {
@@ -68,13 +55,6 @@ export class ComposerBox extends LitElement {
   /** Runs an extension's shortcut (`kind: shortcut` among the commands) on the thread: its key pressed here. */
   @property({ attribute: false }) runShortcut: ((key: string) => Promise<void>) | undefined
 
-  @state() private commands: CommandInfo[] | undefined
-  @state() private activeCommand = 0
-  /** Escape closed the list for this `/word`; typing reopens it. */
-  @state() private commandsDismissed = false
-  #commandsFor: unknown
-  #commandsAsked: unknown
-
   @state() draft = ''
   /** Images to go with the next message (paste, drop or pick). */
   @state() images: PromptImage[] = []
@@ -88,6 +68,14 @@ export class ComposerBox extends LitElement {
   /** Said once, under the box: e.g. which restored texts were queued in another tab. */
   @state() private notice = ''
   @query('textarea') private textarea!: HTMLTextAreaElement
+  readonly #completion = new CommandCompletion(this, (c) => {
+    this.draft = `/${c.name} `
+    void this.updateComplete.then(() => {
+      const t = this.textarea
+      t?.focus()
+      t?.setSelectionRange(this.draft.length, this.draft.length)
+    })
+  })
 
   static override styles = composerBoxStyles
 
@@ -174,40 +162,6 @@ export class ComposerBox extends LitElement {
     })
   }
 
-  /** The completions shown now: the draft is `/word`, the commands are known, and Escape did not close them. */
-  get #suggestions(): CommandInfo[] {
-    const q = commandQuery(this.draft)
-    if (q === undefined || this.commandsDismissed || !this.commands || this.disabled) return []
-    // Shortcuts are keys to press, not names to type.
-    return matchCommands(this.commands.filter((c) => c.kind !== 'shortcut'), q)
-  }
-
-  #askCommands(): Promise<void> {
-    const load = this.loadCommands
-    if (!load || this.#commandsAsked === load) return Promise.resolve()
-    this.#commandsAsked = load
-    return load().then(
-      (c) => {
-        if (this.loadCommands !== load) return
-        this.#commandsFor = load
-        this.commands = c
-      },
-      () => {
-        if (this.#commandsAsked === load) this.#commandsAsked = undefined // ask again next time
-      },
-    )
-  }
-
-  #complete(c: CommandInfo) {
-    this.draft = `/${c.name} `
-    this.commandsDismissed = false
-    void this.updateComplete.then(() => {
-      const t = this.textarea
-      t?.focus()
-      t?.setSelectionRange(this.draft.length, this.draft.length)
-    })
-  }
-
   /** Something to tell the person about the draft (cleared when they send). */
   say(notice: string): void {
     this.notice = notice
@@ -227,15 +181,7 @@ export class ComposerBox extends LitElement {
       this.#recalled = undefined
     }
     // Another thread: its commands are its own.
-    if (changed.has('loadCommands') && this.#commandsFor !== this.loadCommands) {
-      this.commands = undefined
-      this.#commandsAsked = undefined
-    }
-    if (changed.has('draft')) {
-      if (commandQuery(this.draft) === undefined) this.commandsDismissed = false
-      else this.#askCommands()
-      this.activeCommand = 0
-    }
+    this.#completion.changed(changed.has('loadCommands'), changed.has('draft'))
   }
 
   #setError(err: unknown) {
@@ -260,8 +206,7 @@ export class ComposerBox extends LitElement {
   #draftTimer?: ReturnType<typeof setTimeout>
 
   override render() {
-    const suggestions = this.#suggestions
-    const active = Math.min(this.activeCommand, Math.max(0, suggestions.length - 1))
+    const aria = this.#completion.aria
     const queued = [
       ...this.queue.steering.map((text) => ({ kind: 'Steer', text })),
       ...this.queue.followUp.map((text) => ({ kind: 'Follow-up', text })),
@@ -272,21 +217,7 @@ export class ComposerBox extends LitElement {
             ${queued.map((q) => html`<li><span class="kind">${q.kind}</span><span class="text" title=${q.text}>${q.text}</span></li>`)}
           </ul>`
         : nothing}
-      ${suggestions.length
-        ? html`<ul class="commands" id="commands" role="listbox" aria-label="Commands">
-            ${suggestions.map(
-              (c, i) => html`<li
-                id=${`command-${i}`}
-                role="option"
-                aria-selected=${i === active ? 'true' : 'false'}
-                @mousedown=${(e: Event) => e.preventDefault()}
-                @click=${() => this.#complete(c)}
-              >
-                <span class="name">/${c.name}</span><span class="desc">${c.description}</span>
-              </li>`,
-            )}
-          </ul>`
-        : nothing}
+      ${this.#completion.render()}
       ${this.images.length
         ? html`<ul class="attachments" aria-label="Images to send">
             ${this.images.map(
@@ -306,8 +237,8 @@ export class ComposerBox extends LitElement {
           rows="1"
           aria-label="Message"
           aria-autocomplete="list"
-          aria-controls=${suggestions.length ? 'commands' : nothing}
-          aria-activedescendant=${suggestions.length ? `command-${active}` : nothing}
+          aria-controls=${aria.controls}
+          aria-activedescendant=${aria.activedescendant}
           placeholder=${this.busy ? 'Queue a message…' : 'Message the agent… (/ for commands)'}
           .value=${this.draft}
           ?disabled=${this.disabled}
@@ -375,10 +306,10 @@ export class ComposerBox extends LitElement {
     if (!this.runShortcut || this.disabled || e.isComposing || !(e.ctrlKey || e.altKey || e.metaKey)) return false
     const pressed = keyIdOf(e)
     if (!pressed || !browserCanDeliver(pressed)) return false
-    const find = () => this.commands?.find((c) => c.kind === 'shortcut' && normalizeKey(c.name) === pressed)
+    const find = () => this.#completion.commands?.find((c) => c.kind === 'shortcut' && normalizeKey(c.name) === pressed)
     const run = (c: CommandInfo) => void this.runShortcut?.(c.name).catch((err: unknown) => this.#setError(err))
-    if (!this.commands) {
-      void this.#askCommands().then(() => {
+    if (!this.#completion.commands) {
+      void this.#completion.ask().then(() => {
         const found = find()
         if (found) run(found)
       })
@@ -422,37 +353,12 @@ export class ComposerBox extends LitElement {
     }
     if (this.#onShortcut(e)) return
     // Shift+Tab: the next thinking level, as in pi, when the thread's model reasons; otherwise focus moves back as usual.
-    if (e.key === 'Tab' && e.shiftKey && !e.ctrlKey && !e.altKey && !e.metaKey && this.#suggestions.length === 0) {
+    if (e.key === 'Tab' && e.shiftKey && !e.ctrlKey && !e.altKey && !e.metaKey && this.#completion.suggestions.length === 0) {
       if (!this.dispatchEvent(paneRequest('cycle-thinking'))) e.preventDefault()
       return
     }
-    if (this.#suggestions.length === 0 && this.#onRecall(e)) return
-    const suggestions = this.#suggestions
-    if (suggestions.length && !e.isComposing) {
-      const n = suggestions.length
-      const active = Math.min(this.activeCommand, n - 1)
-      if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
-        e.preventDefault()
-        this.activeCommand = (active + (e.key === 'ArrowDown' ? 1 : n - 1)) % n
-        return
-      }
-      if (e.key === 'Tab' || (e.key === 'Enter' && !e.shiftKey && !e.altKey)) {
-        // Enter on an exact, complete name sends it as typed; otherwise it takes the completion.
-        const exact = suggestions[active].name === commandQuery(this.draft)
-        if (e.key === 'Tab' || !exact) {
-          e.preventDefault()
-          this.#complete(suggestions[active])
-          return
-        }
-      }
-      if (e.key === 'Escape') {
-        // Closes the list; the pane's Escape (stop the run) is not also triggered.
-        e.preventDefault()
-        e.stopPropagation()
-        this.commandsDismissed = true
-        return
-      }
-    }
+    if (this.#completion.suggestions.length === 0 && this.#onRecall(e)) return
+    if (this.#completion.onKey(e)) return
     if (e.key !== 'Enter' || e.shiftKey || e.isComposing) return
     e.preventDefault()
     // Alt+Enter: a follow-up (delivered when the agent would otherwise stop), as pi's editor does.
