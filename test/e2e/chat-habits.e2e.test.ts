@@ -3,53 +3,33 @@
  * (test/server/local-llm.ts) through pi's own provider: the model's thinking, message times, the
  * thread's totals. Each test opens its own thread on the fixture model in a fresh page.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Browser, BrowserContext, Page } from 'playwright'
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
-import { addVisionModel, copyFixtureAgentDir, imageUrls, LocalLlm, MODEL, VISION_MODEL } from '../server/local-llm.js'
+import type { BrowserContext, Page } from 'playwright'
+import { afterEach, describe, expect, test } from 'vitest'
+import { addVisionModel, imageUrls, MODEL, VISION_MODEL } from '../server/local-llm.js'
 import { violations as axeViolations } from './axe.js'
-import { api, launch, openThread, send, startServer, type Server } from './harness.js'
+import { api, openThread, providerRig, send } from './harness.js'
 
 describe('chat habits on a real provider, in the browser', () => {
-  let llm: LocalLlm
-  let agentDir: string
-  let workspace: string
-  let server: Server
-  let browser: Browser
   let context: BrowserContext
   let page: Page
-
-  beforeAll(async () => {
-    llm = new LocalLlm()
-    await llm.start()
-    agentDir = await copyFixtureAgentDir(llm.url)
+  const rig = providerRig(async (agentDir, workspace) => {
     await addVisionModel(agentDir)
     // pi would compact by itself past its threshold; here the person does, from the header's warning.
     await writeFile(join(agentDir, 'settings.json'), JSON.stringify({ compaction: { enabled: false, keepRecentTokens: 1 } }))
-    workspace = await mkdtemp(join(tmpdir(), 'threadhost-e2e-ws-'))
-    server = await startServer({ args: ['--agent-dir', agentDir, '--workspace', workspace] })
-    browser = await launch()
-  })
-  afterAll(async () => {
-    await browser?.close()
-    await server?.stop()
-    await llm?.close()
-    if (agentDir) await rm(agentDir, { recursive: true, force: true })
-    if (workspace) await rm(workspace, { recursive: true, force: true })
   })
   afterEach(async () => {
     await context?.close()
   })
 
   async function openFixtureThread(title: string, model = MODEL): Promise<string> {
-    const created = await api<{ threadId: string }>(server.url, 'POST', '/api/threads', { title, model, cwd: workspace })
+    const created = await api<{ threadId: string }>(rig.server.url, 'POST', '/api/threads', { title, model, cwd: rig.workspace })
     expect(created.status).toBe(201)
-    context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' })
+    context = await rig.browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' })
     context.setDefaultTimeout(45_000)
     page = await context.newPage()
-    await openThread(page, server.url, created.body.threadId)
+    await openThread(page, rig.server.url, created.body.threadId)
     return created.body.threadId
   }
   const transcript = (p: Page = page) => p.getByRole('log', { name: 'Transcript' })
@@ -57,7 +37,7 @@ describe('chat habits on a real provider, in the browser', () => {
 
   test('a reasoning stream shows as a collapsed "Thought for N s" block above the reply, opened on demand, live and after a reload', async () => {
     await openFixtureThread('A model that thinks')
-    llm.reasoning.push('The user greets me. I should greet back politely.')
+    rig.llm.reasoning.push('The user greets me. I should greet back politely.')
     await send(page, 'hello thinker')
     await transcript().locator('.assistant').filter({ hasText: 'Local model heard: hello thinker' }).waitFor()
     await idle()
@@ -97,9 +77,9 @@ describe('chat habits on a real provider, in the browser', () => {
 
     // A fork keeps the times of the history it copies.
     const second = await transcript().locator('.user[data-message]').nth(1).getAttribute('data-message')
-    const fork = await api<{ thread: { threadId: string } }>(server.url, 'POST', `/api/threads/${threadId}/fork`, { fromMessageId: second })
+    const fork = await api<{ thread: { threadId: string } }>(rig.server.url, 'POST', `/api/threads/${threadId}/fork`, { fromMessageId: second })
     expect(fork.status).toBe(201)
-    await openThread(page, server.url, fork.body.thread.threadId)
+    await openThread(page, rig.server.url, fork.body.thread.threadId)
     await transcript().locator('.assistant').filter({ hasText: 'first words' }).waitFor()
     expect(await times(page)).toEqual(reloaded.slice(0, 2))
   })
@@ -107,7 +87,7 @@ describe('chat habits on a real provider, in the browser', () => {
   test("the header keeps the thread's totals (tokens, cost, context fill) and, near a full context, offers /compact in one click", async () => {
     await openFixtureThread('Totals')
     // The fixture model's window is 32k: a reply that read 27k leaves it 84% full.
-    llm.usage.push({ prompt_tokens: 1200, completion_tokens: 300 }, { prompt_tokens: 26_500, completion_tokens: 500 })
+    rig.llm.usage.push({ prompt_tokens: 1200, completion_tokens: 300 }, { prompt_tokens: 26_500, completion_tokens: 500 })
     const totals = page.getByLabel('Thread totals')
     await send(page, 'first')
     await transcript().locator('.assistant').filter({ hasText: 'Local model heard: first' }).waitFor()
@@ -123,11 +103,11 @@ describe('chat habits on a real provider, in the browser', () => {
     const warning = page.getByRole('status').filter({ hasText: 'The context is 84% full' })
     await warning.waitFor()
     expect(await axeViolations(page)).toEqual([])
-    const before = llm.requests.length
+    const before = rig.llm.requests.length
     await warning.getByRole('button', { name: 'Compact now' }).click()
     // pi summarises with the model, and the context's fill is unknown again until the next reply.
     await transcript().getByText('The conversation was compacted').waitFor()
-    expect(llm.requests.length).toBeGreaterThan(before)
+    expect(rig.llm.requests.length).toBeGreaterThan(before)
     await warning.waitFor({ state: 'detached' })
     await expect.poll(() => totals.innerText()).not.toContain('% of')
   })
@@ -163,7 +143,7 @@ describe('chat habits on a real provider, in the browser', () => {
     expect(await axeViolations(page)).toEqual([])
     await send(page, 'describe these')
     await transcript().locator('.assistant').filter({ hasText: 'Local model heard: describe these' }).waitFor()
-    expect(imageUrls(llm.requests.at(-1)!)).toHaveLength(2)
+    expect(imageUrls(rig.llm.requests.at(-1)!)).toHaveLength(2)
     expect(await attachments().count()).toBe(0)
     const thumbs = transcript().locator('.user').filter({ hasText: 'describe these' }).getByRole('img')
     expect(await thumbs.count()).toBe(2)
@@ -184,7 +164,7 @@ describe('chat habits on a real provider, in the browser', () => {
   test("a queued prompt's images come back with its text when Stop hands it back", async () => {
     await openFixtureThread('Stop with an image', VISION_MODEL)
     // A reply that thinks at length keeps the run busy while the next prompt is queued.
-    llm.reasoning.push('hmm '.repeat(2000))
+    rig.llm.reasoning.push('hmm '.repeat(2000))
     await send(page, 'think long')
     const stop = page.locator('composer-box').getByRole('button', { name: 'Stop' })
     await stop.waitFor()

@@ -7,7 +7,9 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { chromium, type Browser, type Locator, type Page } from 'playwright'
+import { afterAll, beforeAll } from 'vitest'
 import { CHROMIUM_ARGS } from '../chromium.js'
+import { copyFixtureAgentDir, LocalLlm } from '../server/local-llm.js'
 import { spawnServer } from '../support/spawn-server.js'
 
 export { CHROMIUM_ARGS }
@@ -111,4 +113,38 @@ export async function openDialogIds(page: Page): Promise<string[]> {
     const cards = pane?.shadowRoot?.querySelectorAll('dialog-card') ?? []
     return [...cards].map((c) => (c as unknown as { dialog: { id: string } }).dialog.id)
   })
+}
+
+/** A real server on a temp copy of the user's-pi fixture agent dir, whose model is a scripted provider on loopback, and a browser. */
+export interface ProviderRig {
+  llm: LocalLlm
+  agentDir: string
+  workspace: string
+  server: Server
+  browser: Browser
+}
+
+/**
+ * The rig for a describe block, started once before its tests and removed after them. `prepare` gets
+ * the agent dir and the workspace before the server starts (settings, AGENTS.md, more models).
+ */
+export function providerRig(prepare: (agentDir: string, workspace: string) => Promise<void> = async () => {}): ProviderRig {
+  const rig = {} as ProviderRig
+  beforeAll(async () => {
+    rig.llm = new LocalLlm()
+    await rig.llm.start()
+    rig.agentDir = await copyFixtureAgentDir(rig.llm.url)
+    rig.workspace = mkdtempSync(join(tmpdir(), 'threadhost-e2e-ws-'))
+    await prepare(rig.agentDir, rig.workspace)
+    rig.server = await startServer({ args: ['--agent-dir', rig.agentDir, '--workspace', rig.workspace] })
+    rig.browser = await launch()
+  })
+  afterAll(async () => {
+    await rig.browser?.close()
+    await rig.server?.stop()
+    await rig.llm?.close()
+    if (rig.agentDir) rmSync(rig.agentDir, { recursive: true, force: true })
+    if (rig.workspace) rmSync(rig.workspace, { recursive: true, force: true })
+  })
+  return rig
 }

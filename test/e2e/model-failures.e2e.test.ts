@@ -4,39 +4,19 @@
  * tab on the thread, the failure is shown where the transcript ends, and the next prompt streams
  * without a reload. pi retries quickly here: the agent dir's settings say so.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Browser, BrowserContext, Page } from 'playwright'
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
-import { copyFixtureAgentDir, LocalLlm, MODEL } from '../server/local-llm.js'
+import type { BrowserContext, Page } from 'playwright'
+import { afterEach, describe, expect, test } from 'vitest'
+import { MODEL } from '../server/local-llm.js'
 import { violations as axeViolations } from './axe.js'
-import { api, launch, openThread, send, startServer, type Server } from './harness.js'
+import { api, openThread, providerRig, send } from './harness.js'
 
 describe('a provider that fails, in the browser', () => {
-  let llm: LocalLlm
-  let agentDir: string
-  let workspace: string
-  let server: Server
-  let browser: Browser
   let context: BrowserContext
   let tabs: Page[]
-
-  beforeAll(async () => {
-    llm = new LocalLlm()
-    await llm.start()
-    agentDir = await copyFixtureAgentDir(llm.url)
+  const rig = providerRig(async (agentDir, workspace) => {
     await writeFile(join(agentDir, 'settings.json'), JSON.stringify({ retry: { enabled: true, maxRetries: 2, baseDelayMs: 20 } }))
-    workspace = await mkdtemp(join(tmpdir(), 'threadhost-e2e-ws-'))
-    server = await startServer({ args: ['--agent-dir', agentDir, '--workspace', workspace] })
-    browser = await launch()
-  })
-  afterAll(async () => {
-    await browser?.close()
-    await server?.stop()
-    await llm?.close()
-    if (agentDir) await rm(agentDir, { recursive: true, force: true })
-    if (workspace) await rm(workspace, { recursive: true, force: true })
   })
   afterEach(async () => {
     await context?.close()
@@ -44,12 +24,12 @@ describe('a provider that fails, in the browser', () => {
 
   /** A thread on the fixture model, open in two tabs. */
   async function twoTabs(title: string): Promise<string> {
-    const created = await api<{ threadId: string }>(server.url, 'POST', '/api/threads', { title, model: MODEL, cwd: workspace })
+    const created = await api<{ threadId: string }>(rig.server.url, 'POST', '/api/threads', { title, model: MODEL, cwd: rig.workspace })
     expect(created.status).toBe(201)
-    context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' })
+    context = await rig.browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' })
     context.setDefaultTimeout(45_000)
     tabs = [await context.newPage(), await context.newPage()]
-    for (const tab of tabs) await openThread(tab, server.url, created.body.threadId)
+    for (const tab of tabs) await openThread(tab, rig.server.url, created.body.threadId)
     return created.body.threadId
   }
 
@@ -66,8 +46,8 @@ describe('a provider that fails, in the browser', () => {
 
   test('a 500 pi retries until it gives up is one failure in every tab, with its retries counted, and the next prompt streams', async () => {
     await twoTabs('A provider answering 500')
-    const before = llm.requests.length
-    for (let i = 0; i < 3; i++) llm.failures.push({ status: 500, message: 'The server had an error while processing your request' })
+    const before = rig.llm.requests.length
+    for (let i = 0; i < 3; i++) rig.llm.failures.push({ status: 500, message: 'The server had an error while processing your request' })
     await send(tabs[0], 'hello there')
     for (const tab of tabs) {
       await transcript(tab).getByRole('alert').filter({ hasText: 'gave up after 2 retries' }).waitFor()
@@ -76,7 +56,7 @@ describe('a provider that fails, in the browser', () => {
       expect(await failureLines(tab).innerText()).toContain('500')
       await tab.getByRole('status', { name: 'Connection: Connected' }).waitFor()
     }
-    expect(llm.requests.length - before).toBe(3)
+    expect(rig.llm.requests.length - before).toBe(3)
     expect(await axeViolations(tabs[1])).toEqual([])
     await nextPromptStreams()
     // After a reload the failure is still one line.
@@ -87,7 +67,7 @@ describe('a provider that fails, in the browser', () => {
 
   test('a 429 a retry gets past is one line saying so in every tab, above the reply, live and after a reload', async () => {
     await twoTabs('A provider answering 429')
-    llm.failures.push({ status: 429, message: 'Rate limit reached for requests' })
+    rig.llm.failures.push({ status: 429, message: 'Rate limit reached for requests' })
     await send(tabs[0], 'hello after a limit')
     for (const tab of tabs) {
       await transcript(tab).locator('.assistant').filter({ hasText: 'Local model heard: hello after a limit' }).waitFor()
@@ -103,7 +83,7 @@ describe('a provider that fails, in the browser', () => {
 
   test('a stream cut mid-reply, every time, shows the failure in the second tab too, and the next prompt streams', async () => {
     await twoTabs('A provider whose stream is cut')
-    for (let i = 0; i < 3; i++) llm.failures.push({ cut: 'Half an ans' })
+    for (let i = 0; i < 3; i++) rig.llm.failures.push({ cut: 'Half an ans' })
     await send(tabs[0], 'hello over a bad line')
     for (const tab of tabs) {
       await transcript(tab).getByRole('alert').filter({ hasText: 'gave up after 2 retries' }).waitFor()

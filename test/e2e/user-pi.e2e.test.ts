@@ -5,48 +5,28 @@
  * chat-completions server on loopback (test/server/local-llm.ts). Debian's Chromium drives the built
  * client: everything a user does here goes through the page.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Browser, BrowserContext, Page } from 'playwright'
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
-import { copyFixtureAgentDir, LocalLlm, MODEL, textOf } from '../server/local-llm.js'
-import { api, card, gone, launch, openThread, send, startServer, type Server } from './harness.js'
+import type { BrowserContext, Page } from 'playwright'
+import { afterEach, describe, expect, test } from 'vitest'
+import { MODEL, textOf } from '../server/local-llm.js'
+import { api, card, gone, openThread, providerRig, send } from './harness.js'
 
 describe("the user's own pi in the browser", () => {
-  let llm: LocalLlm
-  let agentDir: string
-  let workspace: string
-  let server: Server
-  let browser: Browser
   let context: BrowserContext
   let page: Page
-
-  beforeAll(async () => {
-    llm = new LocalLlm()
-    await llm.start()
-    agentDir = await copyFixtureAgentDir(llm.url)
-    workspace = await mkdtemp(join(tmpdir(), 'threadhost-e2e-ws-'))
+  const rig = providerRig(async (agentDir, workspace) => {
     await writeFile(join(workspace, 'AGENTS.md'), '# Project context\n\nAn e2e workspace.\n')
-    server = await startServer({ args: ['--agent-dir', agentDir, '--workspace', workspace] })
-    browser = await launch()
-  })
-  afterAll(async () => {
-    await browser?.close()
-    await server?.stop()
-    await llm?.close()
-    if (agentDir) await rm(agentDir, { recursive: true, force: true })
-    if (workspace) await rm(workspace, { recursive: true, force: true })
   })
 
-  /** A thread on the fixture model in the temp workspace, open in a fresh page. */
+  /** A thread on the fixture model in the temp rig.workspace, open in a fresh page. */
   async function openFixtureThread(title: string): Promise<string> {
-    const created = await api<{ threadId: string }>(server.url, 'POST', '/api/threads', { title, model: MODEL, cwd: workspace })
+    const created = await api<{ threadId: string }>(rig.server.url, 'POST', '/api/threads', { title, model: MODEL, cwd: rig.workspace })
     expect(created.status).toBe(201)
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    context = await rig.browser.newContext({ viewport: { width: 1280, height: 800 } })
     context.setDefaultTimeout(45_000) // generous: CI machines here are small and busy
     page = await context.newPage()
-    await openThread(page, server.url, created.body.threadId)
+    await openThread(page, rig.server.url, created.body.threadId)
     return created.body.threadId
   }
   afterEach(async () => {
@@ -55,7 +35,7 @@ describe("the user's own pi in the browser", () => {
 
   test("the extension's four questions are answered on their cards in the page, and the model's reply shows the answers", async () => {
     await openFixtureThread('Fixture questions')
-    const before = llm.requests.length
+    const before = rig.llm.requests.length
     await send(page, 'please use fixture_ask')
 
     // select: pick one of the offered options.
@@ -92,7 +72,7 @@ describe("the user's own pi in the browser", () => {
     await page.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached', timeout: 15_000 })
 
     // The local server got the tool call's result exactly as the cards answered it.
-    const mine = llm.requests.slice(before)
+    const mine = rig.llm.requests.slice(before)
     expect(mine).toHaveLength(2)
     const toolResult = mine[1].messages.find((m) => m.role === 'tool')
     expect(textOf(toolResult?.content)).toBe('colour=green go=true name=Grace notes=ship it\non Friday')
@@ -100,7 +80,7 @@ describe("the user's own pi in the browser", () => {
 
   test("the extension's /fixture-status shows its status item and widget above the composer, its live title in the header and fills the empty composer", async () => {
     const threadId = await openFixtureThread('Before the fixture')
-    const before = llm.requests.length
+    const before = rig.llm.requests.length
     await send(page, '/fixture-status')
 
     await page.getByRole('list', { name: 'Extension status' }).getByText('ready', { exact: true }).waitFor()
@@ -110,17 +90,17 @@ describe("the user's own pi in the browser", () => {
     await page.getByRole('heading', { name: 'Fixture title' }).waitFor()
     await expect.poll(() => page.getByRole('textbox', { name: 'Message' }).inputValue()).toBe('from the fixture')
 
-    expect((await api<{ title: string }>(server.url, 'GET', `/api/threads/${threadId}`)).body.title).toBe('Before the fixture')
+    expect((await api<{ title: string }>(rig.server.url, 'GET', `/api/threads/${threadId}`)).body.title).toBe('Before the fixture')
     // A command the extension handled never reaches the model: its run ends without a request.
     await page.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached', timeout: 15_000 })
-    expect(llm.requests.length).toBe(before)
+    expect(rig.llm.requests.length).toBe(before)
   })
 
   test('a model that refuses shows its failure in every tab, the tabs stay connected, and the next prompt streams without a reload', async () => {
     const threadId = await openFixtureThread('A provider that fails')
     const second = await context.newPage()
-    await openThread(second, server.url, threadId)
-    llm.failures.push({ status: 401, message: 'Incorrect API key provided' })
+    await openThread(second, rig.server.url, threadId)
+    rig.llm.failures.push({ status: 401, message: 'Incorrect API key provided' })
     await send(page, 'hello there')
     for (const tab of [page, second]) {
       await tab.getByRole('alert').filter({ hasText: 'Incorrect API key' }).waitFor()
@@ -129,7 +109,7 @@ describe("the user's own pi in the browser", () => {
     await page.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached', timeout: 15_000 })
     await send(page, 'and again')
     for (const tab of [page, second]) await tab.getByText('and again').first().waitFor()
-    await expect.poll(() => llm.requests.length).toBeGreaterThanOrEqual(2)
+    await expect.poll(() => rig.llm.requests.length).toBeGreaterThanOrEqual(2)
     await page.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached', timeout: 15_000 })
     await second.getByRole('status', { name: 'Connection: Connected' }).waitFor()
   })
