@@ -169,18 +169,26 @@ export class ThreadRequests {
     }
     const live = configures ? await slot.currentLive() : undefined
     if (live?.busy || (configures && slot.admitting > 0)) return { kind: 'busy' }
-    await live?.configure({ model: change.model, thinkingLevel: change.thinkingLevel })
     const { title, model, thinkingLevel } = change
+    const before = slot.record
     const record = {
-      ...slot.record,
+      ...before,
       ...(title !== undefined ? { title } : {}),
       ...(model !== undefined ? { model } : {}),
       ...(thinkingLevel !== undefined ? { thinkingLevel } : {}),
       updatedAt: Date.now(),
     }
-    // Written before it is taken: a write the disk refuses (503/507) leaves the thread as it was.
+    // Written before the runtime takes it: a write the disk refuses (503/507) leaves the thread as it was.
     this.host.persist(slot, record)
     slot.record = record
+    try {
+      await live?.configure({ model, thinkingLevel })
+    } catch (error) {
+      // The runtime refused it: the row goes back to what the runtime still runs.
+      this.host.persist(slot, before)
+      slot.record = before
+      throw error
+    }
     return { kind: 'updated', summary: summaryOf(slot, this.host.options.workspaces.default) }
   }
 

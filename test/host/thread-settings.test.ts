@@ -3,6 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { SqliteThreadStore } from '../../src/host/store/sqlite.js'
+import type { ThreadStore } from '../../src/host/store/port.js'
 import { ThreadRegistry } from '../../src/host/thread-registry.js'
 import { Workspaces } from '../../src/host/workspaces.js'
 import { FakeRuntimeFactory, hostOptions } from './fake-runtime.js'
@@ -77,5 +79,31 @@ describe('a thread\'s model, thinking level and workspace', () => {
     })
     expect(runtimes.get('t').calls).toContain('configure:lab/fast:low')
     expect(await registry.update('nope', { title: 'x' })).toEqual({ kind: 'unknown' })
+  })
+
+  it('a model change whose row write the disk refuses leaves the thread as it was: the row and the runtime keep the old model', async () => {
+    await registry.shutdown()
+    let failPut = false
+    const inner = SqliteThreadStore.open(join(dir, 'faulty')).store
+    const store = new Proxy(inner, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown
+        if (typeof value !== 'function') return value
+        if (name === 'putThread' && failPut) return () => { throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }) }
+        return (value as (...a: unknown[]) => unknown).bind(target)
+      },
+    }) as ThreadStore
+    runtimes = new FakeRuntimeFactory()
+    registry = await ThreadRegistry.open(hostOptions(dir, runtimes, { store }))
+    await registry.create({ id: 't', model: 'lab/deep' })
+    await registry.prompt('t', { message: 'hi', admission: 'enqueue', deliverAs: 'steer' })
+    runtimes.get('t').settle()
+    await new Promise((r) => setTimeout(r, 10))
+
+    failPut = true
+    await expect(registry.update('t', { model: 'lab/fast' })).rejects.toThrow(/ENOSPC/)
+    failPut = false
+    expect(runtimes.get('t').calls.filter((c) => c.startsWith('configure:'))).toEqual([])
+    expect(registry.get('t')).toMatchObject({ model: 'lab/deep' })
   })
 })
