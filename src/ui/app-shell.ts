@@ -46,6 +46,12 @@ export function threadIdFromHash(hash: string): string {
   }
 }
 
+/** The message a link names in `#/threads/<id>?message=<messageId>` (a search hit), or ''. */
+export function messageFromHash(hash: string): string {
+  const m = /^#\/threads\/[^/?#]+\?(.*)$/.exec(hash)
+  return m ? (new URLSearchParams(m[1]).get('message') ?? '') : ''
+}
+
 @customElement('app-shell')
 export class AppShell extends LitElement {
   @property({ attribute: false }) api: Api = defaultApi
@@ -53,6 +59,8 @@ export class AppShell extends LitElement {
 
   @state() private threads: ThreadSummary[] = []
   @state() private threadId = threadIdFromHash(location.hash)
+  /** A message to bring into view in the thread (a search hit was opened). */
+  @state() private revealMessage = messageFromHash(location.hash)
   /** `#/inspect…` shows the machine inspector (src/ui/inspector), loaded on first visit. */
   @state() private inspecting = location.hash.startsWith('#/inspect')
   /** `#/questions`: every thread with an open question, to jump to. */
@@ -282,6 +290,7 @@ export class AppShell extends LitElement {
               .parent=${summary?.parentId ? this.threads.find((t) => t.threadId === summary.parentId) : undefined}
               .models=${this.models}
               .api=${this.api}
+              .reveal=${this.revealMessage || undefined}
             ></thread-pane>`
           : html`<div class="welcome">
               ${this.notice ? html`<p role="status" class="notice">${this.notice}</p>` : ''}
@@ -296,6 +305,7 @@ export class AppShell extends LitElement {
   #onHash = () => {
     if (threadIdFromHash(location.hash)) this.notice = ''
     this.threadId = threadIdFromHash(location.hash)
+    this.revealMessage = messageFromHash(location.hash)
     this.inspecting = location.hash.startsWith('#/inspect')
     this.questionsOpen = location.hash.startsWith('#/questions')
     this.composing = location.hash.startsWith('#/new')

@@ -200,6 +200,13 @@ export class ThreadList extends LitElement {
     }
   }
 
+  /** A thread's link; a search hit's opens it at the message that matched. */
+  #href(threadId: string): string {
+    const base = `#/threads/${encodeURIComponent(threadId)}`
+    const hit = this.hitsFor === this.query ? this.hits.get(threadId) : undefined
+    return hit ? `${base}?${new URLSearchParams({ message: hit.messageId })}` : base
+  }
+
   #snippet(hit: SearchHit) {
     const parts: unknown[] = []
     let at = 0
@@ -270,7 +277,7 @@ export class ThreadList extends LitElement {
               const title = t.title || t.threadId
               return html`<li class="thread">
                 <a
-                  href=${`#/threads/${encodeURIComponent(t.threadId)}`}
+                  href=${this.#href(t.threadId)}
                   aria-current=${t.threadId === this.selectedId ? 'page' : 'false'}
                   data-thread=${t.threadId}
                   tabindex=${t.threadId === tabStop ? '0' : '-1'}

@@ -51,6 +51,10 @@ export class ThreadPane extends LitElement {
   @property({ attribute: false }) eventSource: EventSourceFactory | undefined
   /** `GET /api/models`, from the page. Without it the header shows the model's name, no picker. */
   @property({ attribute: false }) models: ModelList | undefined
+  /** A message to bring into view once the transcript shows it (a search hit opened it). */
+  @property({ attribute: false }) reveal: string | undefined
+  /** The thread and message last brought into view: each is brought into view once. */
+  #revealed = ''
 
   @state() private headerError = ''
   /** A fork (Edit or Regenerate) is on its way: one at a time. */
@@ -195,6 +199,19 @@ export class ThreadPane extends LitElement {
 
   protected override updated(): void {
     this.#announceStatus()
+    this.#revealPending()
+  }
+
+  #revealPending() {
+    const want = this.reveal
+    const key = `${this.threadId}\u0000${want}`
+    if (!want || this.#revealed === key || !this.ctx?.synced) return
+    const transcript = this.renderRoot.querySelector('transcript-view')
+    void transcript?.updateComplete.then(() => {
+      if (this.#revealed === key || !transcript.reveal(want)) return
+      this.#revealed = key
+      this.#atEnd.release()
+    })
   }
 
   /**

@@ -123,6 +123,11 @@ export const transcriptViewStyles = [
       color: var(--th-fg-soft);
       font-size: 0.9rem;
     }
+    /* A message brought into view (a search hit opened): marked for a moment. */
+    .revealed {
+      outline: 2px solid var(--th-accent, currentColor);
+      outline-offset: 2px;
+    }
     @keyframes blink {
       50% {
         opacity: 0;

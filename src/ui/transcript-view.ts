@@ -98,6 +98,9 @@ export function withCaret(rendered: string): string {
   return rendered.slice(0, closing.index) + CARET + rendered.slice(closing.index)
 }
 
+/** How long a message brought into view stays marked. */
+const REVEALED_MS = 2500
+
 @customElement('transcript-view')
 export class TranscriptView extends LitElement {
   @property({ attribute: false }) entries: TranscriptEntry[] = []
@@ -195,6 +198,18 @@ export class TranscriptView extends LitElement {
   }
 
   /** Every tool row open, or every one back to its summary line (pi's Ctrl+O). */
+  /** Scrolls the message into view and marks it for a moment; false when it is not shown. */
+  reveal(messageId: string): boolean {
+    const el = this.renderRoot.querySelector<HTMLElement>(`[data-message="${CSS.escape(messageId)}"]`)
+    if (!el) return false
+    el.scrollIntoView({ block: 'center' })
+    el.classList.add('revealed')
+    el.setAttribute('tabindex', '-1')
+    el.focus({ preventScroll: true })
+    setTimeout(() => el.classList.remove('revealed'), REVEALED_MS)
+    return true
+  }
+
   toggleTools(): void {
     this.toolsOpen = !this.toolsOpen
   }

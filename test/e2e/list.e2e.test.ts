@@ -88,6 +88,35 @@ describe('New thread on the real server', () => {
       await ctx.close()
     }
   })
+
+  test('opening a search hit brings the message that matched into view, far up a long transcript, and offers the way back to the end', async () => {
+    const { ctx, page } = await context(1280, 800)
+    try {
+      const id = await newThread(server.url, 'Long thread')
+      const settled = async () => expect.poll(async () => (await api<{ busy: boolean; run: number }>(server.url, 'GET', `/api/threads/${id}`)).body, { timeout: 30_000 })
+      await api(server.url, 'POST', `/api/threads/${id}/prompt`, { message: 'the wombat digs at noon' })
+      await (await settled()).toMatchObject({ busy: false, run: 1 })
+      for (let run = 2; run <= 8; run++) {
+        await api(server.url, 'POST', `/api/threads/${id}/prompt`, { message: `filler ${run}\n${'more lines to scroll past\n'.repeat(12)}` })
+        await (await settled()).toMatchObject({ busy: false, run })
+      }
+      await openThread(page, server.url, await newThread(server.url, 'Somewhere else'))
+      await page.getByRole('searchbox', { name: 'Search threads' }).fill('wombat')
+      const link = page.getByRole('navigation', { name: 'Threads' }).getByRole('link', { name: /Long thread/ })
+      await expect.poll(() => link.locator('mark').first().textContent(), { timeout: 10_000 }).toBe('wombat')
+      await link.click()
+      const message = page.getByRole('log', { name: 'Transcript' }).getByText('the wombat digs at noon', { exact: true })
+      await expect
+        .poll(() => message.evaluate((el) => {
+          const r = el.getBoundingClientRect()
+          return r.top >= 0 && r.bottom <= window.innerHeight
+        }), { timeout: 15_000 })
+        .toBe(true)
+      await page.getByRole('button', { name: /Scroll to bottom/ }).waitFor()
+    } finally {
+      await ctx.close()
+    }
+  })
 })
 
 describe('accessibility of the list, the empty state and navigation (axe-core)', () => {

@@ -35,6 +35,12 @@ export class StickToEndController implements ReactiveController {
     this.#stick = true
   }
 
+  /** Stop following the end (a message was brought into view); "Jump to latest" is offered. */
+  release(): void {
+    this.#stick = false
+    this.#setScrolledUp(true)
+  }
+
   reset(): void {
     this.#stick = true
     this.#setScrolledUp(false)
