@@ -1,8 +1,9 @@
 /**
  * Search over what was said in every thread: the message index (store/sqlite/message-index.ts) kept
  * as messages are appended — each feed's prompts and replies as they arrive, a feed's whole
- * transcript when it is loaded (so a fork, an edit or a restart is reflected) — and, behind the
- * start, every thread the index has not seen read once from its session file.
+ * transcript when it is loaded or moved to another branch (so a fork, an edit, a branch or a restart
+ * is reflected) — and, behind the start, every thread the index has not seen read once from its
+ * session file.
  */
 import type { TranscriptEntry } from '../schemas/index.js'
 import type { Feed } from './feed.js'
@@ -59,6 +60,8 @@ export class ThreadSearch {
     feed.observe((o) => {
       if (o.type === 'user-message') this.#guard('indexing a prompt', () => this.#index.add(threadId, { messageId: o.messageId, kind: 'user', text: o.text }))
       else if (o.type === 'assistant-end') this.#guard('indexing a reply', () => this.#index.add(threadId, { messageId: o.messageId, kind: 'assistant', text: o.text }))
+      // Another branch of the session (ctx.navigateTree): what the thread says now is that branch alone.
+      else if (o.type === 'branch') this.#guard('indexing a branch', () => this.#index.replaceThread(threadId, indexedMessages(o.transcript)))
     })
   }
 

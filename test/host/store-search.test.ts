@@ -123,6 +123,23 @@ describe('the host keeps the index', () => {
     }
   })
 
+  it('a thread moved to another branch (ctx.navigateTree) is searched as it is now: the messages of the branch it left are no longer found', async () => {
+    const runtimes = new FakeRuntimeFactory()
+    const registry = await ThreadRegistry.open(hostOptions(dir, runtimes))
+    try {
+      await registry.prompt('t1', { message: 'the left branch talks about otters', admission: 'enqueue', deliverAs: 'steer' })
+      await until(() => registry.search('otters').length === 1)
+      const fake = runtimes.get('t1')
+      fake.emit({ type: 'branch', transcript: [user('u9', 'the right branch talks about herons')] })
+      await until(() => registry.search('herons').length === 1)
+      expect(registry.search('herons')[0]).toMatchObject({ threadId: 't1', messageId: 'u9' })
+      expect(registry.search('otters')).toEqual([])
+      fake.settle()
+    } finally {
+      await registry.shutdown()
+    }
+  })
+
   it('a start with no index builds it from the session files, once, without loading any feed', async () => {
     const runtimes = new FakeRuntimeFactory()
     const first = await ThreadRegistry.open(hostOptions(dir, runtimes))
