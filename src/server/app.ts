@@ -55,9 +55,14 @@ export interface AppOptions {
   cluster?: ClusterHttp
 }
 
+/** The heartbeat in cluster mode: a tab sees a frozen node's silence after 2.5 of them (follow-connection.ts). */
+const CLUSTER_HEARTBEAT_MS = 2000
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { registry } = options
-  const follow = { ...defaultStreamOptions, ...options.follow }
+  // A node can freeze (a stopped process, a partition) with its tabs' sockets open: in a cluster the
+  // heartbeat is frequent enough that a tab on a frozen node resumes on another within seconds.
+  const follow = { ...defaultStreamOptions, ...(options.cluster ? { heartbeatMs: CLUSTER_HEARTBEAT_MS } : {}), ...options.follow }
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? false }),
     // One line per request, with the route pattern rather than the URL.

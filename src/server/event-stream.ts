@@ -1,5 +1,6 @@
 /**
- * One Server-Sent Events response: headers, a `retry:` hint, heartbeats, and the backlog rule.
+ * One Server-Sent Events response: headers, a `retry:` hint, heartbeats (a `heartbeat` event naming
+ * its interval, at once and then at that interval), and the backlog rule.
  *
  * Frames arrive already encoded. A client is judged by sustained lag, not by one burst: a run that
  * streams as fast as the model can (thousands of frames in one tick) leaves megabytes in a fast
@@ -103,7 +104,10 @@ export function openEventStream(
     'cache-control': 'no-cache, no-transform',
     'x-accel-buffering': 'no',
   })
-  raw.write(`retry: ${options.retryMs}\n\n`)
+  // The heartbeat names its interval, so a tab can tell a silent stream from a dead one
+  // (follow-connection.ts); it has no id, so it moves no one's Last-Event-ID.
+  const beat = `event: heartbeat\ndata: ${options.heartbeatMs}\n\n`
+  raw.write(`retry: ${options.retryMs}\n\n${beat}`)
   // The head goes out now: a response corks its socket on write until the next tick (see `send`).
   if (raw.writableCorked) raw.uncork()
   raw.socket?.setNoDelay(true)
@@ -158,7 +162,7 @@ export function openEventStream(
     lagSince = undefined
   }
   out.on('drain', drained)
-  const heartbeat = setInterval(() => write(': heartbeat\n\n'), options.heartbeatMs)
+  const heartbeat = setInterval(() => write(beat), options.heartbeatMs)
   heartbeat.unref()
   request.raw.on('close', () => end(() => raw.end()))
   function write(frame: Buffer | string): void {

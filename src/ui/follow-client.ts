@@ -130,6 +130,10 @@ export class FollowClient {
       es.close()
       this.actor.send({ type: 'FAILED' })
     }
+    // The server's heartbeat (its interval in ms): what tells a silent stream from a dead one.
+    es.addEventListener('heartbeat', (ev) => {
+      if (this.#es === es) this.actor.send({ type: 'ALIVE', everyMs: Number((ev as MessageEvent<string>).data) || 0 })
+    })
     es.addEventListener('snapshot', (ev) => {
       if (this.#es !== es) return
       const snapshot = parse<Snapshot>(ev)

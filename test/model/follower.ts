@@ -96,7 +96,7 @@ export class Follower {
       else if (line.startsWith('event: ')) event = line.slice(7)
       else if (line.startsWith('data: ')) data += line.slice(6)
     }
-    if (!event) return // retry hint, heartbeat
+    if (!event || event === 'heartbeat') return // retry hint, heartbeat
     const frame: Frame = { seq: Number(id), event, data: JSON.parse(data), raw }
     conn.frames.push(frame)
     if (!conn.first) conn.first = frame

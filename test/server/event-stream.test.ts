@@ -59,6 +59,18 @@ describe('event stream on a socket', () => {
     const [head, body] = received().split('\r\n\r\n')
     expect(head.toLowerCase()).not.toContain('transfer-encoding')
     expect(head.toLowerCase()).toContain('connection: close')
-    expect(body).toBe('retry: 1000\n\nid: 1\nevent: a\ndata: {}\n\nid: 2\nevent: b\ndata: {}\n\n')
+    expect(body).toBe('retry: 1000\n\nevent: heartbeat\ndata: 15000\n\nid: 1\nevent: a\ndata: {}\n\nid: 2\nevent: b\ndata: {}\n\n')
+  })
+
+  it('names its heartbeat interval as the stream opens and beats at it, with no id (a resume point never moves), so a tab can tell silence from a dead connection', async () => {
+    const { req, res, received, ended } = await follow()
+    const request = { raw: req, url: req.url, log: { warn() {} } } as unknown as FastifyRequest
+    const reply = { hijack() {}, raw: res } as unknown as FastifyReply
+    const stream = openEventStream(request, reply, { ...defaultStreamOptions, heartbeatMs: 30 }, () => {})
+    const beat = 'event: heartbeat\ndata: 30\n\n'
+    await expect.poll(() => received().split(beat).length - 1).toBeGreaterThanOrEqual(3)
+    stream.close()
+    await ended
+    expect(received()).not.toMatch(/^id: /m)
   })
 })

@@ -153,7 +153,7 @@ export class SseClient {
       else if (line.startsWith('event: ')) frame.event = line.slice(7)
       else if (line.startsWith('data: ')) data += line.slice(6)
     }
-    if (!frame.event) return // retry hints and heartbeats
+    if (!frame.event || frame.event === 'heartbeat') return // retry hints and heartbeats
     frame.data = JSON.parse(data)
     this.frames.push(frame as Frame)
     for (const w of this.#waiters.filter((w) => w.match(frame as Frame))) {

@@ -53,7 +53,7 @@ describe('follow connection machine', () => {
     m.clock.increment(1)
     m.actor.send({ type: 'FRAME', seq: 3 })
     expect(m.value()).toBe('open')
-    expect(m.actor.getSnapshot().context).toEqual({ lastSeq: 3, attempt: 0 })
+    expect(m.actor.getSnapshot().context).toEqual({ lastSeq: 3, attempt: 0, silenceMs: 0 })
   })
 
   /** Drives the machine through an outage of `outageMs` (every attempt before it fails at once); the time from the server's return to the reconnect. */
@@ -102,5 +102,32 @@ describe('follow connection machine', () => {
     m.clock.increment(60_000)
     expect(m.value()).toBe('closed')
     expect(m.connect).toHaveBeenCalledTimes(2)
+  })
+
+  test('a stream silent for 2.5 of the heartbeats it named is taken as dead (a slept laptop, a frozen node) and resumed after the last seq', () => {
+    const m = start()
+    m.actor.send({ type: 'OPENED' })
+    m.actor.send({ type: 'ALIVE', everyMs: 2000 })
+    m.actor.send({ type: 'FRAME', seq: 4 })
+    // Heartbeats keep it open however long no frame comes.
+    for (let i = 0; i < 5; i++) {
+      m.clock.increment(1999)
+      m.actor.send({ type: 'ALIVE', everyMs: 2000 })
+    }
+    expect(m.value()).toBe('open')
+    m.clock.increment(4999)
+    expect(m.value()).toBe('open')
+    m.clock.increment(1)
+    expect(m.value()).toBe('backingOff')
+    expect(m.disconnect).toHaveBeenCalledTimes(1)
+    m.clock.increment(backoffDelay(1))
+    expect(m.connect).toHaveBeenLastCalledWith(4)
+  })
+
+  test('a stream that named no heartbeat is never judged by its silence', () => {
+    const m = start()
+    m.actor.send({ type: 'OPENED' })
+    m.clock.increment(3_600_000)
+    expect(m.value()).toBe('open')
   })
 })

@@ -140,6 +140,18 @@ describe('thread pane', () => {
     expect(page.getByRole('log').getByText('only once').elements()).toHaveLength(1)
   })
 
+  test('a stream that stops bringing the heartbeats it named is closed and resumed after the last seq, with no error from the connection', async () => {
+    const { es } = mount()
+    await until(() => FakeEventSource.instances.length === 1)
+    const first = es()
+    first.open()
+    first.dispatchEvent(new MessageEvent('heartbeat', { data: '40' }))
+    first.snapshot(snapshotOf('t1', { seq: 7 }))
+    await until(() => FakeEventSource.instances.length === 2, 3000)
+    expect(first.closed).toBe(true)
+    expect(es().url).toBe('/api/threads/t1/follow?after=7')
+  })
+
   test('composer: Enter sends one POST and clears; Shift+Enter adds a line', async () => {
     const { es, api } = mount()
     await until(() => FakeEventSource.instances.length === 1)
