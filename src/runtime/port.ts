@@ -315,6 +315,11 @@ export interface RuntimeOptions {
    * takes the run's checkpoint. It never refuses the call.
    */
   beforeFileChange?: (change: FileChangeIntent) => Promise<void>
+  /**
+   * Cluster mode only: asked before each tool call and each write to the session file; a reason means
+   * this node may no longer act for the thread (another node may own it), and the step is refused.
+   */
+  fence?: () => string | undefined
 }
 
 export type ModelCheck = { ok: true; model: ModelInfo } | { ok: false; reason: string }

@@ -33,6 +33,7 @@ import { ASK_USER_QUESTION, askUserQuestionExtension } from './tools/ask-user-qu
 import { PERMISSION_CHOICES, TOOL_POLICY_ORIGIN, toolPermissionExtension, userShellPermission, type PermissionAsk } from './tools/tool-permission.js'
 import { UI_DIALOG, uiDialogExtension } from './tools/ui-dialog.js'
 import { checkpointHookExtension } from './tools/checkpoint-hook.js'
+import { fenceSessionWrites, ownershipFenceExtension } from './tools/ownership-fence.js'
 import { sessionChangesExtension } from './session-changes.js'
 import { PiRuntime } from './pi-adapter.js'
 import { commandContextActions, shutdownNotice } from './command-actions.js'
@@ -65,7 +66,7 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
   /** Everything pi does while building the session (loading extensions, session_start) runs as the thread's. */
   const create = (request: RuntimeOptions) => asThread(`thread ${request.threadId}`, log, () => build(request))
 
-  async function build({ threadId, model: modelName, thinkingLevel, cwd, ui, actions, onSessionChange, begun, beforeFileChange }: RuntimeOptions): Promise<AgentRuntime> {
+  async function build({ threadId, model: modelName, thinkingLevel, cwd, ui, actions, onSessionChange, begun, beforeFileChange, fence }: RuntimeOptions): Promise<AgentRuntime> {
     const model = models.find(modelName)
     if (!model) throw new Error(`Unknown model '${modelName}'.`)
     // The user's settings (global, and the project's once it is trusted), as pi reads them.
@@ -83,11 +84,15 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
       const answer = resolution.answer
       return { ...(answer && 'value' in answer ? { value: answer.value } : {}), outcome: resolution.outcome }
     }
+    // Cluster mode: a stale node's tool calls are refused, before a question is asked and again after.
+    const fenced = fence ? [ownershipFenceExtension(fence)] : []
     const extensionFactories: ExtensionFactory[] = [
+      ...fenced,
       ...own(ASK_USER_QUESTION, askUserQuestionExtension(ui, log)),
       ...own(UI_DIALOG, uiDialogExtension(ui, log)),
       toolPermissionExtension(toolPolicy, askPermission),
       ...(beforeFileChange ? [checkpointHookExtension(beforeFileChange)] : []),
+      ...fenced,
       ...(onSessionChange ? [sessionChangesExtension(onSessionChange, (m) => models.nameOf(m))] : []),
       ...(options.extraExtensions?.(ui) ?? []),
     ]
@@ -125,6 +130,9 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
     if (torn) log.warn(`thread ${threadId}: its session file's last line was torn by a crash; cut off (bytes kept in ${torn})`)
     // open() on a missing file starts a new session that will be written to exactly this path.
     const sessionManager = SessionManager.open(paths.file, paths.dir, cwd)
+    if (fence && !fenceSessionWrites(sessionManager, fence, (why) => log.warn(`thread ${threadId}: session entry not written: ${why}`))) {
+      log.warn(`thread ${threadId}: this pi's SessionManager has no _persist/_rewriteFile; a stale node's late entries are not fenced`)
+    }
     const { session } = await createAgentSession({
       cwd,
       agentDir,
