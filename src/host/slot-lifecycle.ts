@@ -36,6 +36,8 @@ export interface SlotLifecycleDeps {
   checkpoints?: Checkpoints
   /** Threads' own git worktrees (worktrees.ts): removed with their thread. */
   worktrees?: Worktrees
+  /** Cluster mode: why this node may no longer act for a thread (cluster/fence-guard.ts); unset on one node. */
+  fence?: () => ((threadId: string) => string | undefined) | undefined
 }
 
 export function provideSlotMachine(deps: SlotLifecycleDeps) {
@@ -100,6 +102,7 @@ async function build(deps: SlotLifecycleDeps, slot: ThreadSlot): Promise<LiveThr
   runs = deps.checkpoints && watchRuns(deps.checkpoints, threadId, cwd ?? deps.defaultCwd, feed, () => live.run)
   try {
     const actions = deps.threadActions?.(slot, live)
+    const fence = deps.fence?.()
     const runtime = await deps.runtimes.create({
       threadId,
       model,
@@ -110,6 +113,7 @@ async function build(deps: SlotLifecycleDeps, slot: ThreadSlot): Promise<LiveThr
       ...(actions ? { actions } : {}),
       ...(slot.begun ? { begun: slot.begun } : {}),
       ...(runs ? { beforeFileChange: runs.beforeFileChange } : {}),
+      ...(fence ? { fence: () => fence(threadId) } : {}),
     })
     slot.begun = undefined
     if (slot.doomed || deps.closing()) {

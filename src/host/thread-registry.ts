@@ -75,6 +75,8 @@ export class ThreadRegistry {
   readonly #liveListeners = new Set<(thread: LiveThread, event: 'started' | 'retired') => void>()
   /** Cluster mode: follows are served from the thread's log (src/host/cluster/cluster-node.ts). */
   #follow?: (threadId: string) => Promise<Feed | undefined>
+  /** Cluster mode: why this node may no longer act for a thread (cluster/fence-guard.ts). */
+  #fence?: (threadId: string) => string | undefined
   readonly #checkpoints: Checkpoints
   readonly #changes: ChangeRequests
   readonly #worktrees: Worktrees
@@ -126,6 +128,7 @@ export class ThreadRegistry {
       }),
       checkpoints: this.#checkpoints,
       worktrees: this.#worktrees,
+      fence: () => this.#fence,
     })
     this.#changes = new ChangeRequests({
       checkpoints: this.#checkpoints,
@@ -379,10 +382,18 @@ export class ThreadRegistry {
 
   // ——— cluster mode (src/host/cluster/cluster-node.ts): the node's hooks into the directory ———
 
-  /** Follows come from `follow`; a feed this node loads starts from `base` when the thread's log has one. */
-  attachCluster(hooks: { follow: (threadId: string) => Promise<Feed | undefined>; base: (threadId: string) => Promise<ThreadView | undefined> }): void {
+  /**
+   * Follows come from `follow`; a feed this node loads starts from `base` when the thread's log has
+   * one; a runtime built here asks `fence` before each tool call and session-file write.
+   */
+  attachCluster(hooks: {
+    follow: (threadId: string) => Promise<Feed | undefined>
+    base: (threadId: string) => Promise<ThreadView | undefined>
+    fence?: (threadId: string) => string | undefined
+  }): void {
     this.#follow = hooks.follow
     this.#feeds.base = hooks.base
+    this.#fence = hooks.fence
   }
 
   /** The feed this node writes (its own, as the thread's owner), not the one its follows read. */

@@ -4,7 +4,7 @@
  * nats-server sharing one data dir and one workspace.
  */
 import { spawnSync } from 'node:child_process'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { join } from 'node:path'
 import type { NatsServer } from '../support/nats-server.js'
@@ -127,4 +127,26 @@ export async function startCluster(servers: ReturnType<typeof spawnedServers>, n
       return nodes.get(name)!
     },
   }
+}
+
+/** The node process itself (the namespace's first process when it runs in one; else the spawned child). */
+export function nodePid(server: ServerProcess): number {
+  const pid = server.child.pid!
+  if (!namespaces) return pid
+  const child = spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout.trim().split('\n')[0]
+  if (!child) throw new Error(`no process under ${pid} (the namespace's node)`)
+  return Number(child)
+}
+
+/** PIDs of the processes whose command line contains `pattern` (the test's own pgrep left out). */
+export function processesMatching(pattern: string): number[] {
+  const out = spawnSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).stdout.trim()
+  return out ? out.split('\n').map(Number) : []
+}
+
+/** A `--tools-policy` file that lets the model's bash run without asking (the fault tests run real tools). */
+export function bashAllowedPolicy(dir: string): string {
+  const file = join(dir, 'tools-policy.json')
+  writeFileSync(file, JSON.stringify({ tools: { bash: 'allow' } }))
+  return file
 }

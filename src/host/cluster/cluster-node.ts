@@ -18,13 +18,18 @@ import type { Feed } from '../feed.js'
 import { encodeObservation } from '../frame.js'
 import type { Log } from '../store/journal.js'
 import type { ThreadRow, ThreadStore } from '../store/port.js'
+import { fenceGuard, type FenceGuard } from './fence-guard.js'
 import { LogWriter } from './log-writer.js'
 import type { ClusterEngine, CommandReply, CommandRequest, NodeInfo, Ownership } from './port.js'
 import { ThreadMirror } from './thread-mirror.js'
 
 /** What the node needs of the thread registry (thread-registry.ts). */
 export interface ClusterRegistry {
-  attachCluster(hooks: { follow: (threadId: string) => Promise<Feed | undefined>; base: (threadId: string) => Promise<ThreadView | undefined> }): void
+  attachCluster(hooks: {
+    follow: (threadId: string) => Promise<Feed | undefined>
+    base: (threadId: string) => Promise<ThreadView | undefined>
+    fence?: FenceGuard
+  }): void
   watchFeeds(watcher: (threadId: string, feed: Feed) => void): () => void
   ownFeed(threadId: string): Promise<Feed | undefined>
   adopt(row: Pick<ThreadRow, 'threadId'> & Partial<ThreadRow>): void
@@ -72,7 +77,7 @@ export class ClusterNode {
     const { membership, index } = this.engine
     await membership.join()
     membership.onLost(() => void this.#loseAll())
-    this.registry.attachCluster({ follow: (id) => this.follow(id), base: (id) => this.#base(id) })
+    this.registry.attachCluster({ follow: (id) => this.follow(id), base: (id) => this.#base(id), fence: fenceGuard(membership, (id) => this.owns(id)) })
     this.registry.watchFeeds((threadId, feed) => this.#attach(threadId, feed))
     this.#index = await index.watch(
       (row) => this.registry.adopt(row),
@@ -237,7 +242,14 @@ export class ClusterNode {
     this.#owned.get(threadId)?.writer.push({ kind: 'prompt', op: 'settled', messageId })
   }
 
-  /** Another node's append landed before ours: that node owns the thread; this one stops running it. */
+  /**
+   * Another node's append landed before ours (or this node's lease is gone): this one stops running
+   * the thread. From the moment it is out of `#owned`, the fence guard refuses the thread's tools and
+   * session-file writes here; the dispose aborts the run, which kills the process group of each tool
+   * it started (pi's bash runs each command detached, in a group of its own); what the dispose reports
+   * goes nowhere (the writer is closed). The thread's follows here end, so their tabs reconnect with
+   * their last seq and resume from the log the new owner writes.
+   */
   async #lose(threadId: string): Promise<void> {
     const owned = this.#owned.get(threadId)
     if (!owned) return
@@ -245,6 +257,9 @@ export class ClusterNode {
     owned.stopServing()
     owned.writer.close()
     this.options.log?.('warn', `[${threadId}] cluster: fenced; another node owns the thread, its run here is stopped`)
+    const mirror = this.#mirrors.get(threadId)
+    this.#mirrors.delete(threadId)
+    mirror?.stop()
     await this.registry.fence(threadId)
   }
 

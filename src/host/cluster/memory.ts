@@ -45,6 +45,7 @@ export class MemoryCluster {
         isLive: async (id) => cluster.nodes.has(id),
         join: async () => void cluster.nodes.set(self.id, self),
         onLost: (listener) => void cluster.#lost.set(self.id, listener),
+        current: () => cluster.nodes.has(self.id),
         leave: async () => void cluster.nodes.delete(self.id),
       },
       owners: {

@@ -121,6 +121,10 @@ class NatsMembership implements Membership {
     this.#listeners.push(listener)
   }
 
+  current(): boolean {
+    return !this.#lost && this.#lastRenewed > 0 && Date.now() - this.#lastRenewed <= SELF_FENCE_MS
+  }
+
   async live(): Promise<NodeInfo[]> {
     const out: NodeInfo[] = []
     for await (const id of await this.kv.keys()) {

@@ -29,6 +29,11 @@ export interface Membership {
   join(): Promise<void>
   /** Called once if this node's lease was lost (renewal refused or not renewed in time): it must stop owning anything. */
   onLost(listener: () => void): void
+  /**
+   * Whether this node's lease is current right now: joined, not lost, and renewed within the
+   * self-fence margin. Synchronous, so a node that wakes from a freeze knows before its next step.
+   */
+  current(): boolean
   leave(): Promise<void>
 }
 
