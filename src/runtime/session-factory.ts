@@ -33,7 +33,7 @@ import { ASK_USER_QUESTION, askUserQuestionExtension } from './tools/ask-user-qu
 import { PERMISSION_CHOICES, TOOL_POLICY_ORIGIN, toolPermissionExtension, userShellPermission, type PermissionAsk } from './tools/tool-permission.js'
 import { UI_DIALOG, uiDialogExtension } from './tools/ui-dialog.js'
 import { checkpointHookExtension } from './tools/checkpoint-hook.js'
-import { fenceSessionWrites, ownershipFenceExtension } from './tools/ownership-fence.js'
+import { fencedShell, fenceSessionWrites, ownershipFenceExtension } from './tools/ownership-fence.js'
 import { sessionChangesExtension } from './session-changes.js'
 import { PiRuntime } from './pi-adapter.js'
 import { commandContextActions, shutdownNotice } from './command-actions.js'
@@ -164,7 +164,7 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
       ...(askTrust ? { pendingTrust: askTrust } : {}),
       label: `thread ${threadId}`,
       ...(options.shutdownMs !== undefined ? { shutdownMs: options.shutdownMs } : {}),
-      shellPermission: userShellPermission(toolPolicy, askPermission),
+      shellPermission: fence ? fencedShell(fence, userShellPermission(toolPolicy, askPermission)) : userShellPermission(toolPolicy, askPermission),
     })
     const tell = (message: string) => {
       log.info(`thread ${threadId}: ${message}`)

@@ -19,7 +19,7 @@ afterEach(async () => {
 const call = (tool: string, args: object) => `call ${tool} ${JSON.stringify(args)}`
 
 describe('a runtime fenced off its thread (cluster mode)', () => {
-  it('a stale node refuses the next tool call before it is asked or run, and appends nothing more to the session file', async () => {
+  it("a stale node refuses the next tool call, the model's or a typed !command, before it is asked or run, and appends nothing more to the session file", async () => {
     const tmp = tempDir()
     cleanups.push(tmp.cleanup)
     let stale: string | undefined
@@ -45,6 +45,14 @@ describe('a runtime fenced off its thread (cluster mode)', () => {
     expect(end.result.text).toBe('bash did not run: node n1 no longer owns thread t.')
     expect(ui.asks).toHaveLength(1)
     expect(existsSync(join(tmp.dir, 'two.txt'))).toBe(false)
+    expect(readFileSync(file, 'utf8')).toBe(before)
+
+    // A command typed in the composer (`!`) is refused the same way.
+    runtime.prompt({ messageId: 'p3', text: '!echo three > three.txt' })
+    await rec.next('settled', 3)
+    expect(rec.of('tool-end')[2].result.text).toContain('The command did not run: node n1 no longer owns thread t.')
+    expect(ui.asks).toHaveLength(1)
+    expect(existsSync(join(tmp.dir, 'three.txt'))).toBe(false)
     expect(readFileSync(file, 'utf8')).toBe(before)
   })
 })

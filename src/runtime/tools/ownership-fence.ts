@@ -21,6 +21,15 @@ export function ownershipFenceExtension(fence: RuntimeFence): ExtensionFactory {
   }
 }
 
+/** A `!` command typed in the composer: refused as the model's tools are, before the policy asks, and again after. */
+export function fencedShell(fence: RuntimeFence, permission: (command: string) => Promise<string | undefined>): (command: string) => Promise<string | undefined> {
+  const refused = () => {
+    const refusal = fence()
+    return refusal && `The command did not run: ${refusal}.`
+  }
+  return async (command) => refused() ?? (await permission(command)) ?? refused()
+}
+
 /**
  * pi appends each entry to the session file itself (`SessionManager._persist`, its one write path;
  * `_rewriteFile` for a rewrite). A stale node's entries stay in its memory, never in the file the
