@@ -181,7 +181,8 @@ describe.skipIf(skip !== undefined)(`owner faults in a cluster of threadhost nod
     await expect.poll(() => processesMatching(`sleep ${tool}`).length, { timeout: 5000, interval: 50 }).toBe(0)
     console.log(`[cluster] owner woken: its tool process group was gone ${Date.now() - wokeAt} ms after SIGCONT`)
     // Its tab's stream was closed; the tab went on elsewhere, with its last seq.
-    await expect.poll(() => frozenTab.has(settledRun(1, true)), { timeout: 10_000 }).toBe(true)
+    await expect.poll(() => frozenTab.has(settledRun(1, true)), { timeout: 10_000, interval: 50 }).toBe(true)
+    console.log(`[cluster] owner woken: its own tab had the takeover's frames ${Date.now() - frozenAt} ms after SIGSTOP (${Date.now() - wokeAt} ms after SIGCONT)`)
     // Time enough for what the woken owner would have done: its run ending, the follow-up's tool.
     await new Promise((resolve) => setTimeout(resolve, 2500))
 

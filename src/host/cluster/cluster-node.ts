@@ -77,7 +77,7 @@ export class ClusterNode {
     const { membership, index } = this.engine
     await membership.join()
     membership.onLost(() => void this.#loseAll())
-    this.registry.attachCluster({ follow: (id) => this.follow(id), base: (id) => this.#base(id), fence: fenceGuard(membership, (id) => this.owns(id)) })
+    this.registry.attachCluster({ follow: (id) => this.follow(id), base: (id) => this.#base(id), fence: fenceGuard({ name: () => this.self.name, leaseCurrent: () => this.engine.membership.current(), owns: (id) => this.owns(id) }) })
     this.registry.watchFeeds((threadId, feed) => this.#attach(threadId, feed))
     this.#index = await index.watch(
       (row) => this.registry.adopt(row),

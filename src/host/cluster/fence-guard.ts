@@ -8,15 +8,18 @@
  *
  * Only cluster mode builds one; the single-node path never asks anything.
  */
-import type { Membership } from './port.js'
 
 /** Why this node may no longer act for the thread, or undefined while it may. */
 export type FenceGuard = (threadId: string) => string | undefined
 
-export function fenceGuard(membership: Pick<Membership, 'current' | 'self'>, owns: (threadId: string) => boolean): FenceGuard {
+/**
+ * `node` is read at each question, not once: a node that rejoins under a new identity (a new lease)
+ * answers for the threads it owns from then on.
+ */
+export function fenceGuard(node: { name: () => string; leaseCurrent: () => boolean; owns: (threadId: string) => boolean }): FenceGuard {
   return (threadId) => {
-    if (!membership.current()) return `node ${membership.self.name}'s lease is not current (not renewed within the self-fence margin); another node may own thread ${threadId} now`
-    if (!owns(threadId)) return `node ${membership.self.name} no longer owns thread ${threadId}`
+    if (!node.leaseCurrent()) return `node ${node.name()}'s lease is not current (not renewed within the self-fence margin); another node may own thread ${threadId} now`
+    if (!node.owns(threadId)) return `node ${node.name()} no longer owns thread ${threadId}`
     return undefined
   }
 }
