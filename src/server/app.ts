@@ -32,6 +32,7 @@ import { answerOf, guardOutcomes } from '../schemas/outcomes.js'
 import { extensionCounts } from '../schemas/extensions.js'
 import { installWriteGuards, refuseWrite } from './writes.js'
 import type { ClusterHttp } from './cluster-http.js'
+import type { ClusterMetrics } from './cluster-metrics.js'
 import { writeFault } from '../host/store/port.js'
 
 export interface AppOptions {
@@ -53,6 +54,8 @@ export interface AppOptions {
   plugins?: FastifyPluginAsync[]
   /** Cluster mode (`--cluster`): commands reach each thread's owner, health names the nodes. */
   cluster?: ClusterHttp
+  /** Cluster mode: the node's name on every metric, and its cluster figures (cluster-metrics.ts). */
+  clusterMetrics?: ClusterMetrics
 }
 
 /** The heartbeat in cluster mode: a tab sees a frozen node's silence after 2.5 of them (follow-connection.ts). */
@@ -151,7 +154,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // Before the routes: the document is built from each route as it is added.
   await registerOpenApi(app)
-  const metrics = installMetrics(app, { registry, processMetrics: options.processMetrics })
+  const metrics = installMetrics(app, { registry, processMetrics: options.processMetrics, cluster: options.clusterMetrics })
 
   const push = options.push ?? PushNotifier.inMemory((level, message) => app.log[level](message))
   const unwatchPush = push.watch(registry)

@@ -9,6 +9,9 @@
  *
  * Followers dropped for lag are counted through the event stream's `onDropped` hook, which the app
  * wires to `onFollowerDropped`.
+ *
+ * A cluster node (`--cluster`) labels every figure with its node name (`node`) and adds its cluster
+ * figures, counted by its engine's wrapper (cluster-metrics.ts). One process alone: neither.
  */
 import type { ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
@@ -16,6 +19,7 @@ import type { FastifyInstance } from 'fastify'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { ThreadRegistry } from '../host/thread-registry.js'
 import type { Observation } from '../schemas/index.js'
+import type { ClusterMetrics } from './cluster-metrics.js'
 import { apiRoutes } from '../schemas/api-routes.js'
 import { registerRoutes } from './routes/register.js'
 
@@ -27,6 +31,8 @@ export interface MetricsOptions {
   registry: ThreadRegistry
   /** Node's process metrics (memory, event loop, GC): on in the server, off in tests that build many apps. */
   processMetrics?: boolean
+  /** A cluster node's name and counts. */
+  cluster?: ClusterMetrics
 }
 
 /** What a prompt came to, by the status and body the route answered (docs/api.md, Prompt). */
@@ -50,6 +56,8 @@ export function installMetrics(
 ): { register: Registry; onFollowerDropped: (reason: 'lag' | 'buffer-limit') => void; onFollowJoined: (res: ServerResponse) => void } {
   const { registry } = options
   const register = new Registry()
+  // Before any metric exists: the default label applies to those registered after it.
+  if (options.cluster) register.setDefaultLabels({ node: options.cluster.node })
   if (options.processMetrics) collectDefaultMetrics({ register, prefix: 'threadhost_' })
   const registers = [register]
 
@@ -245,6 +253,7 @@ export function installMetrics(
       handler: async (_request, reply) => reply.type(register.contentType).send(await register.metrics()),
     },
   })
+  if (options.cluster) clusterFigures(options.cluster, registry, registers)
   const dropped = new Counter({
     name: 'threadhost_followers_dropped_total',
     help: 'Followers closed because they fell behind (sustained lag, or over the buffer limit); their tabs resume',
@@ -260,6 +269,51 @@ export function installMetrics(
       if (joined) joined.tracked.charged = appended.get(joined.threadId)?.n ?? 0
     },
   }
+}
+
+/** A cluster node's own figures: what it owns and mirrors now, and what it appended, passed on, served and took over. */
+function clusterFigures(cluster: ClusterMetrics, registry: ThreadRegistry, registers: Registry[]): void {
+  const { counts } = cluster
+  new Gauge({
+    name: 'threadhost_cluster_threads_owned',
+    help: 'Threads this node owns now (it runs their commands and writes their logs)',
+    registers,
+    collect() {
+      this.set(registry.list().filter((t) => cluster.owns(t.threadId)).length)
+    },
+  })
+  new Gauge({
+    name: 'threadhost_cluster_mirrors',
+    help: "Threads whose log this node reads now, to serve its followers (one mirror per thread)",
+    registers,
+    collect() {
+      this.set(counts.mirrors)
+    },
+  })
+  const total = (name: string, help: string, value: () => number) =>
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        this.reset()
+        this.inc(value())
+      },
+    })
+  total('threadhost_cluster_appends_total', "Records this node appended to threads' logs", () => counts.appends)
+  total('threadhost_cluster_appends_refused_total', 'Appends refused because another node had written since (this node was fenced for that thread)', () => counts.refused)
+  total('threadhost_cluster_takeovers_total', 'Threads this node took over from a node whose lease had lapsed', () => counts.takeovers)
+  new Counter({
+    name: 'threadhost_cluster_commands_total',
+    help: "Commands passed between nodes: `forwarded` by this node to a thread's owner (and answered), `served` here as the owner for another node",
+    labelNames: ['way'],
+    registers,
+    collect() {
+      this.reset()
+      this.inc({ way: 'forwarded' }, counts.forwarded)
+      this.inc({ way: 'served' }, counts.served)
+    },
+  })
 }
 
 function parseBody(payload: unknown): { queued?: unknown; reason?: unknown } | undefined {

@@ -26,6 +26,7 @@ import { Workspaces } from '../host/workspaces.js'
 import { createPiRuntimeFactory, describeSurvey, PiModels, surveyAgentDir } from '../runtime/index.js'
 import { buildApp } from './app.js'
 import { clusterHttp } from './cluster-http.js'
+import { clusterMetrics, countedEngine } from './cluster-metrics.js'
 import { debugRoutes } from './debug-routes.js'
 import { ConfigError, type Config } from './config.js'
 import { createLogger, hostLog, type LogLevel } from './log.js'
@@ -109,9 +110,11 @@ async function openClusterNode(
   log: HostLog,
 ): Promise<{ registry: ThreadRegistry; node: ClusterNode }> {
   const [{ connectNats }, { ClusterNode, clusterStore }] = await Promise.all([import('../host/cluster/nats.js'), import('../host/cluster/cluster-node.js')])
-  const engine = await connectNats(cluster.url, cluster.nodeName, log).catch((error: unknown) => {
+  const connected = await connectNats(cluster.url, cluster.nodeName, log).catch((error: unknown) => {
     throw new ConfigError(`--cluster ${cluster.url}: could not reach NATS JetStream (${error instanceof Error ? error.message : String(error)})`)
   })
+  // Counted as the node uses it, for its /metrics.
+  const { engine } = countedEngine(connected)
   let node: ClusterNode | undefined
   const own = SqliteThreadStore.open(nodeDir(options.dataDir, cluster.nodeName), { floorSeq: () => lostCeiling() })
   const registry = await ThreadRegistry.open({ ...options, store: clusterStore(own.store, () => node, log) })
@@ -127,7 +130,7 @@ async function openClusterNode(
 /** The app on its port; an app that cannot listen is closed before the failure goes on. */
 async function listen(config: Config, registry: ThreadRegistry, push: PushNotifier, logger: Logger, node?: ClusterNode): Promise<{ app: FastifyInstance; url: string }> {
   const app = await buildApp({
-    ...(node ? { cluster: clusterHttp(node) } : {}),
+    ...(node ? { cluster: clusterHttp(node), clusterMetrics: clusterMetrics(node) } : {}),
     registry,
     push,
     token: config.token,
