@@ -16,8 +16,8 @@
  * Not a test: nothing here asserts a time. Numbers go to docs/benchmarks.md by hand.
  * `--quick` (or BENCH_QUICK=1): fewer rounds, shorter runs, a lower concurrent ladder — a few minutes.
  * BENCH_SERVER=tsx runs threadhost from its sources through tsx (to measure a tree without a build);
- * BENCH_ROUNDS=n sets the rounds; BENCH_ONLY=fanout,paced,first,dialog,startup,npm,heap,cold,big,stall,concurrent
- * picks scenarios; BENCH_HEAP_THREADS=n sets how many idle live threads the heap figure divides by
+ * BENCH_ROUNDS=n sets the rounds; BENCH_ONLY=fanout,paced,first,dialog,startup,npm,heap,cold,big,stall,concurrent,cluster
+ * picks scenarios (cluster: 3 nodes on nats-server against the embedded node, bench/cluster.ts); BENCH_HEAP_THREADS=n sets how many idle live threads the heap figure divides by
  * (default 100); BENCH_COLD_THREADS=n the cold-thread figure's threads (default 10,000) and BENCH_COLD_LIVED how
  * many of them run a prompt and go back cold (default 1200: fewer leave compiled code still growing in the per-thread figure); BENCH_CONCURRENT_MAX=k caps the concurrent scenario's threads (default 1280) and
  * BENCH_CONCURRENT_WINDOW_MS its measuring window per step (default 2000).
@@ -28,6 +28,7 @@ import { createServer, type AddressInfo } from 'node:net'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { spawnServer, type ServerProcess } from '../test/support/spawn-server.js'
+import { ClusterBench } from './cluster.js'
 
 const root = resolve(import.meta.dirname, '..')
 /** Both servers run with the bench's probe (bench/probe.mjs) answering over IPC. */
@@ -36,7 +37,7 @@ const PROBED = ['--expose-gc', '--import', join(root, 'bench/probe.mjs')]
 const QUICK = process.argv.includes('--quick') || process.env.BENCH_QUICK === '1'
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? (QUICK ? 2 : 3)))
 const MODE = process.env.BENCH_SERVER === 'tsx' ? 'tsx' : 'compiled'
-/** BENCH_ONLY=fanout,paced,first,dialog,startup,npm,heap,cold,big,stall,concurrent runs only those scenarios (all by default). */
+/** BENCH_ONLY=fanout,paced,first,dialog,startup,npm,heap,cold,big,stall,concurrent,cluster runs only those scenarios (all by default). */
 const ONLY = process.env.BENCH_ONLY?.split(',')
 /** Threads of the heap figure (BENCH_HEAP_THREADS; each is one pi session built and run once). */
 const HEAP_THREADS = Math.max(1, Number(process.env.BENCH_HEAP_THREADS ?? (QUICK ? 40 : 100)))
@@ -1097,6 +1098,7 @@ async function main() {
   const floor = runs('fanout') || runs('first') ? await Server.floor() : undefined
   const clients = new Clients(2)
   let concurrent: Concurrent | undefined
+  let cluster: ClusterBench | undefined | null
   let paced: { th: Server; floor: Server } | undefined
   try {
     if (runs('fanout') || runs('first')) {
@@ -1211,11 +1213,15 @@ async function main() {
         }
         await concurrent.round(round)
       }
+      if (runs('cluster')) {
+        if (cluster === undefined) cluster = (await ClusterBench.start({ mode: MODE, quick: QUICK, progress })) ?? null
+        await cluster?.round(round, clients)
+      }
       console.log(`round ${round} done in ${((performance.now() - t) / 1000).toFixed(0)} s`)
     }
   } finally {
     clients.kill()
-    await Promise.all([th.stop(), base.stop(), floor?.stop(), paced?.th.stop(), paced?.floor.stop(), concurrent?.stop()])
+    await Promise.all([th.stop(), base.stop(), floor?.stop(), paced?.th.stop(), paced?.floor.stop(), concurrent?.stop(), cluster?.stop()])
   }
   const load1 = loadavg()
   console.log('')
@@ -1235,6 +1241,7 @@ async function main() {
     console.log(`  ${row.figure}: ${row.a.map((x, i) => [x, row.c[i], row.b[i]].filter((v) => v !== undefined).map(fmt).join(' / ')).join(', ')}`)
   }
   for (const note of notes) console.log(`  ${note}`)
+  cluster?.report(percentile, fmt)
   console.log(`\nload average at the end ${load1.map((l) => l.toFixed(2)).join(' ')}; took ${((performance.now() - began) / 1000).toFixed(0)} s`)
 }
 

@@ -1,0 +1,408 @@
+/**
+ * `npm run bench`'s cluster scenario (BENCH_ONLY=cluster): three threadhost nodes on a real
+ * `nats-server -js` on loopback against the embedded single node, in the same run, round after
+ * round (embedded, then the cluster, for each figure, so the machine's load hits both alike):
+ *
+ * - **command**: `POST …/prompt` → its `202`, sent to the embedded node, to the thread's owner and
+ *   to a node that passes it on to the owner;
+ * - **frame**: a delta's append (the moment the owner's feed encodes it, noted inside the server by
+ *   bench/cluster-stamp.mjs) → its arrival at a follower: on the embedded node, on the owner's node
+ *   and on each other node (a `slow` run paced by the demo model);
+ * - **dialog**: the answer's POST → the last of 100 followers has `dialog-settled` (the single
+ *   node's dialog scenario, compare.ts, with the followers spread over the three nodes and the
+ *   answer sent to each node in turn);
+ * - **failover**: kill -9 of the node owning threads mid-run → `settled {aborted}` at a follower on
+ *   a survivor, per thread; the node is started again after each sample.
+ *
+ * Each figure is printed beside the issue's target (issue 23). Skipped, saying why, where
+ * nats-server is not installed. Not a test: nothing here asserts.
+ */
+import type { ChildProcess } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { request as httpRequest, type ClientRequest } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { natsMissing, startNats, type NatsServer } from '../test/support/nats-server.js'
+import { spawnServer, type ServerProcess } from '../test/support/spawn-server.js'
+
+const root = resolve(import.meta.dirname, '..')
+const STAMP = ['--import', join(root, 'bench/cluster-stamp.mjs')]
+/** The demo model's pause before each chunk, the same on every server: a paced stream, as a model's. */
+const PACE_MS = 5
+const CONFIRM = 'call ui_dialog {"method":"confirm","title":"Deploy?","message":"to prod"}'
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** What the scenario needs of compare.ts's follower processes (its `Clients`). */
+export interface FollowerProcesses {
+  open(port: number, path: string, n: number): Promise<void>
+  arm(marker: string, record?: boolean, timeoutMs?: number): Promise<() => Promise<{ first: bigint; last: bigint; closed: number; record?: string[] }>>
+  close(): Promise<void>
+}
+
+export interface ClusterBenchOptions {
+  mode: 'tsx' | 'compiled'
+  quick: boolean
+  progress: (what: string) => void
+}
+
+/** A threadhost process of the bench: its URL, port and the stamp channel. */
+class Node {
+  constructor(
+    readonly name: string,
+    readonly server: ServerProcess,
+    readonly url: string,
+  ) {}
+
+  get port(): number {
+    return Number(new URL(this.url).port)
+  }
+
+  get child(): ChildProcess {
+    return this.server.child
+  }
+
+  static async start(name: string, mode: 'tsx' | 'compiled', dataDir: string, extra: string[]): Promise<Node> {
+    const args = ['--port', '0', '--data-dir', dataDir, '--agent-dir', join(dataDir, 'agent'), '--workspace', join(dataDir, 'ws'), '--model', 'demo', '--demo-delay-ms', String(PACE_MS), '--inspector', 'off', '--log-level', 'warn', ...extra]
+    const server = spawnServer({ args, entry: mode, node: [...STAMP, ...(mode === 'compiled' ? ['--enable-source-maps'] : [])], ipc: true })
+    return new Node(name, server, (await server.url).replace('localhost', '127.0.0.1'))
+  }
+
+  stamp(what: 'start' | 'stop'): Promise<Map<number, bigint>> {
+    return new Promise((resolve) => {
+      const on = (m: any) => {
+        if (m?.stamp !== what) return
+        this.child.off('message', on)
+        resolve(new Map((m.seqs ?? []).map(([seq, ns]: [number, string]) => [seq, BigInt(ns)])))
+      }
+      this.child.on('message', on)
+      this.child.send({ stamp: what })
+    })
+  }
+
+  async api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+    const res = await fetch(this.url + path, { method, ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) })
+    const text = await res.text()
+    return { status: res.status, body: text ? JSON.parse(text) : undefined }
+  }
+}
+
+/** A tab in the bench's own process: the arrival (hrtime) of each delta by seq, and the frames' text. */
+class Tab {
+  readonly arrivals = new Map<number, bigint>()
+  #text = ''
+  #waiters: Array<{ test: (text: string) => boolean; resolve: () => void }> = []
+  #request: ClientRequest
+
+  constructor(url: string, threadId: string) {
+    this.#request = httpRequest(`${url}/api/threads/${threadId}/follow`, { headers: { accept: 'text/event-stream' } })
+    this.#request.on('error', () => {})
+    this.#request.on('response', (response) => {
+      response.setEncoding('latin1')
+      response.on('data', (chunk: string) => {
+        const at = process.hrtime.bigint()
+        for (const match of chunk.matchAll(/(?:^|\n)id: (\d+)\nevent: assistant-delta\n/g)) this.arrivals.set(Number(match[1]), at)
+        this.#text += chunk
+        this.#waiters = this.#waiters.filter((w) => !(w.test(this.#text) && (w.resolve(), true)))
+      })
+      response.on('error', () => {})
+    })
+    this.#request.end()
+  }
+
+  /** Where the stream's text is now: what `until` looks after. */
+  mark(): number {
+    return this.#text.length
+  }
+
+  /** Resolves once the stream holds `needle` after position `from` of its text (now, by default). */
+  until(needle: string | RegExp, from = this.#text.length, timeoutMs = 30_000): Promise<void> {
+    const test = (text: string) => (typeof needle === 'string' ? text.indexOf(needle, from) >= 0 : needle.test(text.slice(from)))
+    if (test(this.#text)) return Promise.resolve()
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`a follower did not see ${String(needle)} within ${timeoutMs} ms`)), timeoutMs)
+      this.#waiters.push({ test, resolve: () => (clearTimeout(timer), resolve()) })
+    })
+  }
+
+  /** Resolves once the stream has any frame (its snapshot). */
+  ready(): Promise<void> {
+    return this.#text.includes('\n\n') ? Promise.resolve() : new Promise((resolve) => this.#waiters.push({ test: (t) => t.includes('\n\n'), resolve }))
+  }
+
+  close(): void {
+    this.#request.destroy()
+  }
+}
+
+const runEnd = (run: number) => `"busy":false,"run":${run},`
+let threads = 0
+
+export class ClusterBench {
+  /** Samples by figure, over every round. */
+  readonly samples = new Map<string, number[]>()
+  readonly notes: string[] = []
+
+  private constructor(
+    readonly options: ClusterBenchOptions,
+    readonly nats: NatsServer,
+    readonly dataDir: string,
+    readonly embeddedDir: string,
+    readonly embedded: Node,
+    readonly nodes: Node[],
+  ) {}
+
+  /** Undefined (and a line saying why) where nats-server is not installed. */
+  static async start(options: ClusterBenchOptions): Promise<ClusterBench | undefined> {
+    if (natsMissing) {
+      console.log(`cluster scenario skipped: ${natsMissing}`)
+      return undefined
+    }
+    options.progress('cluster: nats-server, 3 nodes and an embedded node')
+    const nats = await startNats()
+    const dataDir = mkdtempSync(join(tmpdir(), 'threadhost-bench-cluster-'))
+    const embeddedDir = mkdtempSync(join(tmpdir(), 'threadhost-bench-embedded-'))
+    for (const dir of [dataDir, embeddedDir]) mkdirSync(join(dir, 'ws'), { recursive: true })
+    const embedded = await Node.start('embedded', options.mode, embeddedDir, [])
+    const nodes = await Promise.all(['n1', 'n2', 'n3'].map((name) => Node.start(name, options.mode, dataDir, ['--cluster', nats.url, '--node-name', name])))
+    const bench = new ClusterBench(options, nats, dataDir, embeddedDir, embedded, nodes)
+    for (;;) {
+      const health = await nodes[0].api('GET', '/api/health')
+      if (health.body?.cluster?.nodes?.length === 3) break
+      await sleep(100)
+    }
+    // Untimed: one run on each server, so the first round does not time the JIT warming up.
+    for (const server of [embedded, ...nodes]) {
+      const id = await bench.#thread(server)
+      await bench.#run(server, id, 'slow 50')
+    }
+    return bench
+  }
+
+  #add(figure: string, values: number[]): void {
+    const xs = this.samples.get(figure) ?? []
+    xs.push(...values)
+    this.samples.set(figure, xs)
+  }
+
+  async #thread(via: Node): Promise<string> {
+    const id = `cl-${++threads}`
+    const r = await via.api('POST', '/api/threads', { id })
+    if (r.status !== 201) throw new Error(`could not create ${id}: ${r.status} ${JSON.stringify(r.body)}`)
+    return id
+  }
+
+  /** A prompt through `via`, waited for to its end at a follower on `via`: the run number. */
+  async #run(via: Node, id: string, message: string): Promise<number> {
+    const tab = new Tab(via.url, id)
+    try {
+      await tab.ready()
+      const from = tab.mark()
+      const r = await via.api('POST', `/api/threads/${id}/prompt`, { message })
+      if (r.status !== 202 || r.body?.queued) throw new Error(`prompt ${id}: ${r.status} ${JSON.stringify(r.body)}`)
+      await tab.until(runEnd(r.body.run), from)
+      return r.body.run as number
+    } finally {
+      tab.close()
+    }
+  }
+
+  /** One round of every figure: the embedded node first, then the cluster (the owner rotates over the nodes). */
+  async round(round: number, clients: FollowerProcesses): Promise<void> {
+    const { progress, quick } = this.options
+    const owner = this.nodes[(round - 1) % 3]
+    const other = this.nodes[round % 3]
+    progress(`round ${round}: cluster — command latency`)
+    const times = quick ? 15 : 30
+    const single = await this.#thread(this.embedded)
+    await this.#run(this.embedded, single, 'hello')
+    this.#add('command, embedded', await this.#commands(this.embedded, this.embedded, single, times))
+    // Owned by `owner` from here: the first prompt on a thread nobody owns is taken by the node it reaches.
+    const id = await this.#thread(owner)
+    await this.#run(owner, id, 'hello')
+    this.#add('command, to the owner', await this.#commands(owner, owner, id, times))
+    this.#add('command, to another node (passed on to the owner)', await this.#commands(owner, other, id, times))
+
+    progress(`round ${round}: cluster — frame latency`)
+    const words = quick ? 200 : 400
+    const e = await this.#frames(this.embedded, [this.embedded], words)
+    this.#add('frame, embedded', e[0])
+    const c = await this.#frames(owner, this.nodes, words)
+    this.#add("frame, followers on the owner's node", c[this.nodes.indexOf(owner)])
+    this.#add('frame, followers on the other nodes', this.nodes.filter((n) => n !== owner).flatMap((n) => c[this.nodes.indexOf(n)]))
+
+    progress(`round ${round}: cluster — dialog answer → last of 100 followers`)
+    const dialogs = quick ? 15 : 30
+    this.#add('dialog, embedded (100 followers)', await this.#dialogs(clients, this.embedded, [this.embedded], dialogs))
+    this.#add('dialog, 3 nodes (100 followers spread over them)', await this.#dialogs(clients, owner, this.nodes, dialogs))
+
+    progress(`round ${round}: cluster — failover (kill -9 of an owner)`)
+    this.#add('failover', await this.#failover(owner, quick ? 3 : 5))
+  }
+
+  /** `times` prompts on thread `id` (owned by `owner`), each sent to `via`: ms to the 202. */
+  async #commands(owner: Node, via: Node, id: string, times: number): Promise<number[]> {
+    const tab = new Tab(owner.url, id)
+    await tab.ready()
+    const out: number[] = []
+    try {
+      for (let k = 0; k < times; k++) {
+        const from = tab.mark()
+        const t0 = process.hrtime.bigint()
+        const r = await via.api('POST', `/api/threads/${id}/prompt`, { message: 'hi' })
+        const t1 = process.hrtime.bigint()
+        if (r.status !== 202 || r.body?.queued) throw new Error(`prompt via ${via.name}: ${r.status} ${JSON.stringify(r.body)}`)
+        out.push(Number(t1 - t0) / 1e6)
+        await tab.until(runEnd(r.body.run), from)
+      }
+    } finally {
+      tab.close()
+    }
+    return out
+  }
+
+  /**
+   * A `slow <words>` run on a thread `owner` owns, a follower on each of `on`: for each follower,
+   * each delta's append (noted in the owner) → its arrival, in ms.
+   */
+  async #frames(owner: Node, on: Node[], words: number): Promise<number[][]> {
+    const id = await this.#thread(owner)
+    await this.#run(owner, id, 'hello')
+    const tabs = on.map((n) => new Tab(n.url, id))
+    try {
+      await Promise.all(tabs.map((t) => t.ready()))
+      const from = tabs.map((t) => t.mark())
+      await owner.stamp('start')
+      const r = await owner.api('POST', `/api/threads/${id}/prompt`, { message: `slow ${words}` })
+      if (r.status !== 202 || r.body?.queued) throw new Error(`prompt: ${r.status} ${JSON.stringify(r.body)}`)
+      await Promise.all(tabs.map((t, i) => t.until(runEnd(r.body.run), from[i])))
+      const appended = await owner.stamp('stop')
+      return tabs.map((tab) => {
+        const out: number[] = []
+        for (const [seq, at] of appended) {
+          const arrived = tab.arrivals.get(seq)
+          if (arrived !== undefined) out.push(Number(arrived - at) / 1e6)
+        }
+        if (out.length < appended.size) this.notes.push(`frame latency: a follower got ${out.length} of ${appended.size} deltas`)
+        return out
+      })
+    } finally {
+      for (const t of tabs) t.close()
+    }
+  }
+
+  /** 100 followers spread over `on`, a dialog asked on a thread `owner` owns and answered through each node in turn: ms to the last settled. */
+  async #dialogs(clients: FollowerProcesses, owner: Node, on: Node[], times: number): Promise<number[]> {
+    const id = await this.#thread(owner)
+    await this.#run(owner, id, 'hello')
+    for (const [i, node] of on.entries()) await clients.open(node.port, `/api/threads/${id}/follow`, Math.floor(100 / on.length) + (i < 100 % on.length ? 1 : 0))
+    const out: number[] = []
+    const tab = new Tab(owner.url, id)
+    try {
+      await tab.ready()
+      for (let k = 0; k < times; k++) {
+        const asked = await clients.arm('event: extension-ui-request', true)
+        const from = tab.mark()
+        const r = await owner.api('POST', `/api/threads/${id}/prompt`, { message: CONFIRM })
+        const ended = tab.until(runEnd(r.body?.run), from)
+        if (r.status !== 202 || r.body?.queued) throw new Error(`prompt: ${r.status} ${JSON.stringify(r.body)}`)
+        const request = (await asked()).record!.join('')
+        const dialogId = JSON.parse(/event: extension-ui-request\ndata: (\{.*\})\n/.exec(request)![1]).id as string
+        const settled = await clients.arm('event: dialog-settled')
+        const via = on[k % on.length]
+        const t0 = process.hrtime.bigint()
+        const answered = await via.api('POST', `/api/threads/${id}/dialog`, { id: dialogId, confirmed: true })
+        if (answered.status !== 204) throw new Error(`dialog answer via ${via.name}: ${answered.status} ${JSON.stringify(answered.body)}`)
+        const got = await settled()
+        if (got.closed) this.notes.push(`dialog: ${got.closed} of 100 followers were closed`)
+        out.push(Number(got.last - t0) / 1e6)
+        await ended
+      }
+    } finally {
+      tab.close()
+      await clients.close()
+    }
+    return out
+  }
+
+  /**
+   * `threads` threads mid-run on `victim` (each taken by it: their first prompt went to it), a
+   * follower of each on a survivor; kill -9 of the victim: ms from the kill to each follower's
+   * `settled {aborted}`. The victim is started again, under its name, afterwards.
+   */
+  async #failover(victim: Node, threads: number): Promise<number[]> {
+    const survivors = this.nodes.filter((n) => n !== victim)
+    const ids: string[] = []
+    for (let k = 0; k < threads; k++) ids.push(await this.#thread(victim))
+    const tabs = ids.map((id, k) => new Tab(survivors[k % survivors.length].url, id))
+    const out: number[] = []
+    try {
+      await Promise.all(tabs.map((t) => t.ready()))
+      const started = ids.map((_, k) => tabs[k].until('event: assistant-delta'))
+      for (const id of ids) {
+        const r = await victim.api('POST', `/api/threads/${id}/prompt`, { message: 'slow 4000' })
+        if (r.status !== 202) throw new Error(`prompt: ${r.status} ${JSON.stringify(r.body)}`)
+      }
+      await Promise.all(started)
+      for (const id of ids) {
+        const owner = (await survivors[0].api('GET', `/api/threads/${id}`)).body?.node
+        if (owner !== victim.name) throw new Error(`thread ${id} is owned by ${owner}, not ${victim.name}`)
+      }
+      const aborted = tabs.map((t) => t.until(/event: settled\ndata: \{[^\n]*"aborted":true/, t.mark(), 30_000).then(() => process.hrtime.bigint()))
+      const killed = process.hrtime.bigint()
+      victim.child.kill('SIGKILL')
+      for (const at of await Promise.all(aborted)) out.push(Number(at - killed) / 1e6)
+    } finally {
+      for (const t of tabs) t.close()
+      await victim.server.exit
+      const again = await Node.start(victim.name, this.options.mode, this.dataDir, ['--cluster', this.nats.url, '--node-name', victim.name])
+      this.nodes[this.nodes.indexOf(victim)] = again
+      for (;;) {
+        const health = await again.api('GET', '/api/health')
+        if (health.body?.cluster?.nodes?.length === 3) break
+        await sleep(100)
+      }
+    }
+    return out
+  }
+
+  /** The figures against the issue's targets. */
+  report(percentile: (xs: number[], p: number) => number, fmt: (x: number) => string): void {
+    const p = (figure: string, q: number) => {
+      const xs = this.samples.get(figure) ?? []
+      return xs.length ? percentile(xs, q) : NaN
+    }
+    const n = (figure: string) => this.samples.get(figure)?.length ?? 0
+    const rows: Array<[string, string, number, string, (v: number) => boolean]> = []
+    const added = (what: string, embedded: string, cluster: string, q: number, bound: number) => {
+      rows.push([`${what}, p${q}: ${fmt(p(cluster, q))} vs ${fmt(p(embedded, q))} embedded (${n(cluster)} / ${n(embedded)} samples)`, 'ms added', p(cluster, q) - p(embedded, q), `≤ +${bound}`, (v) => v <= bound])
+    }
+    const absolute = (what: string, figure: string, q: number, bound: number, unit = 'ms') => {
+      rows.push([`${what}, p${q} (${n(figure)} samples)`, unit, p(figure, q), `≤ ${bound}`, (v) => v <= bound])
+    }
+    for (const q of [50, 99]) added('prompt → 202 sent to the owner', 'command, embedded', 'command, to the owner', q, q === 50 ? 2 : 10)
+    for (const q of [50, 99]) added('prompt → 202 sent to another node', 'command, embedded', 'command, to another node (passed on to the owner)', q, q === 50 ? 2 : 10)
+    for (const q of [50, 99]) added("delta append → follower on the owner's node", 'frame, embedded', "frame, followers on the owner's node", q, q === 50 ? 1 : 5)
+    for (const q of [50, 99]) absolute('delta append → followers on the other nodes', 'frame, followers on the other nodes', q, q === 50 ? 2 : 10)
+    absolute('dialog answer → last of 100 followers over 3 nodes settled', 'dialog, 3 nodes (100 followers spread over them)', 99, 15)
+    absolute('… the same, embedded (100 followers on one node)', 'dialog, embedded (100 followers)', 99, Infinity)
+    absolute('… over 3 nodes', 'dialog, 3 nodes (100 followers spread over them)', 50, Infinity)
+    absolute('failover: kill -9 of an owner → settled {aborted} at survivors\' followers', 'failover', 99, 5000)
+    absolute('… the same', 'failover', 50, Infinity)
+    console.log('')
+    console.log('cluster: 3 nodes on nats-server -js (loopback) against the embedded node, same run')
+    console.log('| figure | value | target |')
+    console.log('|---|---|---|')
+    for (const [figure, unit, value, target, met] of rows) {
+      const bounded = target.endsWith('Infinity') ? '' : `${target} ${unit.replace(' added', '')}: ${Number.isFinite(value) ? (met(value) ? 'met' : 'not met') : '—'}`
+      console.log(`| ${figure} | ${fmt(value)} ${unit} | ${bounded} |`)
+    }
+    for (const note of new Set(this.notes)) console.log(`  ${note}`)
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.embedded, ...this.nodes].map((n) => n.server.stop(5000)))
+    await this.nats.stop()
+    rmSync(this.dataDir, { recursive: true, force: true })
+    rmSync(this.embeddedDir, { recursive: true, force: true })
+  }
+}
