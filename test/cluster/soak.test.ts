@@ -202,10 +202,15 @@ describe.skipIf(natsMissing !== undefined)(`the cluster soak${natsMissing ? ` ($
         const runs = new Set(frames.filter((x) => x.event === 'user-message' && typeof x.data.text === 'string' && new RegExp(`\\b${key}\\b`).test(x.data.text)).map((x) => x.data.messageId))
         if (runs.size > 1) runTwice++
       }
-      const rejectedOwnerLost = [...tabs.values()].flatMap((fs) => fs[0].frames).filter((x) => x.event === 'prompt-rejected').length
+      /** Each thread's frames once (by seq, over its tabs) that match. */
+      const distinct = (match: (x: Frame) => boolean) =>
+        [...tabs.values()].reduce((s, fs) => s + new Set(fs.flatMap((f) => f.frames.filter(match).map((x) => x.id))).size, 0)
+      const rejectedOwnerLost = distinct((x) => x.event === 'prompt-rejected')
+      const abortedRuns = distinct((x) => x.event === 'settled' && x.data.aborted === true)
+      const abortedDialogs = distinct((x) => x.event === 'dialog-settled' && x.data.outcome === 'aborted')
       const tabFrames = [...tabs.values()].flat().reduce((s, f) => s + f.frames.length, 0)
       console.log(
-        `[soak] ${DURATION_MS / 1000} s, ${counts.kills} kills: prompts sent ${counts.sent}, accepted ${counts.accepted} (${accepted.size} keys), retried ${counts.retries} times, given up ${counts.gaveUp}; dialog answers ${counts.answers}; prompt-rejected seen ${rejectedOwnerLost}; tab frames ${tabFrames}`,
+        `[soak] ${DURATION_MS / 1000} s, ${counts.kills} kills: prompts sent ${counts.sent}, accepted ${counts.accepted} (${accepted.size} keys), retried ${counts.retries} times, given up ${counts.gaveUp}; dialog answers ${counts.answers}; prompt-rejected ${rejectedOwnerLost}, runs ended aborted ${abortedRuns}, questions settled aborted ${abortedDialogs}; tab frames ${tabFrames}`,
       )
       console.log(`[soak] accepted prompts: ran ${fate.ran}, reported prompt-rejected ${fate.rejected}, in the transcript (not seen by a tab) ${fate.inSnapshotOnly}`)
       console.log(`[soak] accepted-and-lost ${lost}, run twice ${runTwice}, one key answered with two messageIds ${keyAnsweredTwice}, out of seq order ${checks.outOfOrder}, bytes differing for one seq ${checks.bytesDiffer}`)
