@@ -215,6 +215,13 @@ describe.skipIf(natsMissing !== undefined)(`the cluster soak${natsMissing ? ` ($
       console.log(`[soak] accepted prompts: ran ${fate.ran}, reported prompt-rejected ${fate.rejected}, in the transcript (not seen by a tab) ${fate.inSnapshotOnly}`)
       console.log(`[soak] accepted-and-lost ${lost}, run twice ${runTwice}, one key answered with two messageIds ${keyAnsweredTwice}, out of seq order ${checks.outOfOrder}, bytes differing for one seq ${checks.bytesDiffer}`)
       if (lostIds.length) console.log(`[soak] lost: ${lostIds.slice(0, 20).join('; ')}`)
+      // Each node's own figures (since its last start), as its /metrics names them.
+      for (const [name, { url }] of cluster.nodes) {
+        const text = await (await fetch(`${url}/metrics`)).text()
+        const figures = [...text.matchAll(/^threadhost_cluster_(\w+)(?:\{([^}]*)\})? (\S+)$/gm)].map((m) => `${m[1]}${/way="(\w+)"/.exec(m[2] ?? '')?.[1] ? `(${/way="(\w+)"/.exec(m[2])![1]})` : ''} ${m[3]}`)
+        console.log(`[soak] ${name} /metrics: ${figures.join(', ')}`)
+        expect(text).toContain(`threadhost_cluster_threads_owned{node="${name}"}`)
+      }
       expect(counts.kills).toBeGreaterThan(0)
       expect(counts.accepted).toBeGreaterThan(0)
       expect({ lost, runTwice, keyAnsweredTwice, outOfOrder: checks.outOfOrder, bytesDiffer: checks.bytesDiffer, gaveUp: counts.gaveUp }).toEqual({
