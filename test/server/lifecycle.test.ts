@@ -94,7 +94,7 @@ describe('lifecycle', () => {
     await first.exit
     const third = startProcess(['--port', '0', '--data-dir', dataDir])
     expect(await third.url).toMatch(/^http:/)
-  })
+  }, 60_000) // three server starts: slow on a loaded machine
 
   it('a taken port is found before pi and the host load: no agent-dir survey, no store opened', async () => {
     const taken = createServer()
