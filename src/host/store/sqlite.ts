@@ -1,7 +1,11 @@
 /**
  * The store port on SQLite: one database file in the data dir (`threadhost.db`), WAL mode,
  * node:sqlite's DatabaseSync. Every write is one synchronous commit: when a method returns, the row
- * is in the WAL (`synchronous = FULL`: fsynced, so it survives a process kill and a power cut).
+ * is in the WAL, so it survives a process kill. It is also fsynced (`synchronous = FULL`: it survives
+ * a power cut) — except the three facts of a prompt's start that recovery reads from pi's transcript
+ * (which pi writes without fsync) and that would otherwise hold up its model request: the prompt's
+ * run and queue as admitted, its run started, its `ran` fate (`LATER`). A power cut can lose only
+ * the last of those, never one before a commit that waited (sqlite/db.ts).
  *
  * This file composes the modules in ./sqlite/: how the file is opened (open.ts) and what its schema
  * is (schema.ts), and one module per job — the threads, the journal, the idempotency keys — over the
@@ -44,6 +48,14 @@ export interface OpenedStore {
   /** Why the file was rebuilt (origin `rebuilt`). */
   reason?: string
 }
+
+/**
+ * A commit that need not wait for the disk: a fact of a prompt's start, which recovery reads from pi's
+ * transcript after a power cut as it does after a kill (journal.ts `reconcile`), and which lies between
+ * the prompt's admission and its model request. The admission itself, what answers a request, the seq
+ * ceiling and every end (a run's, a prompt's other fates, a dialog's) wait.
+ */
+const LATER = { wait: false } as const
 
 export class SqliteThreadStore implements ThreadStore {
   readonly kind = 'sqlite'
@@ -116,6 +128,11 @@ export class SqliteThreadStore implements ThreadStore {
     return pruned
   }
 
+  /** Commits so far, by whether they waited for the disk (a test counts those a prompt waits for). */
+  get commits(): { synced: number; unsynced: number } {
+    return { ...this.#db.commits }
+  }
+
   checkWritable(): void {
     if (this.#db.closed) return
     if (this.#readOnly) {
@@ -178,7 +195,7 @@ export class SqliteThreadStore implements ThreadStore {
     this.#db.tx(() => {
       this.#journal.admitted(threadId, messageId, admission)
       this.#threads.put(thread)
-    })
+    }, LATER)
   }
 
   withdrawPrompt(threadId: string, messageId: string): void {
@@ -186,7 +203,9 @@ export class SqliteThreadStore implements ThreadStore {
   }
 
   settlePrompt(threadId: string, messageId: string, fate: PromptFate): boolean {
-    return this.#journal.settlePrompt(threadId, messageId, fate)
+    let known = true
+    this.#db.tx(() => void (known = this.#journal.settlePrompt(threadId, messageId, fate)), fate.kind === 'ran' ? LATER : {})
+    return known
   }
 
   openPrompts(threadId?: string): PromptRow[] {
@@ -197,7 +216,7 @@ export class SqliteThreadStore implements ThreadStore {
     this.#db.tx(() => {
       this.#journal.startRun(threadId, run, at)
       this.#threads.raiseRun(threadId, run)
-    })
+    }, LATER)
   }
 
   endRun(threadId: string, run: number, aborted: boolean, at: number, by: 'settled' | 'restart'): void {

@@ -1,0 +1,71 @@
+/**
+ * What a prompt on a live thread waits for before its model request: on the real SQLite store and the
+ * real pi runtime (demo model), the commits made between the prompt and pi calling the provider,
+ * counted by whether they waited for the disk. Only the admission (the prompt row with its key claim)
+ * may: the rest of a run's start is committed without an fsync, and still committed.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, expect, it } from 'vitest'
+import type { Observation } from '../../src/schemas/index.js'
+import { ThreadRegistry } from '../../src/host/thread-registry.js'
+import { SqliteThreadStore } from '../../src/host/store/sqlite.js'
+import { piHost } from '../server/harness.js'
+
+let dir: string
+let registry: ThreadRegistry | undefined
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'threadhost-prompt-commits-'))
+})
+
+afterEach(async () => {
+  await registry?.shutdown().catch(() => {})
+  registry = undefined
+  await rm(dir, { recursive: true, force: true })
+})
+
+it('a prompt on a live thread waits for one fsynced commit before its model request (its admission); run start, admission outcome and fate follow unsynced, and the run end waits', async () => {
+  const { store } = SqliteThreadStore.open(dir)
+  /** The store's commits at each model request. */
+  const atRequest: { synced: number; unsynced: number }[] = []
+  // pi's `context` event: the last thing pi does before it calls the provider (the demo's faux one builds no payload to hook).
+  const options = await piHost(dir, {
+    demoDelayMs: 0,
+    extraExtensions: [
+      (pi) => {
+        pi.on('context', () => void atRequest.push(store.commits))
+      },
+    ],
+  })
+  registry = await ThreadRegistry.open({ ...options, store })
+  const seen: Observation[] = []
+  const settled = (run: number) => new Promise<void>((resolve) => {
+    const check = () => (seen.some((o) => o.type === 'settled' && o.run === run) ? resolve() : setTimeout(check, 5))
+    check()
+  })
+  const body = { message: 'hello', admission: 'enqueue', deliverAs: 'steer' } as const
+
+  // The first prompt builds the runtime: not a live thread's prompt.
+  expect(await registry.prompt('t1', body)).toMatchObject({ kind: 'admitted', run: 1 })
+  ;(await registry.feed('t1'))!.observe((o) => seen.push(o))
+  await settled(1)
+
+  const before = store.commits
+  expect(await registry.prompt('t1', { ...body, message: 'again' })).toMatchObject({ kind: 'admitted', run: 2 })
+  await settled(2)
+  const at = atRequest.at(-1)!
+  expect(atRequest).toHaveLength(2)
+  // The admission alone waited for the disk before the model was asked.
+  expect(at.synced - before.synced).toBe(1)
+  // The admission's outcome and the thread's row, the run started, the prompt's fate `ran`: committed, unsynced.
+  expect(at.unsynced - before.unsynced).toBeGreaterThanOrEqual(3)
+  // The run's end waits for the disk (and with it everything before it).
+  expect(store.commits.synced).toBeGreaterThan(at.synced)
+  const journal = store.journal('t1')
+  expect(journal.runs.find((r) => r.run === 2)).toMatchObject({ run: 2, aborted: false })
+  expect(journal.runs.find((r) => r.run === 2)?.endedAt).toBeTypeOf('number')
+  expect(journal.prompts.find((p) => p.text === 'again')).toMatchObject({ run: 2, queued: false, fate: { kind: 'ran', run: 2 } })
+  expect(store.openPrompts('t1')).toEqual([])
+})
