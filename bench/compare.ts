@@ -20,7 +20,9 @@
  * picks scenarios (cluster: 3 nodes on nats-server against the embedded node, bench/cluster.ts); BENCH_HEAP_THREADS=n sets how many idle live threads the heap figure divides by
  * (default 100); BENCH_COLD_THREADS=n the cold-thread figure's threads (default 10,000) and BENCH_COLD_LIVED how
  * many of them run a prompt and go back cold (default 1200: fewer leave compiled code still growing in the per-thread figure); BENCH_CONCURRENT_MAX=k caps the concurrent scenario's threads (default 1280) and
- * BENCH_CONCURRENT_WINDOW_MS its measuring window per step (default 2000).
+ * BENCH_CONCURRENT_WINDOW_MS its measuring window per step (default 2000). BENCH_BEFORE=path/to/main.js (another
+ * compiled tree, e.g. a copy of dist/server made before a change: keep it two levels under the root, beside dist/server,
+ * so it finds dist/client) runs the first-token scenario on it too, interleaved with this tree's in every round.
  */
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -43,6 +45,8 @@ const ONLY = process.env.BENCH_ONLY?.split(',')
 const HEAP_THREADS = Math.max(1, Number(process.env.BENCH_HEAP_THREADS ?? (QUICK ? 40 : 100)))
 /** Threads at rest for the cold-thread figure (BENCH_COLD_THREADS), and how many of them run a prompt and go back cold first. */
 const COLD_THREADS = Math.max(100, Number(process.env.BENCH_COLD_THREADS ?? 10_000))
+/** A second compiled threadhost the first-token scenario measures in the same rounds (BENCH_BEFORE). */
+const BEFORE = process.env.BENCH_BEFORE ? resolve(process.env.BENCH_BEFORE) : undefined
 const COLD_LIVED = Math.min(COLD_THREADS, Math.max(2, Number(process.env.BENCH_COLD_LIVED ?? 1200)))
 const runs = (scenario: string) => !ONLY || ONLY.includes(scenario)
 /** The fan-out scenario's follower counts and `slow` words per run (no pacing). */
@@ -96,10 +100,12 @@ class Server {
 
   /** `demoDelayMs`: the demo model's pause before each streamed chunk (0: as fast as it can). */
   /** `extra`: more of threadhost's flags (the cold-thread figure's short `--idle-ms`). */
-  static async threadhost(demoDelayMs = 0, extra: string[] = []): Promise<Server> {
+  /** `script`: another compiled server to run instead of this tree's (BENCH_BEFORE). */
+  static async threadhost(demoDelayMs = 0, extra: string[] = [], script?: string): Promise<Server> {
     const dir = mkdtempSync(join(tmpdir(), 'threadhost-bench-'))
     const args = ['--port', '0', '--data-dir', dir, '--agent-dir', join(dir, 'agent'), '--workspace', dir, '--model', 'demo', '--demo-delay-ms', String(demoDelayMs), '--inspector', 'off', ...extra]
-    return Server.#start(spawnServer({ args, entry: MODE, node: [...PROBED, ...(MODE === 'compiled' ? ['--enable-source-maps'] : [])], ipc: true }), dir)
+    const compiled = MODE === 'compiled' || script !== undefined
+    return Server.#start(spawnServer({ args, entry: MODE, ...(script ? { script } : {}), node: [...PROBED, ...(compiled ? ['--enable-source-maps'] : [])], ipc: true }), dir)
   }
 
   /** The pi-host floor (bench/pi-floor.ts, bundled like the server), on the same demo pacing. */
@@ -410,7 +416,7 @@ async function pacedRun(th: Server, floor: Server, base: Server, clients: Client
  * the host adds between `POST …/prompt` and the model's first token; the raw broadcaster has no
  * model, so it answers a POST by broadcasting one frame (the least a round trip costs).
  */
-async function firstToken(th: Server, floor: Server, base: Server, clients: Clients, times: number) {
+async function firstToken(th: Server, floor: Server, base: Server, clients: Clients, times: number, before?: Server) {
   const on = async (server: Server) => {
     const out: number[] = []
     const id = await newThread(server, 'first-')
@@ -430,6 +436,7 @@ async function firstToken(th: Server, floor: Server, base: Server, clients: Clie
     return out
   }
   const a = await on(th)
+  const d = before ? await on(before) : undefined
   const c = await on(floor)
   const b: number[] = []
   await clients.open(base.port, '/follow/first', 1)
@@ -440,7 +447,7 @@ async function firstToken(th: Server, floor: Server, base: Server, clients: Clie
     b.push(Number((await got()).first - t0) / 1e6)
   }
   await clients.close()
-  return { a, b, c }
+  return { a, b, c, d }
 }
 
 /** 100 followers; a dialog answered by POST: time until the last follower has the dialog-settled frame. */
@@ -1096,6 +1103,7 @@ async function main() {
   const th = await Server.threadhost()
   const base = await Server.baseline()
   const floor = runs('fanout') || runs('first') ? await Server.floor() : undefined
+  const before = BEFORE && runs('first') ? await Server.threadhost(0, [], BEFORE) : undefined
   const clients = new Clients(2)
   let concurrent: Concurrent | undefined
   let cluster: ClusterBench | undefined | null
@@ -1138,7 +1146,8 @@ async function main() {
       }
       if (runs('first')) {
         progress(`round ${round}: prompt → first token`)
-        const f = await firstToken(th, floor!, base, clients, FIRST_TIMES)
+        if (round === 1 && before) await firstToken(before, floor!, base, clients, 2) // its JIT warms up as this tree's did
+        const f = await firstToken(th, floor!, base, clients, FIRST_TIMES, before)
         for (const p of [50, 99]) {
           add(`prompt on a live thread → first assistant-delta at its follower, p${p}`, 'ms', f.a, f.b, { c: f.c, combine: (xs) => percentile(xs, p) })
         }
@@ -1148,6 +1157,9 @@ async function main() {
           [99, 25],
         ] as const) {
           add(`… host-added (threadhost minus the floor), p${p}`, 'ms', percentile(f.a, p) - percentile(f.c, p), undefined, { target: { of: 'value', op: '≤', x } })
+        }
+        if (f.d) {
+          for (const p of [50, 99]) add(`… host-added by the tree at BENCH_BEFORE, p${p}`, 'ms', percentile(f.d, p) - percentile(f.c, p), undefined)
         }
       }
       if (runs('dialog')) {
@@ -1221,7 +1233,7 @@ async function main() {
     }
   } finally {
     clients.kill()
-    await Promise.all([th.stop(), base.stop(), floor?.stop(), paced?.th.stop(), paced?.floor.stop(), concurrent?.stop(), cluster?.stop()])
+    await Promise.all([th.stop(), base.stop(), floor?.stop(), before?.stop(), paced?.th.stop(), paced?.floor.stop(), concurrent?.stop(), cluster?.stop()])
   }
   const load1 = loadavg()
   console.log('')
