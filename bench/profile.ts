@@ -9,7 +9,7 @@
  * Not a test and not part of `npm run bench`: a tool for reading the hot path. The profile is kept
  * (its path is printed) for Chrome DevTools.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { SourceMap } from 'node:module'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -51,11 +51,15 @@ export function selfTimes(profile: Profile): Map<string, number> {
   return out
 }
 
-/** The compiled server's source map, so a function is named by its place in src/, not in the bundle. */
-const bundleMap = existsSync(join(root, 'dist/server/main.js.map')) ? new SourceMap(JSON.parse(readFileSync(join(root, 'dist/server/main.js.map'), 'utf8'))) : undefined
+/** The compiled server's source maps (its entry and its chunks), so a function is named by its place in src/, not in the build. */
+const built = join(root, 'dist/server')
+const bundleMaps = new Map<string, SourceMap>(
+  (existsSync(built) ? readdirSync(built) : []).filter((f) => f.endsWith('.js.map')).map((f) => [f.slice(0, -'.map'.length), new SourceMap(JSON.parse(readFileSync(join(built, f), 'utf8')))]),
+)
 
 function frameKey(f: Node['callFrame']): string {
-  if (bundleMap && f.url.endsWith('dist/server/main.js')) {
+  const bundleMap = f.url.includes('dist/server/') ? bundleMaps.get(f.url.slice(f.url.lastIndexOf('/') + 1)) : undefined
+  if (bundleMap) {
     const entry = bundleMap.findEntry(f.lineNumber, f.columnNumber) as { originalSource?: string; originalLine?: number }
     if (entry.originalSource) return `${f.functionName || '(anonymous)'} ${entry.originalSource.replace(/.*?\/src\//, 'src/')}:${(entry.originalLine ?? 0) + 1}`
   }
