@@ -480,7 +480,10 @@ export class LiveThread {
       const stopped = runtime.abort()
       // Open dialogs settle and asks are cancelled, so a tool's wait ends and the abort resolves;
       // a tool that ignores its signal must still not hold the release for ever.
-      await Promise.race([stopped, delay(5000)])
+      const bound = delay(5000)
+      await Promise.race([stopped, bound.done])
+      // The bound is no longer needed: cleared, so a released thread does not hold a 5 s timer, its promise and closure.
+      bound.cancel()
       await runtime.dispose()
     } catch (error) {
       this.#log('warn', `runtime release: ${errorText(error)}`)
@@ -515,6 +518,9 @@ function waiting(p: { messageId: string; text: string }): WaitingPrompt {
   return { messageId: p.messageId, text: p.text }
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref())
+/** A timer that never holds the process open, and can be cleared once it is not needed (it then never resolves). */
+function delay(ms: number): { done: Promise<void>; cancel: () => void } {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const done = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms).unref()))
+  return { done, cancel: () => clearTimeout(timer) }
 }
