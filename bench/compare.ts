@@ -692,7 +692,19 @@ async function npmStart() {
     const tree = processTree(proc.pid!)
     const server = tree.find((p) => p.cmdline.includes('dist/server/main.js') || p.cmdline.includes('src/server/main.ts'))
     const total = tree.reduce((s, p) => s + p.rss, 0)
-    return { page, health, total, server: server?.rss ?? NaN, others: tree.filter((p) => p !== server).map((p) => `${p.comm} ${(p.rss / 1024).toFixed(0)} MiB`) }
+    const others = tree.filter((p) => p !== server)
+    // Beside RSS, what each process allocated itself (heap, stacks: anonymous memory), without the file pages
+    // of the node binary it runs, which RSS counts whether or not other processes map them too.
+    const othersAnon = others.reduce((s, p) => s + anonKiB(p.pid), 0)
+    return {
+      page,
+      health,
+      total,
+      othersAnon,
+      serverAnon: server ? anonKiB(server.pid) : NaN,
+      server: server?.rss ?? NaN,
+      others: others.map((p) => `${p.comm} ${(p.rss / 1024).toFixed(0)} MiB (${(anonKiB(p.pid) / 1024).toFixed(0)} MiB anonymous)`),
+    }
   } finally {
     try {
       process.kill(-proc.pid!, 'SIGTERM')
@@ -701,6 +713,15 @@ async function npmStart() {
     // The server (npm's child, same group) may outlive npm by its shutdown: wait for the group to go.
     for (let i = 0; i < 200 && processTree(proc.pid!, true).length; i++) await sleep(25)
     rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** A process's anonymous memory (what it allocated: heap, stacks; not file pages), in KiB. */
+function anonKiB(pid: number): number {
+  try {
+    return Number(/^Anonymous:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? NaN)
+  } catch {
+    return NaN
   }
 }
 
@@ -1181,6 +1202,8 @@ async function main() {
         add('`npm start` RSS idle, every process of the command', 'MiB', n.total / 1024, undefined)
         add('… the server process alone', 'MiB', n.server / 1024, undefined)
         add('… the command ÷ the server alone', '×', n.total / n.server, undefined, { target: { of: 'value', op: '≤', x: 1.1 } })
+        add('… npm beside the server: its anonymous memory (heap, stacks)', 'MiB', n.othersAnon / 1024, undefined)
+        add('… anonymous memory of the command ÷ the server alone', '×', (n.serverAnon + n.othersAnon) / n.serverAnon, undefined)
         notes.push(`round ${round}: npm start's processes beside the server: ${n.others.join(', ') || 'none'}`)
       }
       if (runs('cold')) {
