@@ -150,7 +150,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   options.cluster?.install(app)
 
   // Before the routes: the hooks that record idempotent answers apply to the routes added after them.
-  const writes = installWriteGuards(app, () => registry.store)
+  const writes = installWriteGuards(app, () => registry.store, options.cluster?.keys)
 
   // Before the routes: the document is built from each route as it is added.
   await registerOpenApi(app)

@@ -8,6 +8,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { ClusterKeys } from '../host/cluster/cluster-keys.js'
 import type { ClusterNode } from '../host/cluster/cluster-node.js'
 import type { CommandRequest } from '../host/cluster/port.js'
 import { apiRoutes } from '../schemas/api-routes.js'
@@ -21,6 +22,8 @@ const ANSWER_HEADERS = ['content-type', 'retry-after', 'idempotent-replayed']
 export interface ClusterHttp {
   install(app: FastifyInstance): void
   health(): Promise<object>
+  /** `Idempotency-Key`s claimed and answered in the engine, so every node (and a thread's next owner) replays them. */
+  keys: ClusterKeys
 }
 
 export function clusterHttp(node: ClusterNode): ClusterHttp {
@@ -30,6 +33,7 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
   const local = new WeakMap<FastifyRequest, string>()
   return {
     health: () => node.health(),
+    keys: new ClusterKeys(node.engine),
     install(app) {
       node.serveWith(async (command) => {
         const response = await app.inject({

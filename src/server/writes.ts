@@ -13,6 +13,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { ClusterKeys } from '../host/cluster/cluster-keys.js'
 import { IDEMPOTENCY_TTL_MS, writeFault, type IdempotencyClaim, type IdempotentAnswer, type ThreadStore, type WriteFault } from '../host/store/port.js'
 import { answerOf, guardOutcomes, promptOutcomes } from '../schemas/outcomes.js'
 import { replyWith } from './responses.js'
@@ -28,7 +29,9 @@ export function refuseWrite(reply: FastifyReply, found: WriteFault): FastifyRepl
 }
 
 interface Claim extends IdempotencyClaim {
-  resolve: (answer: IdempotentAnswer) => void
+  resolve: (answer: IdempotentAnswer | undefined) => void
+  /** Cluster mode: the key's claim in the engine, recorded (or released) with the answer. */
+  shared?: number
 }
 
 export interface WriteGuards {
@@ -45,8 +48,14 @@ export interface WriteGuards {
   health: () => { status: 'ok' } | { status: 'degraded'; reason: string; fault: 'disk-full' | 'read-only' }
 }
 
-export function installWriteGuards(app: FastifyInstance, store: () => ThreadStore): WriteGuards {
-  const inflight = new Map<string, { fingerprint: string; answer: Promise<IdempotentAnswer> }>()
+/**
+ * `shared`: cluster mode's keys (src/host/cluster/cluster-keys.ts). A key this process does not know
+ * is then claimed in the engine before the request runs, and its answer recorded there before it is
+ * sent, so a repeat on any node — or on this thread's next owner — gets it back.
+ */
+export function installWriteGuards(app: FastifyInstance, store: () => ThreadStore, shared?: ClusterKeys): WriteGuards {
+  /** `answer` resolves undefined when the claim ran nothing here (answered by another node): the repeat looks again. */
+  const inflight = new Map<string, { fingerprint: string; answer: Promise<IdempotentAnswer | undefined> }>()
   /** Answers the store could not record (a write failed after the request ran): still replayed by this process. */
   const unrecorded = new Map<string, IdempotentAnswer>()
   const claims = new WeakMap<FastifyRequest, Claim>()
@@ -80,13 +89,21 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
         unrecorded.set(answer.key, answer)
       }
     }
-    inflight.delete(claim.key)
-    claim.resolve(answer)
+    const recorded = claim.shared === undefined ? undefined : shareAnswer(request, claim.shared, answer)
+    const done = () => {
+      inflight.delete(claim.key)
+      claim.resolve(answer)
+    }
+    if (!recorded) return done()
+    return recorded.then(done)
   }
+  const shareAnswer = (request: FastifyRequest, revision: number, answer: IdempotentAnswer) =>
+    shared!.settle(revision, answer).catch((error: unknown) => request.log.error({ err: error }, 'idempotency: the answer could not be recorded in the cluster'))
 
   // Recorded before the bytes leave: any answer a client saw is the one every repeat gets.
   app.addHook('onSend', async (request, reply, payload) => {
-    settle(request, reply.statusCode, payload)
+    const recording = settle(request, reply.statusCode, payload)
+    if (recording) await recording
     return payload
   })
   // A claim never sent (the socket went away first) must not leave its repeats waiting.
@@ -124,7 +141,7 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
   }
   const mismatch = (reply: FastifyReply) => replyWith(reply, guardOutcomes, { kind: 'idempotency-key-reused' }, undefined)
 
-  return {
+  const guards: WriteGuards = {
     async idempotent(request, reply) {
       const raw = request.headers[IDEMPOTENCY_HEADER]
       if (raw === undefined) return
@@ -136,16 +153,28 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
       const pending = inflight.get(key)
       if (pending) {
         if (pending.fingerprint !== fingerprint) return mismatch(reply)
-        return replay(reply, await pending.answer)
+        const answered = await pending.answer
+        return answered ? replay(reply, answered) : guards.idempotent(request, reply)
       }
       const since = Date.now() - IDEMPOTENCY_TTL_MS
       const kept = unrecorded.get(key)
       const known = store().idempotent(key, since) ?? (kept && kept.at >= since ? kept : undefined)
       if (known) return known.fingerprint === fingerprint ? replay(reply, known.pending ? fromJournal(known, known.pending) : known) : mismatch(reply)
-      let resolve!: (answer: IdempotentAnswer) => void
-      const answer = new Promise<IdempotentAnswer>((r) => (resolve = r))
+      let resolve!: (answer: IdempotentAnswer | undefined) => void
+      const answer = new Promise<IdempotentAnswer | undefined>((r) => (resolve = r))
       inflight.set(key, { fingerprint, answer })
-      claims.set(request, { key, fingerprint, resolve })
+      if (!shared) return void claims.set(request, { key, fingerprint, resolve })
+      const outcome = await shared.claim(key, fingerprint).catch((error: unknown) => {
+        request.log.error({ err: error }, 'idempotency: the key could not be claimed in the cluster')
+        return { kind: 'busy' } as const
+      })
+      if (outcome.kind === 'run') return void claims.set(request, { key, fingerprint, resolve, shared: outcome.revision })
+      inflight.delete(key)
+      resolve(undefined)
+      if (outcome.kind === 'busy') {
+        return reply.code(503).header('retry-after', '1').send({ error: 'the request with this Idempotency-Key is still running on another node; retry' })
+      }
+      return outcome.answer.fingerprint === fingerprint ? replay(reply, outcome.answer) : mismatch(reply)
     },
 
     claimOf(request) {
@@ -168,6 +197,7 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
         : { status: 'degraded', fault: 'read-only', reason: `the data dir is read-only: requests that write are refused (${found.message})` }
     },
   }
+  return guards
 }
 
 /** The request a key stands for: method, route, params and body (keys sorted). */

@@ -131,5 +131,38 @@ for (const adapter of [memory, nats]) {
       await expect.poll(() => seen.has(id)).toBe(false)
       watch.stop()
     })
+
+    it('an Idempotency-Key is claimed by one node of two; the other sees the claim running, then the recorded answer', async () => {
+      const key = `key ${++unique}, with: any visible ASCII`
+      const [x, y] = await Promise.all([a.keys.claim(key, 'fp', 'node-a'), b.keys.claim(key, 'fp', 'node-b')])
+      expect([x, y].filter((c) => c.claimed)).toHaveLength(1)
+      const [winner, other] = x.claimed ? [a, b] : [b, a]
+      const claim = (x.claimed ? x : y) as { claimed: true; revision: number }
+      const running = await other.keys.claim(key, 'fp', 'node-c')
+      expect(running).toMatchObject({ claimed: false, record: { fingerprint: 'fp', node: x.claimed ? 'node-a' : 'node-b' } })
+      expect(running.claimed === false && running.record.answer).toBeUndefined()
+      const record = { fingerprint: 'fp', node: 'winner', answer: { status: 201, body: '{"threadId":"t"}' }, at: Date.now() }
+      await winner.keys.record(key, claim.revision, record)
+      const later = await other.keys.claim(key, 'fp', 'node-c')
+      expect(later).toMatchObject({ claimed: false, record: { answer: { status: 201, body: '{"threadId":"t"}' } } })
+    })
+
+    it('a claim released lets the next claimer run; a running claim is taken over only at the revision read', async () => {
+      const key = `key-${++unique}`
+      const first = await a.keys.claim(key, 'fp', 'node-a')
+      expect(first.claimed).toBe(true)
+      await a.keys.release(key, first.revision)
+      const second = await b.keys.claim(key, 'fp', 'node-b')
+      expect(second.claimed).toBe(true)
+      // The claimer is gone: two nodes try to take the key over at the revision they read; one wins.
+      const seen = await a.keys.claim(key, 'fp', 'node-a')
+      expect(seen.claimed).toBe(false)
+      const [x, y] = await Promise.all([a.keys.claim(key, 'fp', 'node-a', seen.revision), b.keys.claim(key, 'fp', 'node-c', seen.revision)])
+      expect([x, y].filter((c) => c.claimed)).toHaveLength(1)
+      // The first claimer's record under its old revision is refused: the key stays the new claimer's.
+      await b.keys.record(key, second.revision, { fingerprint: 'fp', node: 'node-b', answer: { status: 202, body: 'stale' }, at: Date.now() })
+      const now = await a.keys.claim(key, 'fp', 'node-d')
+      expect(now.claimed === false && now.record.answer).toBeUndefined()
+    })
   })
 }

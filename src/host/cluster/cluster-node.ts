@@ -125,7 +125,7 @@ export class ClusterNode {
     return owner && (await this.engine.membership.isLive(owner.record.node)) ? owner.record.name : undefined
   }
 
-  async health(): Promise<{ node: string; cluster: { mode: 'nats' | 'memory'; nodes: string[] } }> {
+  async health(): Promise<{ node: string; cluster: { mode: ClusterEngine['mode']; nodes: string[] } }> {
     const nodes = await this.engine.membership.live().catch(() => [])
     return { node: this.self.name, cluster: { mode: this.engine.mode, nodes: [...new Set(nodes.map((n) => n.name))].sort() } }
   }

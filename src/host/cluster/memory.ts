@@ -8,9 +8,12 @@ import { randomUUID } from 'node:crypto'
 import type { ThreadRow } from '../store/port.js'
 import {
   Fenced,
+  KEY_TTL_MS,
   type ClusterEngine,
   type CommandReply,
   type CommandRequest,
+  type IdempotencyKeys,
+  type KeyRecord,
   type NodeInfo,
   type OwnerRecord,
   type ThreadRecord,
@@ -26,6 +29,7 @@ export class MemoryCluster {
   readonly #servers = new Map<string, (request: CommandRequest) => Promise<CommandReply>>()
   readonly rows = new Map<string, ThreadRow>()
   readonly #watchers = new Set<{ put: (row: ThreadRow) => void; delete: (id: string) => void }>()
+  readonly keys = new Map<string, { record: KeyRecord; revision: number }>()
 
   /** A node's lease ends (as a dead node's would): it hears it, and the others see it gone. */
   expire(nodeId: string): void {
@@ -111,7 +115,31 @@ export class MemoryCluster {
           return { stop: () => void cluster.#watchers.delete(watcher) }
         },
       },
+      keys: cluster.#keys(),
       close: async () => void cluster.nodes.delete(self.id),
+    }
+  }
+
+  #keys(): IdempotencyKeys {
+    const current = (key: string) => {
+      const kept = this.keys.get(key)
+      if (kept && kept.record.at < Date.now() - KEY_TTL_MS) this.keys.delete(key)
+      return this.keys.get(key)
+    }
+    return {
+      claim: async (key, fingerprint, node, expected) => {
+        const kept = current(key)
+        if (kept && kept.revision !== expected) return { claimed: false, record: kept.record, revision: kept.revision }
+        const revision = ++this.#revision
+        this.keys.set(key, { record: { fingerprint, node, at: Date.now() }, revision })
+        return { claimed: true, revision }
+      },
+      record: async (key, revision, record) => {
+        if (current(key)?.revision === revision) this.keys.set(key, { record, revision: ++this.#revision })
+      },
+      release: async (key, revision) => {
+        if (current(key)?.revision === revision) this.keys.delete(key)
+      },
     }
   }
 }

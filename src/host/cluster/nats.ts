@@ -4,6 +4,7 @@
  *   th_nodes    KV, TTL 3 s   node id → {name}; created to join, renewed every second by compare-and-set
  *   th_owners   KV            thread token → {node, name}; changed only by compare-and-set
  *   th_threads  KV            thread token → its row (the list every node shows)
+ *   th_idem     KV, TTL 24 h  Idempotency-Key token → {fingerprint, node, answer?}; `create` claims
  *   THREADS     stream th.*   one subject per thread; every append names the subject's last sequence
  *   cmd.<token> core subject  request/reply to the thread's owner; "no responders" = no owner
  *
@@ -18,11 +19,14 @@ import type { Log } from '../store/journal.js'
 import type { ThreadRow } from '../store/port.js'
 import {
   Fenced,
+  KEY_TTL_MS,
   threadOfToken,
   tokenOf,
   type ClusterEngine,
   type CommandBus,
   type CommandReply,
+  type IdempotencyKeys,
+  type KeyRecord,
   type Membership,
   type NodeInfo,
   type OwnerDirectory,
@@ -60,6 +64,7 @@ export async function connectNats(url: string, name: string, log?: Log): Promise
   const nodes = await kvm.create('th_nodes', { ttl: LEASE_TTL_MS, history: 1 })
   const owners = await kvm.create('th_owners', { history: 1 })
   const threads = await kvm.create('th_threads', { history: 1 })
+  const idem = await kvm.create('th_idem', { ttl: KEY_TTL_MS, history: 1 })
   const membership = new NatsMembership(nodes, { id: `${tokenOf(name)}-${randomUUID().slice(0, 8)}`, name }, log)
   return {
     mode: 'nats',
@@ -68,6 +73,7 @@ export async function connectNats(url: string, name: string, log?: Log): Promise
     logs: logsOn(js, jsm),
     commands: commandsOn(nc),
     index: indexOn(threads),
+    keys: keysOn(idem),
     close: async () => {
       await membership.leave().catch(() => {})
       await nc.drain().catch(() => nc.close())
@@ -268,6 +274,36 @@ function indexOn(kv: KV): ThreadIndex {
         if (entry && entry.operation === 'PUT') onPut(parse<ThreadRow>(entry.value))
       }
       return { stop: () => watcher.stop() }
+    },
+  }
+}
+
+function keysOn(kv: KV): IdempotencyKeys {
+  const conflict = (error: unknown) => error instanceof JetStreamApiError && error.code === WRONG_LAST_SEQUENCE
+  return {
+    async claim(key, fingerprint, node, expected) {
+      const token = tokenOf(key)
+      const value = json({ fingerprint, node, at: Date.now() } satisfies KeyRecord)
+      // A record gone between the refusal and the read (released, or past its TTL) is claimed afresh.
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const revision = expected === undefined ? await kv.create(token, value) : await kv.update(token, value, expected)
+          return { claimed: true, revision }
+        } catch (error) {
+          if (!conflict(error) || attempt >= 10) throw error
+        }
+        const entry = await kv.get(token)
+        if (entry && entry.operation === 'PUT') return { claimed: false, record: parse<KeyRecord>(entry.value), revision: entry.revision }
+        expected = undefined
+      }
+    },
+    async record(key, revision, record) {
+      await kv.update(tokenOf(key), json(record), revision).catch((error: unknown) => {
+        if (!conflict(error)) throw error
+      })
+    },
+    async release(key, revision) {
+      await kv.delete(tokenOf(key), { previousSeq: revision }).catch(() => {})
     },
   }
 }

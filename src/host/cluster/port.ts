@@ -1,9 +1,10 @@
 /**
  * The ports a host spread over several processes needs (docs/flows/cluster.md): who is alive
  * (membership), who owns each thread (owners), each thread's ordered record of what happened (the
- * thread log), a way to reach a thread's owner (the command bus) and the list of threads every node
- * shows (the index). Two adapters implement them: the engine's (NATS JetStream, nats.ts, loaded
- * only with `--cluster`) and an in-process one (memory.ts) that the contract tests hold to the same
+ * thread log), a way to reach a thread's owner (the command bus), the list of threads every node
+ * shows (the index) and the answers to `Idempotency-Key`s (keys). Three adapters implement them: the
+ * engine's (NATS JetStream, nats.ts, loaded only with `--cluster`), one process on its SQLite store
+ * (embedded.ts) and an in-process one (memory.ts); the contract tests hold all three to the same
  * rules. Nothing here knows HTTP, SQLite or NATS.
  *
  * The one rule everything else rests on (fencing): a thread's log is written only by an append
@@ -122,14 +123,52 @@ export interface ThreadIndex {
   watch(onPut: (row: ThreadRow) => void, onDelete: (threadId: string) => void): Promise<{ stop(): void }>
 }
 
+/** How long a key's claim and answer are kept: the same as one process keeps them (store/port.ts). */
+export const KEY_TTL_MS = 24 * 60 * 60 * 1000
+
+/** What a key holds: who claimed it for which request, and the answer once recorded. */
+export interface KeyRecord {
+  /** The request's digest: the same key with another request is refused. */
+  fingerprint: string
+  /** The node (NodeInfo.id) that claimed it, and runs the request. */
+  node: string
+  /** Absent while the claimer is still running the request. */
+  answer?: { status: number; body: string }
+  at: number
+}
+
+export type KeyClaim =
+  /** This caller claimed the key: it runs the request, then records the answer or releases the claim. */
+  | { claimed: true; revision: number }
+  /** Someone claimed it first: its record (an answer to replay, or a claim still running) at `revision`. */
+  | { claimed: false; record: KeyRecord; revision: number }
+
+/**
+ * `Idempotency-Key`s shared by every node: the first claimer of a key runs the request, everyone
+ * after gets its recorded answer (or waits while it runs). Kept KEY_TTL_MS after the last write.
+ */
+export interface IdempotencyKeys {
+  /**
+   * Claims the key for a request when nobody holds it (gone past the TTL, or released). With
+   * `expected`, takes the key over from a claimer that is gone: only while the record is still at
+   * that revision (compare-and-set).
+   */
+  claim(key: string, fingerprint: string, node: string, expected?: number): Promise<KeyClaim>
+  /** The claimer's record with its answer, under its claim (refused, silently, once the claim is not its own). */
+  record(key: string, revision: number, record: KeyRecord): Promise<void>
+  /** Gives the claim up (the request failed, nothing recorded): the next claimer runs it. */
+  release(key: string, revision: number): Promise<void>
+}
+
 /** One engine's adapters. */
 export interface ClusterEngine {
-  readonly mode: 'nats' | 'memory'
+  readonly mode: 'nats' | 'memory' | 'embedded'
   readonly membership: Membership
   readonly owners: OwnerDirectory
   readonly logs: ThreadLogs
   readonly commands: CommandBus
   readonly index: ThreadIndex
+  readonly keys: IdempotencyKeys
   close(): Promise<void>
 }
 

@@ -1,0 +1,55 @@
+/**
+ * `Idempotency-Key`s across the nodes of a cluster (docs/flows/cluster.md): a keyed request runs on
+ * the node that first claims its key in the engine (`th_idem`); every other node, and the same node
+ * after a change of owner, answers a repeat from the answer recorded there. A repeat that arrives
+ * while the claimer is still running waits for its answer; a claim whose node died (its lease
+ * lapsed) before it recorded an answer is taken over by compare-and-set, and the request runs again.
+ */
+import type { IdempotentAnswer } from '../store/port.js'
+import type { ClusterEngine } from './port.js'
+
+/** What a keyed request gets from the cluster's keys. */
+export type SharedClaim =
+  /** Run it: this node holds the key (`revision`) until it records the answer or releases it. */
+  | { kind: 'run'; revision: number }
+  /** Replay this (its fingerprint may be another request's: then the key was reused). */
+  | { kind: 'answer'; answer: IdempotentAnswer }
+  /** Another node is still running it after `waitMs`: answered 503, the retry is safe. */
+  | { kind: 'busy' }
+
+const POLL_MS = 50
+
+export class ClusterKeys {
+  constructor(
+    private readonly engine: ClusterEngine,
+    private readonly waitMs = 10_000,
+  ) {}
+
+  async claim(key: string, fingerprint: string): Promise<SharedClaim> {
+    const { keys, membership } = this.engine
+    const self = membership.self.id
+    const deadline = Date.now() + this.waitMs
+    let claim = await keys.claim(key, fingerprint, self)
+    for (;;) {
+      if (claim.claimed) return { kind: 'run', revision: claim.revision }
+      const { record, revision } = claim
+      if (record.answer) return { kind: 'answer', answer: { key, fingerprint: record.fingerprint, ...record.answer, at: record.at } }
+      if (record.fingerprint !== fingerprint) return { kind: 'answer', answer: { key, fingerprint: record.fingerprint, status: 0, body: '', at: record.at } }
+      // Its claimer died before answering: nothing was recorded, so it runs here.
+      if (record.node !== self && !(await membership.isLive(record.node))) claim = await keys.claim(key, fingerprint, self, revision)
+      else if (Date.now() >= deadline) return { kind: 'busy' }
+      else {
+        await new Promise((resolve) => setTimeout(resolve, POLL_MS))
+        claim = await keys.claim(key, fingerprint, self)
+      }
+    }
+  }
+
+  /** The answer this node's claim led to (a 5xx is released instead: nothing was done, a retry runs). */
+  async settle(revision: number, answer: IdempotentAnswer): Promise<void> {
+    const { keys, membership } = this.engine
+    if (answer.status >= 500) return keys.release(answer.key, revision)
+    const { fingerprint, status, body, at } = answer
+    await keys.record(answer.key, revision, { fingerprint, node: membership.self.id, answer: { status, body }, at })
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * `Idempotency-Key`s and routed commands across the nodes of a cluster (docs/flows/cluster.md), on a
+ * real `nats-server -js`: a key is claimed in the engine, so the same key sent to two nodes — or to a
+ * survivor after its owner died — gets the same answer and the request runs once. Skipped, saying
+ * why, where nats-server is not installed.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { natsMissing, startNats, type NatsServer } from '../support/nats-server.js'
+import { spawnedServers } from '../support/spawn-server.js'
+import { api, Follower, settledRun, startCluster as startClusterOf } from './harness.js'
+
+/** A command answered 503 (its owner died and the lease has not lapsed yet) is sent again, as a client does. */
+async function untilServed(send: () => ReturnType<typeof api>): ReturnType<typeof api> {
+  for (let attempt = 0; ; attempt++) {
+    const answer = await send()
+    if (answer.status !== 503 || attempt >= 40) return answer
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+}
+
+describe.skipIf(natsMissing !== undefined)(`keys and routed commands across nodes${natsMissing ? ` (${natsMissing})` : ''}`, () => {
+  const servers = spawnedServers('keys')
+  const startCluster = (names: string[]) => startClusterOf(servers, nats, names)
+  let nats: NatsServer
+  beforeAll(async () => {
+    nats = await startNats()
+  })
+  afterAll(() => nats?.stop())
+
+  it('the same create Idempotency-Key sent to two nodes at once makes one thread, and both get the same answer', async () => {
+    const { urls } = await startCluster(['c1', 'c2'])
+    const [a, b] = urls()
+    const key = { 'idempotency-key': 'create-once' }
+    const [x, y] = await Promise.all([api(a, 'POST', '/api/threads', { title: 'once' }, key), api(b, 'POST', '/api/threads', { title: 'once' }, key)])
+    expect(x.status).toBe(201)
+    expect(y).toEqual(x)
+    const threadId = x.body?.threadId as string
+    // Each node lists what it created itself at once: a second thread would be in one of the lists.
+    for (const base of [a, b]) {
+      await expect.poll(async () => ((await api(base, 'GET', '/api/threads')).body?.threads as { threadId: string }[]).map((t) => t.threadId), { timeout: 10_000 }).toEqual([threadId])
+    }
+    // The same key with another request is refused on either node.
+    expect((await api(b, 'POST', '/api/threads', { title: 'another' }, key)).status).toBe(422)
+  })
+
+  it('a keyed prompt answered, then its owner killed -9: the same key sent to a survivor gets the same answer and the prompt ran once', async () => {
+    const cluster = await startCluster(['p1', 'p2', 'p3'])
+    const [a] = cluster.urls()
+    expect((await api(a, 'POST', '/api/threads', { id: 'keyed' })).status).toBe(201)
+    // A tab that moves on to the next node when its node dies: it sees every frame from the first.
+    const follower = new Follower(cluster.urls, 'keyed', 0)
+    await expect.poll(() => follower.snapshots.length, { timeout: 10_000 }).toBe(1)
+    const key = { 'idempotency-key': 'prompt-once' }
+    const first = await api(a, 'POST', '/api/threads/keyed/prompt', { message: 'run me once' }, key)
+    expect(first.status).toBe(202)
+    const ownerName = (await api(a, 'GET', '/api/threads/keyed')).body?.node as string
+    const survivors = [...cluster.nodes].filter(([name]) => name !== ownerName).map(([, n]) => n.url)
+    await expect.poll(() => follower.has(settledRun(1, false)), { timeout: 15_000 }).toBe(true)
+
+    const owner = cluster.nodes.get(ownerName)!
+    owner.server.child.kill('SIGKILL')
+    await owner.server.exit
+    cluster.nodes.delete(ownerName)
+
+    const again = await untilServed(() => api(survivors[1], 'POST', '/api/threads/keyed/prompt', { message: 'run me once' }, key))
+    expect(again).toEqual(first)
+    // A prompt after it: had the repeat run the first again, its run would come before this one's.
+    expect((await untilServed(() => api(survivors[0], 'POST', '/api/threads/keyed/prompt', { message: 'and then me' }))).status).toBe(202)
+    await expect.poll(() => follower.has((f) => f.event === 'settled' && f.data.aborted === false && f.data.run !== 1), { timeout: 15_000 }).toBe(true)
+    const texts = follower.frames.filter((f) => f.event === 'user-message').map((f) => JSON.stringify(f.data))
+    expect(texts.filter((t) => t.includes('run me once'))).toHaveLength(1)
+    expect(texts.filter((t) => t.includes('and then me'))).toHaveLength(1)
+    follower.close()
+  })
+})
