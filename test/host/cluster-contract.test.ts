@@ -1,9 +1,15 @@
 /**
- * The cluster ports' contract (src/host/cluster/port.ts), held against both adapters: the in-process
- * one and NATS JetStream (a real nats-server; skipped with a message where it is not installed).
+ * The cluster ports' contract (src/host/cluster/port.ts), held against every adapter: the in-process
+ * one, one process on its SQLite store (embedded), and NATS JetStream (a real nats-server; skipped
+ * with a message where it is not installed).
  */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { EmbeddedCluster } from '../../src/host/cluster/embedded.js'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
+import { SqliteThreadStore } from '../../src/host/store/sqlite.js'
 import { Fenced, type ClusterEngine } from '../../src/host/cluster/port.js'
 import { natsMissing, startNats, type NatsServer } from '../support/nats-server.js'
 
@@ -23,6 +29,27 @@ const memory: Adapter = (() => {
     setup: async () => void (cluster = new MemoryCluster()),
     pair: async () => [cluster.engine('a'), cluster.engine('b')],
     teardown: async () => {},
+  }
+})()
+
+const embedded: Adapter = (() => {
+  let dir = ''
+  let store: SqliteThreadStore | undefined
+  return {
+    name: 'embedded (SQLite)',
+    setup: async () => {
+      dir = mkdtempSync(join(tmpdir(), 'threadhost-embedded-'))
+      store = SqliteThreadStore.open(dir).store
+    },
+    // Two nodes of one process on one store: the contract's races are between them.
+    pair: async () => {
+      const cluster = new EmbeddedCluster(store!)
+      return [cluster.engine('a'), cluster.engine('b')]
+    },
+    teardown: async () => {
+      store?.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
   }
 })()
 
@@ -49,7 +76,7 @@ const nats: Adapter = (() => {
 let unique = 0
 const threadId = () => `t.${++unique} x`
 
-for (const adapter of [memory, nats]) {
+for (const adapter of [memory, embedded, nats]) {
   describe.skipIf(adapter.skip !== undefined)(`cluster ports on ${adapter.name}${adapter.skip ? ` (${adapter.skip})` : ''}`, () => {
     let a: ClusterEngine
     let b: ClusterEngine
@@ -166,3 +193,40 @@ for (const adapter of [memory, nats]) {
     })
   })
 }
+
+describe('the embedded adapter on the SQLite store', () => {
+  it('keeps its thread logs, index and keys in the store: a reopened store has them, and the store replays a key answered through the ports', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'threadhost-embedded-'))
+    try {
+      const first = SqliteThreadStore.open(dir).store
+      const engine = new EmbeddedCluster(first).engine()
+      await engine.membership.join()
+      expect((await engine.membership.live()).map((n) => n.name)).toEqual(['local'])
+      const p1 = await engine.logs.append('t', { kind: 'frames', frames: ['one'] }, 0)
+      await engine.logs.append('t', { kind: 'prompt', op: 'accepted', messageId: 'm', text: 'hi' }, p1)
+      await engine.index.put({ threadId: 't', title: 'kept', model: 'demo', createdAt: 1, updatedAt: 1, run: 0, seq: 0 })
+      const claim = await engine.keys.claim('k', 'fp', engine.membership.self.id)
+      // A running claim is no answer to the store's own lookup.
+      expect(first.idempotent('k', 0)).toBeUndefined()
+      if (!claim.claimed) throw new Error('the key was free')
+      await engine.keys.record('k', claim.revision, { fingerprint: 'fp', node: engine.membership.self.id, answer: { status: 201, body: '{"threadId":"t"}' }, at: Date.now() })
+      first.close()
+
+      const again = SqliteThreadStore.open(dir).store
+      const reopened = new EmbeddedCluster(again).engine()
+      expect(await reopened.logs.last('t')).toBe(2)
+      const records: unknown[] = []
+      reopened.logs.read('t', (r) => records.push(r), () => {}).stop()
+      expect(records).toEqual([
+        { kind: 'frames', frames: ['one'] },
+        { kind: 'prompt', op: 'accepted', messageId: 'm', text: 'hi' },
+      ])
+      expect(again.threads().map((r) => r.title)).toEqual(['kept'])
+      expect(again.idempotent('k', 0)).toMatchObject({ fingerprint: 'fp', status: 201, body: '{"threadId":"t"}' })
+      expect(await reopened.keys.claim('k', 'fp', 'other')).toMatchObject({ claimed: false, record: { answer: { status: 201 } } })
+      again.close()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})

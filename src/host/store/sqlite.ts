@@ -35,6 +35,7 @@ import { JournalTables } from './sqlite/journal.js'
 import { KeyTable } from './sqlite/keys.js'
 import { importLegacy, openFile } from './sqlite/open.js'
 import { DB_FILE } from './sqlite/schema.js'
+import { ThreadLogTable } from './sqlite/thread-log.js'
 import { ThreadTable } from './sqlite/threads.js'
 
 export { DB_FILE } from './sqlite/schema.js'
@@ -169,6 +170,14 @@ export class SqliteThreadStore implements ThreadStore {
 
   threads(): ThreadRow[] {
     return this.#threads.all()
+  }
+
+  /**
+   * What the embedded cluster adapter (src/host/cluster/embedded.ts) keeps in this file beside the
+   * store's own tables: the thread logs, and the same idempotency keys this store answers from.
+   */
+  clusterTables(): { log: ThreadLogTable; keys: KeyTable } {
+    return { log: new ThreadLogTable(this.#db), keys: this.#keys }
   }
 
   putThread(row: ThreadRow): void {

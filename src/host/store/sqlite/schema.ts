@@ -10,6 +10,8 @@ export const DB_FILE = 'threadhost.db'
 /**
  * 2: `threads.facts`, what a thread's conversation says for its summary (v1 files gain the column).
  * 3: `prompts.images`, a prompt's images (JSON), so a prompt handed back after a crash comes back whole.
+ * `thread_log` (the embedded cluster adapter's thread logs, src/host/cluster/embedded.ts) is a table
+ * of its own, created where missing: no column of an older file changes, so the version stays.
  */
 export const SCHEMA_VERSION = 3
 
@@ -46,6 +48,9 @@ CREATE TABLE IF NOT EXISTS idempotency (
   key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, status INTEGER NOT NULL, body TEXT NOT NULL, at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS idempotency_at ON idempotency (at);
+CREATE TABLE IF NOT EXISTS thread_log (
+  thread_id TEXT NOT NULL, position INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (thread_id, position)
+);
 `
 
 /** What the file holds is not a usable database of this schema: it is set aside and rebuilt. */

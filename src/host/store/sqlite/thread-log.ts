@@ -1,0 +1,33 @@
+/**
+ * The `thread_log` table: each thread's records in order, numbered from 1 — the thread log of the
+ * embedded cluster adapter (src/host/cluster/embedded.ts). An append commits only if the thread's last
+ * position is the one the writer names, in the same transaction that reads it.
+ */
+import type { SqliteDb } from './db.js'
+
+export class ThreadLogTable {
+  constructor(readonly db: SqliteDb) {}
+
+  last(threadId: string): number {
+    return Number(this.db.all('SELECT MAX(position) AS last FROM thread_log WHERE thread_id = ?', threadId)[0]?.last ?? 0)
+  }
+
+  /** The record's position, or `{ last }` when the thread's last position is not `expected` (nothing written). */
+  append(threadId: string, record: string, expected: number): number | { last: number } {
+    let out: number | { last: number } = { last: expected }
+    this.db.tx(() => {
+      const last = this.last(threadId)
+      if (last !== expected) return void (out = { last })
+      this.db.run('INSERT INTO thread_log (thread_id, position, record) VALUES (?, ?, ?)', threadId, last + 1, record)
+      out = last + 1
+    })
+    return out
+  }
+
+  /** The records after `after`, in order. */
+  since(threadId: string, after: number): { position: number; record: string }[] {
+    return this.db
+      .all('SELECT position, record FROM thread_log WHERE thread_id = ? AND position > ? ORDER BY position', threadId, after)
+      .map((r) => ({ position: Number(r.position), record: String(r.record) }))
+  }
+}
