@@ -1,7 +1,6 @@
 /**
  * Cluster mode's HTTP edge (docs/flows/cluster.md): every node answers every route. A command on a
- * thread (prompt, abort, answer, draft, change, delete, fork, commands, shortcut) runs on the
- * thread's owner: the receiving node passes the request on verbatim over the command bus and sends
+ * thread (ROUTED below) runs on the thread's owner: the receiving node passes the request on verbatim over the command bus and sends
  * the owner's answer back verbatim; with no owner it takes the thread and runs it here. Its answer
  * leaves only once what it wrote is in the thread's log (a 202 means the prompt is in the log). An
  * owner that cannot be reached in time is a 503 with Retry-After (an Idempotency-Key makes the retry safe).
@@ -11,9 +10,22 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ClusterKeys } from '../host/cluster/cluster-keys.js'
 import type { ClusterNode } from '../host/cluster/cluster-node.js'
 import type { CommandRequest } from '../host/cluster/port.js'
-import { apiRoutes } from '../schemas/api-routes.js'
+import { apiRoutes, type RouteName } from '../schemas/api-routes.js'
 
-const ROUTED = new Set(['prompt', 'abort', 'takeQueue', 'answerDialog', 'reportDraft', 'updateThread', 'deleteThread', 'forkThread', 'listCommands', 'runShortcut'] as const)
+/**
+ * What runs on the owner: every command on a thread — each route under `/api/threads/:id` that is not
+ * a GET (prompt, abort, queue take, answer, terminal input, draft, change, delete, fork, edit,
+ * version, shortcut, revert, redo…), taken from the route table so a new one is never left out — and
+ * the reads only the live thread can answer (its commands).
+ */
+const THREAD_PATH = '/api/threads/:id'
+const OWNER_READS: readonly RouteName[] = ['listCommands']
+const ROUTED = new Set(
+  (Object.keys(apiRoutes) as RouteName[]).filter((name) => {
+    const { method, path } = apiRoutes[name]
+    return (path === THREAD_PATH || path.startsWith(`${THREAD_PATH}/`)) && (method !== 'GET' || OWNER_READS.includes(name))
+  }),
+)
 /** Passed on with the command: what the owner's guards and routes read. */
 const PASSED_HEADERS = ['authorization', 'content-type', 'idempotency-key']
 const OWNER_HEADER = 'x-threadhost-owner'

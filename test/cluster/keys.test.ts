@@ -4,6 +4,8 @@
  * survivor after its owner died — gets the same answer and the request runs once. Skipped, saying
  * why, where nats-server is not installed.
  */
+import { existsSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { natsMissing, startNats, type NatsServer } from '../support/nats-server.js'
 import { spawnedServers } from '../support/spawn-server.js'
@@ -20,7 +22,7 @@ async function untilServed(send: () => ReturnType<typeof api>): ReturnType<typeo
 
 describe.skipIf(natsMissing !== undefined)(`keys and routed commands across nodes${natsMissing ? ` (${natsMissing})` : ''}`, () => {
   const servers = spawnedServers('keys')
-  const startCluster = (names: string[]) => startClusterOf(servers, nats, names)
+  const startCluster = (names: string[], extra: string[] = []) => startClusterOf(servers, nats, names, extra)
   let nats: NatsServer
   beforeAll(async () => {
     nats = await startNats()
@@ -70,6 +72,30 @@ describe.skipIf(natsMissing !== undefined)(`keys and routed commands across node
     const texts = follower.frames.filter((f) => f.event === 'user-message').map((f) => JSON.stringify(f.data))
     expect(texts.filter((t) => t.includes('run me once'))).toHaveLength(1)
     expect(texts.filter((t) => t.includes('and then me'))).toHaveLength(1)
+    follower.close()
+  })
+
+  it('a revert sent to a node that does not own the thread runs on the owner: the file the run made is gone, every follower hears it once, and the owner stays', async () => {
+    const policy = join(await servers.tempDataDir(), 'policy.json')
+    writeFileSync(policy, JSON.stringify({ tools: { write: 'allow' } }))
+    const cluster = await startCluster(['r1', 'r2', 'r3'], ['--tools-policy', policy])
+    const [a] = cluster.urls()
+    expect((await api(a, 'POST', '/api/threads', { id: 'changes' })).status).toBe(201)
+    const follower = new Follower(cluster.urls, 'changes', 1)
+    await expect.poll(() => follower.snapshots.length, { timeout: 10_000 }).toBe(1)
+    const write = `call write ${JSON.stringify({ path: 'made.txt', content: 'by run 1\n' })}`
+    expect((await api(a, 'POST', '/api/threads/changes/prompt', { message: write })).status).toBe(202)
+    await expect.poll(() => follower.has((f) => f.event === 'run-changes' && f.data.run === 1), { timeout: 15_000 }).toBe(true)
+    await expect.poll(() => follower.has(settledRun(1, false)), { timeout: 15_000 }).toBe(true)
+    expect(existsSync(join(cluster.workspace, 'made.txt'))).toBe(true)
+
+    const ownerName = (await api(a, 'GET', '/api/threads/changes')).body?.node as string
+    const other = [...cluster.nodes].find(([name]) => name !== ownerName)![1].url
+    const reverted = await api(other, 'POST', '/api/threads/changes/revert', { toRun: 1 })
+    expect(reverted).toMatchObject({ status: 200, body: { action: 'revert', runs: [1], files: ['made.txt'] } })
+    expect(existsSync(join(cluster.workspace, 'made.txt'))).toBe(false)
+    await expect.poll(() => follower.frames.filter((f) => f.event === 'workspace-restored').length, { timeout: 10_000 }).toBe(1)
+    expect((await api(other, 'GET', '/api/threads/changes')).body?.node).toBe(ownerName)
     follower.close()
   })
 })
