@@ -5,7 +5,7 @@
  * server hands out. A push service that answers 410 has the subscription removed, on disk too.
  */
 import { createDecipheriv, createECDH, createPublicKey, hkdfSync, randomBytes, verify, type ECDH } from 'node:crypto'
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -170,11 +170,11 @@ describe('notifications through the Push API', () => {
     expect(push.subscriptions.list()).toHaveLength(1)
     expect((await api(h.url, 'DELETE', '/api/push/subscription', { endpoint: tab.subscription.endpoint })).status).toBe(204)
     expect(push.subscriptions.list()).toEqual([])
-    expect(JSON.parse(readFileSync(join(dataDir, 'push', 'subscriptions.json'), 'utf8'))).toEqual([])
+    expect(new PushSubscriptions(join(dataDir, 'push')).list()).toEqual([])
 
     const elsewhere = browser('http://push.example.com/abc')
     expect((await api(h.url, 'PUT', '/api/push/subscription', elsewhere.subscription)).status).toBe(400)
-    expect(existsSync(join(dataDir, 'push', 'subscriptions.json'))).toBe(true)
+    expect(readdirSync(join(dataDir, 'push', 'subscriptions'))).toEqual([])
     expect(push.subscriptions.list()).toEqual([])
   })
 })

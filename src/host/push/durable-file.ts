@@ -31,6 +31,18 @@ export function writeDurably(file: string, text: string): void {
   flushFolder(file)
 }
 
+/** `file` removed, the folder flushed; whether it was there. */
+export function removeDurably(file: string): boolean {
+  try {
+    unlinkSync(file)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
+    throw error
+  }
+  flushFolder(file)
+  return true
+}
+
 /**
  * `file` made with `text` unless it exists: the first of several processes to get there wins and the
  * others keep its content (a link never replaces a file). Returns whether this call made it.
