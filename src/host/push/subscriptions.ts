@@ -69,10 +69,8 @@ export class PushSubscriptions {
 
   /** Reads the folder again when it changed since the last read (another process added or removed one). */
   #refresh(folder: string): void {
-    let changed: bigint
-    try {
-      changed = statSync(folder, { bigint: true }).mtimeNs
-    } catch {
+    const changed = statSync(folder, { bigint: true, throwIfNoEntry: false })?.mtimeNs
+    if (changed === undefined) {
       this.#byEndpoint.clear()
       this.#readAt = undefined
       return
