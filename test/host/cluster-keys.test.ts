@@ -1,0 +1,56 @@
+/**
+ * `Idempotency-Key`s across nodes (src/host/cluster/cluster-keys.ts), on the in-process adapter: who
+ * runs a keyed request, what a repeat gets while it runs and after, and what happens to a claim
+ * whose node died before it answered.
+ */
+import { describe, expect, it } from 'vitest'
+import { ClusterKeys } from '../../src/host/cluster/cluster-keys.js'
+import { MemoryCluster } from '../../src/host/cluster/memory.js'
+
+async function twoNodes() {
+  const cluster = new MemoryCluster()
+  const a = cluster.engine('a')
+  const b = cluster.engine('b')
+  await a.membership.join()
+  await b.membership.join()
+  return { cluster, a, b, keysA: new ClusterKeys(a), keysB: new ClusterKeys(b) }
+}
+
+const answer = (key: string, status: number, body: string) => ({ key, fingerprint: 'fp', status, body, at: Date.now() })
+
+describe('Idempotency-Keys across nodes', () => {
+  it('a repeat on another node while the first claimer runs waits for its answer, and gets it', async () => {
+    const { keysA, keysB } = await twoNodes()
+    const first = await keysA.claim('k', 'fp')
+    expect(first.kind).toBe('run')
+    const repeat = keysB.claim('k', 'fp')
+    if (first.kind === 'run') await keysA.settle(first.revision, answer('k', 202, '{"messageId":"m"}'))
+    expect(await repeat).toMatchObject({ kind: 'answer', answer: { status: 202, body: '{"messageId":"m"}', fingerprint: 'fp' } })
+  })
+
+  it('another request with the same key gets the first request\'s fingerprint back (the key was reused), without waiting for it to end', async () => {
+    const { keysA, keysB } = await twoNodes()
+    expect((await keysA.claim('k', 'fp')).kind).toBe('run')
+    expect(await keysB.claim('k', 'other')).toMatchObject({ kind: 'answer', answer: { fingerprint: 'fp' } })
+  })
+
+  it('a claim whose node died before it answered is taken over: the repeat runs on the node that took it', async () => {
+    const { cluster, a, keysA, keysB } = await twoNodes()
+    const first = await keysA.claim('k', 'fp')
+    cluster.expire(a.membership.self.id)
+    const taken = await keysB.claim('k', 'fp')
+    expect(taken.kind).toBe('run')
+    // A late answer of the dead node is not the key's any more: the taker's is.
+    if (first.kind === 'run') await keysA.settle(first.revision, answer('k', 202, 'late'))
+    if (taken.kind === 'run') await keysB.settle(taken.revision, answer('k', 202, 'taker'))
+    expect(await keysB.claim('k', 'fp')).toMatchObject({ kind: 'answer', answer: { body: 'taker' } })
+  })
+
+  it('a 5xx answer releases the claim: the retry runs; a repeat still running past the wait is told to retry (busy)', async () => {
+    const { keysA, b } = await twoNodes()
+    const first = await keysA.claim('k', 'fp')
+    if (first.kind === 'run') await keysA.settle(first.revision, answer('k', 503, ''))
+    expect((await keysA.claim('k', 'fp')).kind).toBe('run')
+    expect(await new ClusterKeys(b, 0).claim('k', 'fp')).toEqual({ kind: 'busy' })
+  })
+})
