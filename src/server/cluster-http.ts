@@ -1,7 +1,7 @@
 /**
  * Cluster mode's HTTP edge (docs/flows/cluster.md): every node answers every route. A command on a
- * thread (ROUTED below) runs on the thread's owner: the receiving node passes the request on verbatim over the command bus and sends
- * the owner's answer back verbatim; with no owner it takes the thread and runs it here. Its answer
+ * thread (ROUTED below) runs on the thread's owner: the receiving node passes the request on
+ * verbatim over the command bus and sends the owner's answer back verbatim; with no owner it takes the thread and runs it here. Its answer
  * leaves only once what it wrote is in the thread's log (a 202 means the prompt is in the log). An
  * owner that cannot be reached in time is a 503 with Retry-After (an Idempotency-Key makes the retry safe).
  */

@@ -53,4 +53,17 @@ describe('Idempotency-Keys across nodes', () => {
     expect((await keysA.claim('k', 'fp')).kind).toBe('run')
     expect(await new ClusterKeys(b, 0).claim('k', 'fp')).toEqual({ kind: 'busy' })
   })
+
+  it('an answer the engine refused (it was down) is written again once it takes writes: the other nodes then replay it', async () => {
+    const { a, b, keysB } = await twoNodes()
+    let down = true
+    const flaky = { ...a, keys: { ...a.keys, record: (...args: Parameters<typeof a.keys.record>) => (down ? Promise.reject(new Error('engine down')) : a.keys.record(...args)) } }
+    const keysA = new ClusterKeys(flaky)
+    const first = await keysA.claim('k', 'fp')
+    if (first.kind !== 'run') throw new Error('the key was free')
+    await expect(keysA.settle(first.revision, answer('k', 201, 'made'))).rejects.toThrow('engine down')
+    down = false
+    await expect.poll(async () => (await new ClusterKeys(b, 0).claim('k', 'fp')).kind, { timeout: 5000 }).toBe('answer')
+    expect(await keysB.claim('k', 'fp')).toMatchObject({ kind: 'answer', answer: { status: 201, body: 'made' } })
+  })
 })

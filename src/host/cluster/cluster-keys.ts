@@ -18,6 +18,8 @@ export type SharedClaim =
   | { kind: 'busy' }
 
 const POLL_MS = 50
+const RETRY_EVERY_MS = 1000
+const RETRY_FOR_MS = 5 * 60 * 1000
 
 export class ClusterKeys {
   constructor(
@@ -45,11 +47,30 @@ export class ClusterKeys {
     }
   }
 
-  /** The answer this node's claim led to (a 5xx is released instead: nothing was done, a retry runs). */
+  /**
+   * The answer this node's claim led to (a 5xx is released instead: nothing was done, a retry runs).
+   * One the engine refused now (it is down) is written again in the background: until it is, this
+   * node replays it from its own store and the others wait on a claim that looks still running.
+   */
   async settle(revision: number, answer: IdempotentAnswer): Promise<void> {
     const { keys, membership } = this.engine
-    if (answer.status >= 500) return keys.release(answer.key, revision)
     const { fingerprint, status, body, at } = answer
-    await keys.record(answer.key, revision, { fingerprint, node: membership.self.id, answer: { status, body }, at })
+    const write = () =>
+      status >= 500 ? keys.release(answer.key, revision) : keys.record(answer.key, revision, { fingerprint, node: membership.self.id, answer: { status, body }, at })
+    try {
+      await write()
+    } catch (error) {
+      this.#again(write, Date.now() + RETRY_FOR_MS)
+      throw error
+    }
+  }
+
+  #again(write: () => Promise<void>, until: number): void {
+    const timer = setTimeout(() => {
+      write().catch(() => {
+        if (Date.now() < until) this.#again(write, until)
+      })
+    }, RETRY_EVERY_MS)
+    timer.unref()
   }
 }
