@@ -55,9 +55,9 @@ export function countedEngine(engine: ClusterEngine): { engine: ClusterEngine; c
     },
   }
   const logs: Partial<ThreadLogs> = {
-    async append(threadId, record, expected) {
+    async append(threadId, record, expected, id) {
       try {
-        const position = await engine.logs.append(threadId, record, expected)
+        const position = await engine.logs.append(threadId, record, expected, id)
         counts.appends++
         return position
       } catch (error) {

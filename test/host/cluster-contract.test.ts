@@ -19,6 +19,8 @@ interface Adapter {
   setup(): Promise<void>
   /** Two nodes of one cluster. */
   pair(): Promise<[ClusterEngine, ClusterEngine]>
+  /** Ends the node's lease from outside, as a lapse does. */
+  expire(engine: ClusterEngine): Promise<void>
   teardown(): Promise<void>
 }
 
@@ -28,6 +30,7 @@ const memory: Adapter = (() => {
     name: 'memory',
     setup: async () => void (cluster = new MemoryCluster()),
     pair: async () => [cluster.engine('a'), cluster.engine('b')],
+    expire: async (engine) => cluster.expire(engine.membership.self.id),
     teardown: async () => {},
   }
 })()
@@ -35,6 +38,7 @@ const memory: Adapter = (() => {
 const embedded: Adapter = (() => {
   let dir = ''
   let store: SqliteThreadStore | undefined
+  let cluster: EmbeddedCluster | undefined
   return {
     name: 'embedded (SQLite)',
     setup: async () => {
@@ -43,9 +47,10 @@ const embedded: Adapter = (() => {
     },
     // Two nodes of one process on one store: the contract's races are between them.
     pair: async () => {
-      const cluster = new EmbeddedCluster(store!)
+      cluster = new EmbeddedCluster(store!)
       return [cluster.engine('a'), cluster.engine('b')]
     },
+    expire: async (engine) => cluster!.members.expire(engine.membership.self.id),
     teardown: async () => {
       store?.close()
       rmSync(dir, { recursive: true, force: true })
@@ -65,6 +70,12 @@ const nats: Adapter = (() => {
       const pair = [await connectNats(server!.url, 'a'), await connectNats(server!.url, 'b')] as [ClusterEngine, ClusterEngine]
       engines.push(...pair)
       return pair
+    },
+    expire: async (engine) => {
+      const [{ connect }, { Kvm }] = await Promise.all([import('@nats-io/transport-node'), import('@nats-io/kv')])
+      const nc = await connect({ servers: server!.url })
+      await (await new Kvm(nc).open('th_nodes')).delete(engine.membership.self.id)
+      await nc.close()
     },
     teardown: async () => {
       for (const engine of engines) await engine.close().catch(() => {})
@@ -145,6 +156,17 @@ for (const adapter of [memory, embedded, nats]) {
       stop()
     })
 
+    it('an append retried under the same id after it landed resolves the same position and writes nothing twice', async () => {
+      const id = threadId()
+      const p1 = await a.logs.append(id, { kind: 'frames', frames: ['one'] }, 0, 'append-1')
+      // The answer was lost; the writer sends the same record again, still naming the position it knew.
+      expect(await a.logs.append(id, { kind: 'frames', frames: ['one'] }, 0, 'append-1')).toBe(p1)
+      expect(await a.logs.last(id)).toBe(p1)
+      const p2 = await a.logs.append(id, { kind: 'frames', frames: ['two'] }, p1, 'append-2')
+      await expect(a.logs.append(id, { kind: 'frames', frames: ['three'] }, p1, 'append-3')).rejects.toBeInstanceOf(Fenced)
+      expect(await b.logs.last(id)).toBe(p2)
+    })
+
     it('the index shows every node the same rows, puts and deletes', async () => {
       const id = threadId()
       const seen = new Map<string, string>()
@@ -190,6 +212,27 @@ for (const adapter of [memory, embedded, nats]) {
       await b.keys.record(key, second.revision, { fingerprint: 'fp', node: 'node-b', answer: { status: 202, body: 'stale' }, at: Date.now() })
       const now = await a.keys.claim(key, 'fp', 'node-d')
       expect(now.claimed === false && now.record.answer).toBeUndefined()
+    })
+
+    it('a node whose lease lapsed hears it, and rejoins under a new id with the same name while its old life stays dead', async () => {
+      let lost = 0
+      a.membership.onLost(() => void lost++)
+      const old = a.membership.self
+      await adapter.expire(a)
+      await expect.poll(() => lost, { timeout: 5000 }).toBe(1)
+      await a.membership.rejoin()
+      const life = a.membership.self
+      expect(life.name).toBe(old.name)
+      expect(life.id).not.toBe(old.id)
+      expect(await b.membership.isLive(life.id)).toBe(true)
+      expect(await b.membership.isLive(old.id)).toBe(false)
+      expect((await b.membership.live()).map((n) => n.id).sort()).toEqual([life.id, b.membership.self.id].sort())
+      // The new life's lease is kept, and lost again like the first.
+      await new Promise((resolve) => setTimeout(resolve, adapter.name === 'nats' ? 1500 : 0))
+      expect(await b.membership.isLive(life.id)).toBe(true)
+      expect(lost).toBe(1)
+      await adapter.expire(a)
+      await expect.poll(() => lost, { timeout: 5000 }).toBe(2)
     })
   })
 }

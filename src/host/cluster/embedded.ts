@@ -13,7 +13,6 @@
  * The single-node host does not run through these ports (docs/flows/cluster.md says why: its hot path
  * stays the synchronous store); the index and the keys are the same tables and the same code it uses.
  */
-import { randomUUID } from 'node:crypto'
 import type { SqliteThreadStore } from '../store/sqlite.js'
 import type { ThreadRow } from '../store/port.js'
 import {
@@ -24,14 +23,15 @@ import {
   type CommandRequest,
   type IdempotencyKeys,
   type KeyRecord,
-  type NodeInfo,
   type OwnerRecord,
   type ThreadRecord,
 } from './port.js'
+import { LocalMembers } from './local-members.js'
 
 export class EmbeddedCluster {
-  readonly #nodes = new Map<string, NodeInfo>()
-  readonly #lost = new Map<string, () => void>()
+  readonly members = new LocalMembers()
+  /** Appends by id (this process's life): what a retried append resolves to. */
+  readonly #appended = new Map<string, number>()
   readonly #owners = new Map<string, { record: OwnerRecord; revision: number }>()
   #revision = 0
   readonly #readers = new Map<string, Set<(record: ThreadRecord, position: number) => void>>()
@@ -44,21 +44,12 @@ export class EmbeddedCluster {
   }
 
   engine(name = 'local'): ClusterEngine {
-    const self: NodeInfo = { id: `${name}-${randomUUID().slice(0, 8)}`, name }
+    const membership = this.members.membership(name)
     const { store } = this
     const { log } = this.#tables
     return {
       mode: 'embedded',
-      membership: {
-        self,
-        live: async () => [...this.#nodes.values()],
-        isLive: async (id) => this.#nodes.has(id),
-        join: async () => void this.#nodes.set(self.id, self),
-        // A process cannot lose itself.
-        onLost: (listener) => void this.#lost.set(self.id, listener),
-        current: () => this.#nodes.has(self.id),
-        leave: async () => void this.#nodes.delete(self.id),
-      },
+      membership,
       owners: {
         owner: async (threadId) => this.#owners.get(threadId),
         acquire: async (threadId, record, expected) => {
@@ -74,9 +65,13 @@ export class EmbeddedCluster {
       },
       logs: {
         last: async (threadId) => log.last(threadId),
-        append: async (threadId, record, expected) => {
+        append: async (threadId, record, expected, id) => {
+          // A retry of an append that landed: its position, as the engine's duplicate window answers.
+          const landed = id === undefined ? undefined : this.#appended.get(id)
+          if (landed !== undefined) return landed
           const position = log.append(threadId, JSON.stringify(record), expected)
           if (typeof position !== 'number') throw new Fenced(threadId, `wrong last sequence: ${position.last}`)
+          if (id !== undefined) this.#appended.set(id, position)
           for (const reader of this.#readers.get(threadId) ?? []) reader(record, position)
           return position
         },
@@ -118,7 +113,7 @@ export class EmbeddedCluster {
         },
       },
       keys: this.#keys(),
-      close: async () => void this.#nodes.delete(self.id),
+      close: async () => membership.close(),
     }
   }
 

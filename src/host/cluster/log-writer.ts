@@ -3,15 +3,20 @@
  * conditional on the position of this writer's own last record. Frames that pile up while an append
  * is in flight go together in the next one. A refused append means another node owns the thread:
  * the writer stops for good and says so (`onFenced`); it never retries it. Any other failure (the
- * engine restarting) is tried again, in order.
+ * engine restarting) is tried again every 100 ms, in order: the same record under the same id, so an
+ * append that landed but whose answer was lost is recognised by the engine, not written twice.
  */
+import { randomUUID } from 'node:crypto'
 import type { Log } from '../store/journal.js'
 import { Fenced, type ThreadLogs, type ThreadRecord } from './port.js'
 
 const RETRY_MS = 100
 
 export class LogWriter {
+  /** Records not sent yet: frames pushed meanwhile may still join the last one. */
   #queue: ThreadRecord[] = []
+  /** The record being appended, under the id every attempt at it carries; never changed once sent. */
+  #inFlight?: { record: ThreadRecord; id: string }
   #pumping = false
   #fenced = false
   #closed = false
@@ -49,35 +54,45 @@ export class LogWriter {
   close(): void {
     this.#closed = true
     this.#queue = []
+    this.#inFlight = undefined
     this.#settle()
   }
 
   async #pump(): Promise<void> {
     if (this.#pumping) return
     this.#pumping = true
+    let failingSince: number | undefined
     try {
-      while (this.#queue.length > 0 && !this.#fenced && !this.#closed) {
-        // Out of the queue while in flight: frames pushed meanwhile start the next record, never this one.
-        const record = this.#queue.shift()!
+      while ((this.#inFlight || this.#queue.length > 0) && !this.#fenced && !this.#closed) {
+        this.#inFlight ??= { record: this.#queue.shift()!, id: randomUUID() }
+        const { record, id } = this.#inFlight
         try {
-          this.position = await this.logs.append(this.threadId, record, this.position)
+          this.position = await this.logs.append(this.threadId, record, this.position, id)
+          this.#inFlight = undefined
+          if (failingSince !== undefined) {
+            this.log?.('warn', `[${this.threadId}] cluster: appends go through again after ${Date.now() - failingSince} ms`)
+            failingSince = undefined
+          }
         } catch (error) {
-          this.#queue.unshift(record)
           if (error instanceof Fenced) {
             this.#fenced = true
             this.#queue = []
+            this.#inFlight = undefined
             this.log?.('warn', error.message)
             this.onFenced(error)
             break
           }
-          this.log?.('warn', `[${this.threadId}] cluster: append failed (${String(error)}); retrying`)
+          if (failingSince === undefined) {
+            failingSince = Date.now()
+            this.log?.('warn', `[${this.threadId}] cluster: append failed (${String(error)}); retrying every ${RETRY_MS} ms`)
+          }
           await new Promise((resolve) => setTimeout(resolve, RETRY_MS))
         }
       }
     } finally {
       this.#pumping = false
       // A record pushed while the last append was being acknowledged.
-      if (this.#queue.length > 0 && !this.#fenced && !this.#closed) void this.#pump()
+      if ((this.#inFlight || this.#queue.length > 0) && !this.#fenced && !this.#closed) void this.#pump()
       else this.#settle()
     }
   }

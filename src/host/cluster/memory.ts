@@ -4,8 +4,8 @@
  * them by the same contract tests (test/host/cluster-contract.test.ts). Several nodes share one
  * `MemoryCluster`; `expire` ends a node's lease as a dead node's lapses.
  */
-import { randomUUID } from 'node:crypto'
 import type { ThreadRow } from '../store/port.js'
+import { LocalMembers } from './local-members.js'
 import {
   Fenced,
   KEY_TTL_MS,
@@ -14,17 +14,17 @@ import {
   type CommandRequest,
   type IdempotencyKeys,
   type KeyRecord,
-  type NodeInfo,
   type OwnerRecord,
   type ThreadRecord,
 } from './port.js'
 
 export class MemoryCluster {
-  readonly nodes = new Map<string, NodeInfo>()
-  readonly #lost = new Map<string, () => void>()
+  readonly members = new LocalMembers()
   readonly owners = new Map<string, { record: OwnerRecord; revision: number }>()
   #revision = 0
   readonly logs = new Map<string, ThreadRecord[]>()
+  /** Append ids → the position they landed at. */
+  readonly #appended = new Map<string, number>()
   readonly #readers = new Map<string, Set<(record: ThreadRecord, position: number) => void>>()
   readonly #servers = new Map<string, (request: CommandRequest) => Promise<CommandReply>>()
   readonly rows = new Map<string, ThreadRow>()
@@ -33,25 +33,15 @@ export class MemoryCluster {
 
   /** A node's lease ends (as a dead node's would): it hears it, and the others see it gone. */
   expire(nodeId: string): void {
-    this.nodes.delete(nodeId)
-    this.#lost.get(nodeId)?.()
-    this.#lost.delete(nodeId)
+    this.members.expire(nodeId)
   }
 
   engine(name: string): ClusterEngine {
-    const self: NodeInfo = { id: `${name}-${randomUUID().slice(0, 8)}`, name }
+    const membership = this.members.membership(name)
     const cluster = this
     return {
       mode: 'memory',
-      membership: {
-        self,
-        live: async () => [...cluster.nodes.values()],
-        isLive: async (id) => cluster.nodes.has(id),
-        join: async () => void cluster.nodes.set(self.id, self),
-        onLost: (listener) => void cluster.#lost.set(self.id, listener),
-        current: () => cluster.nodes.has(self.id),
-        leave: async () => void cluster.nodes.delete(self.id),
-      },
+      membership,
       owners: {
         owner: async (threadId) => cluster.owners.get(threadId),
         acquire: async (threadId, record, expected) => {
@@ -68,12 +58,16 @@ export class MemoryCluster {
       },
       logs: {
         last: async (threadId) => cluster.logs.get(threadId)?.length ?? 0,
-        append: async (threadId, record, expected) => {
+        append: async (threadId, record, expected, id) => {
           const log = cluster.logs.get(threadId) ?? []
+          // A retry of an append that landed: its position, as the engine's duplicate window answers.
+          const landed = id === undefined ? undefined : cluster.#appended.get(id)
+          if (landed !== undefined) return landed
           if (log.length !== expected) throw new Fenced(threadId, `wrong last sequence: ${log.length}`)
           log.push(record)
           cluster.logs.set(threadId, log)
           const position = log.length
+          if (id !== undefined) cluster.#appended.set(id, position)
           for (const reader of cluster.#readers.get(threadId) ?? []) reader(record, position)
           return position
         },
@@ -116,7 +110,7 @@ export class MemoryCluster {
         },
       },
       keys: cluster.#keys(),
-      close: async () => void cluster.nodes.delete(self.id),
+      close: async () => membership.close(),
     }
   }
 

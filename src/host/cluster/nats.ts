@@ -1,12 +1,16 @@
 /**
  * The ports of port.ts on NATS JetStream (docs/flows/cluster.md, ../shared/reference/scale-out.md):
  *
- *   th_nodes    KV, TTL 3 s   node id → {name}; created to join, renewed every second by compare-and-set
+ *   th_nodes    KV, TTL 3 s   node id → {name}; created to join, renewed every 250 ms by compare-and-set
  *   th_owners   KV            thread token → {node, name}; changed only by compare-and-set
  *   th_threads  KV            thread token → its row (the list every node shows)
  *   th_idem     KV, TTL 24 h  Idempotency-Key token → {fingerprint, node, answer?}; `create` claims
  *   THREADS     stream th.*   one subject per thread; every append names the subject's last sequence
  *   cmd.<token> core subject  request/reply to the thread's owner; "no responders" = no owner
+ *
+ * While the connection is down (the engine restarting), every request fails at once with `EngineAway`
+ * and so does one in flight when it drops: nats.js sends nothing queued during an outage, and an
+ * answer due on the old connection never comes, so waiting for a timeout would only stall the retry.
  *
  * Loaded only by a dynamic import in cluster mode: the embedded default never loads a NATS module.
  * Everything used exists in nats-server 2.9 (Debian 12's), the version CI installs.
@@ -18,6 +22,7 @@ import { Kvm, KvWatchInclude, type KV } from '@nats-io/kv'
 import type { Log } from '../store/journal.js'
 import type { ThreadRow } from '../store/port.js'
 import {
+  EngineAway,
   Fenced,
   KEY_TTL_MS,
   threadOfToken,
@@ -38,12 +43,26 @@ import {
 
 /** A node's lease: gone this long after its last renewal. */
 export const LEASE_TTL_MS = 3000
-const RENEW_EVERY_MS = 1000
-/** A node that could not renew for this long stops owning anything, before anyone may take over at the TTL. */
+/**
+ * Renewed this often; once one fails, at every tick. Often, so that an engine restart of about 1.5 s
+ * fits in the self-fence margin whenever it starts (the lease's age when it does is at most this).
+ */
+const RENEW_EVERY_MS = 250
+const TICK_MS = 100
+/**
+ * A node whose last acknowledged renewal was sent this long ago stops owning anything, before anyone
+ * may take over at the TTL (counted from the send: the engine stamped the lease after that).
+ */
 export const SELF_FENCE_MS = 2000
+/** How long a renewal or an append waits for the engine's answer before it is tried again. */
+const RENEW_TIMEOUT_MS = 1000
+const APPEND_TIMEOUT_MS = 2000
+const RETRY_MS = 100
 const STREAM = 'THREADS'
 /** JetStream's "wrong last sequence". */
 const WRONG_LAST_SEQUENCE = 10071
+const refused = (error: unknown) => error instanceof JetStreamApiError && error.code === WRONG_LAST_SEQUENCE
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const json = (value: unknown) => JSON.stringify(value)
 const parse = <T>(bytes: Uint8Array): T => JSON.parse(new TextDecoder().decode(bytes)) as T
@@ -65,13 +84,14 @@ export async function connectNats(url: string, name: string, log?: Log): Promise
   const owners = await kvm.create('th_owners', { history: 1 })
   const threads = await kvm.create('th_threads', { history: 1 })
   const idem = await kvm.create('th_idem', { ttl: KEY_TTL_MS, history: 1 })
-  const membership = new NatsMembership(nodes, { id: `${tokenOf(name)}-${randomUUID().slice(0, 8)}`, name }, log)
+  const link = new Link(nc)
+  const membership = new NatsMembership(nodes, link, name, log)
   return {
     mode: 'nats',
     membership,
-    owners: ownersOn(owners),
-    logs: logsOn(js, jsm),
-    commands: commandsOn(nc),
+    owners: ownersOn(owners, link),
+    logs: logsOn(js, jsm, link, log),
+    commands: commandsOn(nc, link),
     index: indexOn(threads),
     keys: keysOn(idem),
     close: async () => {
@@ -81,45 +101,110 @@ export async function connectNats(url: string, name: string, log?: Log): Promise
   }
 }
 
+/** Whether the connection to the engine is up; requests made through it fail at once when it is not. */
+class Link {
+  #up = true
+  readonly #inFlight = new Set<(error: Error) => void>()
+
+  constructor(nc: NatsConnection) {
+    void (async () => {
+      for await (const status of nc.status()) {
+        if (status.type === 'disconnect' || status.type === 'close') {
+          this.#up = false
+          for (const fail of [...this.#inFlight]) fail(new EngineAway(`the connection to the engine dropped (${status.type})`))
+        } else if (status.type === 'reconnect') this.#up = true
+      }
+    })()
+  }
+
+  get up(): boolean {
+    return this.#up
+  }
+
+  /** The request's answer; `EngineAway` at once while the connection is down, or when it drops before the answer. */
+  call<T>(request: () => Promise<T>): Promise<T> {
+    if (!this.#up) return Promise.reject(new EngineAway())
+    return new Promise<T>((resolve, reject) => {
+      this.#inFlight.add(reject)
+      request()
+        .then(resolve, reject)
+        .finally(() => this.#inFlight.delete(reject))
+    })
+  }
+}
+
 class NatsMembership implements Membership {
+  #self: NodeInfo
   #revision = 0
+  /** When the last renewal the engine acknowledged was sent. */
+  #renewedAt = 0
+  #renewing = false
   #timer?: ReturnType<typeof setInterval>
-  #lastRenewed = 0
   #lost = false
+  #left = false
   readonly #listeners: (() => void)[] = []
 
   constructor(
     private readonly kv: KV,
-    readonly self: NodeInfo,
+    private readonly link: Link,
+    readonly name: string,
     private readonly log?: Log,
-  ) {}
+  ) {
+    this.#self = this.#newLife()
+  }
+
+  get self(): NodeInfo {
+    return this.#self
+  }
+
+  #newLife(): NodeInfo {
+    return { id: `${tokenOf(this.name)}-${randomUUID().slice(0, 8)}`, name: this.name }
+  }
 
   async join(): Promise<void> {
-    this.#revision = await this.kv.create(this.self.id, json({ name: this.self.name }))
-    this.#lastRenewed = Date.now()
-    this.#timer = setInterval(() => void this.#renew(), RENEW_EVERY_MS / 4)
+    const sentAt = Date.now()
+    const value = json({ name: this.name })
+    this.#revision = await this.link.call(() => this.kv.create(this.#self.id, value)).catch(async (error: unknown) => {
+      // A create whose answer was lost may have landed: the id is this life's alone, so a lease under it is ours.
+      const entry = refused(error) ? await this.link.call(() => this.kv.get(this.#self.id)) : null
+      if (entry?.operation === 'PUT') return entry.revision
+      throw error
+    })
+    this.#renewedAt = sentAt
+    this.#lost = false
+    this.#timer ??= setInterval(() => void this.#tick(), TICK_MS)
     this.#timer.unref()
   }
 
-  /** Renewed every second; a failed renewal is tried again at the next tick; refused or late past SELF_FENCE_MS, the lease is lost. */
-  async #renew(): Promise<void> {
-    if (this.#lost) return
-    const now = Date.now()
-    if (now - this.#lastRenewed > SELF_FENCE_MS) return this.#lose(`not renewed for ${now - this.#lastRenewed} ms`)
-    if (now - this.#lastRenewed < RENEW_EVERY_MS) return
+  async #tick(): Promise<void> {
+    if (this.#lost || this.#left) return
+    const age = Date.now() - this.#renewedAt
+    if (age > SELF_FENCE_MS) return this.#lose(`not renewed for ${age} ms`)
+    if (age < RENEW_EVERY_MS || this.#renewing) return
+    this.#renewing = true
+    const sentAt = Date.now()
+    const life = this.#self.id
     try {
-      this.#revision = await this.kv.update(this.self.id, json({ name: this.self.name }), this.#revision)
-      this.#lastRenewed = Date.now()
+      const revision = await this.link.call(() => this.kv.update(life, json({ name: this.name }), this.#revision, RENEW_TIMEOUT_MS))
+      if (life !== this.#self.id || this.#lost) return
+      this.#revision = revision
+      this.#renewedAt = sentAt
     } catch (error) {
-      if (error instanceof JetStreamApiError && error.code === WRONG_LAST_SEQUENCE) this.#lose('renewal refused: the lease had lapsed')
+      if (!refused(error) || life !== this.#self.id) return
+      // Refused: the lease lapsed, or a renewal whose answer was lost did land (then the key is still ours).
+      const entry = await this.link.call(() => this.kv.get(life)).catch(() => undefined)
+      if (entry === undefined || life !== this.#self.id) return
+      if (entry?.operation === 'PUT') this.#revision = entry.revision
+      else this.#lose('renewal refused: the lease had lapsed')
+    } finally {
+      this.#renewing = false
     }
   }
 
   #lose(why: string): void {
     if (this.#lost) return
     this.#lost = true
-    clearInterval(this.#timer)
-    this.log?.('error', `cluster: node ${this.self.id} lost its lease (${why}); it stops owning threads`)
+    this.log?.('error', `cluster: node ${this.#self.id} lost its lease (${why}); it stops owning threads and rejoins`)
     for (const listener of this.#listeners) listener()
   }
 
@@ -128,106 +213,139 @@ class NatsMembership implements Membership {
   }
 
   current(): boolean {
-    return !this.#lost && this.#lastRenewed > 0 && Date.now() - this.#lastRenewed <= SELF_FENCE_MS
+    return !this.#lost && this.#renewedAt > 0 && Date.now() - this.#renewedAt <= SELF_FENCE_MS
+  }
+
+  async rejoin(): Promise<void> {
+    const old = { id: this.#self.id, revision: this.#revision }
+    this.#self = this.#newLife()
+    while (!this.#left) {
+      try {
+        await this.join()
+        break
+      } catch {
+        await sleep(RETRY_MS)
+      }
+    }
+    // The old life's lease, if it is still there, ends now: its threads need not wait for the TTL.
+    await this.link.call(() => this.kv.delete(old.id, { previousSeq: old.revision })).catch(() => {})
+    this.log?.('warn', `cluster: node ${this.name} rejoined as ${this.#self.id} (was ${old.id})`)
   }
 
   async live(): Promise<NodeInfo[]> {
-    const out: NodeInfo[] = []
-    for await (const id of await this.kv.keys()) {
-      const entry = await this.kv.get(id)
-      if (entry && entry.operation === 'PUT') out.push({ id, name: parse<{ name: string }>(entry.value).name })
-    }
-    return out
+    return this.link.call(async () => {
+      const out: NodeInfo[] = []
+      for await (const id of await this.kv.keys()) {
+        const entry = await this.kv.get(id)
+        if (entry && entry.operation === 'PUT') out.push({ id, name: parse<{ name: string }>(entry.value).name })
+      }
+      return out
+    })
   }
 
   async isLive(nodeId: string): Promise<boolean> {
-    const entry = await this.kv.get(nodeId)
+    const entry = await this.link.call(() => this.kv.get(nodeId))
     return entry !== null && entry.operation === 'PUT'
   }
 
   async leave(): Promise<void> {
+    this.#left = true
     clearInterval(this.#timer)
-    if (!this.#lost) await this.kv.delete(this.self.id).catch(() => {})
+    if (!this.#lost) await this.link.call(() => this.kv.delete(this.#self.id)).catch(() => {})
     this.#lost = true
   }
 }
 
-function ownersOn(kv: KV): OwnerDirectory {
-  const conflict = (error: unknown) => error instanceof JetStreamApiError && error.code === WRONG_LAST_SEQUENCE
+function ownersOn(kv: KV, link: Link): OwnerDirectory {
   return {
     async owner(threadId) {
-      const entry = await kv.get(tokenOf(threadId))
+      const entry = await link.call(() => kv.get(tokenOf(threadId)))
       return entry && entry.operation === 'PUT' ? { record: parse<OwnerRecord>(entry.value), revision: entry.revision } : undefined
     },
     async acquire(threadId, record, expected) {
       const key = tokenOf(threadId)
       try {
         // A released record is a delete marker: taking it back is an update at the marker's revision.
-        const revision = expected === undefined ? await kv.create(key, json(record)) : await kv.update(key, json(record), expected)
+        const revision = await link.call(() => (expected === undefined ? kv.create(key, json(record)) : kv.update(key, json(record), expected)))
         return { threadId, revision }
       } catch (error) {
-        if (conflict(error)) return undefined
+        if (refused(error)) return undefined
         throw error
       }
     },
     async release({ threadId, revision }) {
-      await kv.delete(tokenOf(threadId), { previousSeq: revision }).catch(() => {})
+      await link.call(() => kv.delete(tokenOf(threadId), { previousSeq: revision })).catch(() => {})
     },
-    async list() {
-      const out = new Map<string, { record: OwnerRecord; revision: number }>()
-      for await (const key of await kv.keys()) {
-        const entry = await kv.get(key)
-        if (entry && entry.operation === 'PUT') out.set(threadOfToken(key), { record: parse<OwnerRecord>(entry.value), revision: entry.revision })
-      }
-      return out
-    },
+    list: () =>
+      link.call(async () => {
+        const out = new Map<string, { record: OwnerRecord; revision: number }>()
+        for await (const key of await kv.keys()) {
+          const entry = await kv.get(key)
+          if (entry && entry.operation === 'PUT') out.set(threadOfToken(key), { record: parse<OwnerRecord>(entry.value), revision: entry.revision })
+        }
+        return out
+      }),
   }
 }
 
-function logsOn(js: JetStreamClient, jsm: JetStreamManager): ThreadLogs {
+function logsOn(js: JetStreamClient, jsm: JetStreamManager, link: Link, log?: Log): ThreadLogs {
   const subject = (threadId: string) => `th.${tokenOf(threadId)}`
-  const last = async (threadId: string) => (await jsm.direct.getMessage(STREAM, { last_by_subj: subject(threadId) }))?.seq ?? 0
+  const last = async (threadId: string) => (await link.call(() => jsm.direct.getMessage(STREAM, { last_by_subj: subject(threadId) })))?.seq ?? 0
   return {
     last,
-    async append(threadId, record, expected) {
+    async append(threadId, record, expected, id) {
       try {
-        const ack = await js.publish(subject(threadId), json(record), { expect: { lastSubjectSequence: expected } })
+        // The stream's duplicate window (2 min) answers a retried id with the first one's position.
+        const options = { expect: { lastSubjectSequence: expected }, timeout: APPEND_TIMEOUT_MS, ...(id !== undefined ? { msgID: id } : {}) }
+        const ack = await link.call(() => js.publish(subject(threadId), json(record), options))
         return ack.seq
       } catch (error) {
-        if (error instanceof JetStreamApiError && error.code === WRONG_LAST_SEQUENCE) throw new Fenced(threadId, error.message)
+        if (refused(error)) throw new Fenced(threadId, (error as Error).message)
         throw error
       }
     },
     read(threadId, onRecord, caughtUp) {
       let stopped = false
-      let stop = () => {}
+      let consuming: { stop(): void } | undefined
+      let next = 1
+      let reported = false
+      const report = () => {
+        if (!reported) (reported = true), caughtUp()
+      }
       void (async () => {
-        const end = await last(threadId)
-        let reported = false
-        const report = () => {
-          if (!reported) (reported = true), caughtUp()
-        }
-        if (end === 0) report()
-        const consumer = await js.consumers.get(STREAM, { filter_subjects: subject(threadId), deliver_policy: DeliverPolicy.All })
-        const messages = await consumer.consume()
-        stop = () => void messages.stop()
-        if (stopped) return stop()
-        for await (const m of messages) {
-          onRecord(parse<ThreadRecord>(m.data), m.seq)
-          if (m.seq >= end) report()
+        // The ordered consumer outlives an engine restart; one that could not start, or ended unasked, starts again at the next record.
+        while (!stopped) {
+          try {
+            const end = await last(threadId)
+            if (end < next) report()
+            const from = next === 1 ? { deliver_policy: DeliverPolicy.All } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: next }
+            const consumer = await link.call(() => js.consumers.get(STREAM, { filter_subjects: subject(threadId), ...from }))
+            const messages = await consumer.consume()
+            consuming = { stop: () => void messages.stop() }
+            if (stopped) return consuming.stop()
+            for await (const m of messages) {
+              if (m.seq < next) continue
+              next = m.seq + 1
+              onRecord(parse<ThreadRecord>(m.data), m.seq)
+              if (m.seq >= end) report()
+            }
+          } catch (error) {
+            if (!(error instanceof EngineAway)) log?.('warn', `[${threadId}] cluster: reading the thread's log failed (${String(error)}); reading on from ${next}`)
+          }
+          if (!stopped) await sleep(RETRY_MS)
         }
       })()
       return {
         stop: () => {
           stopped = true
-          stop()
+          consuming?.stop()
         },
       }
     },
   }
 }
 
-function commandsOn(nc: NatsConnection): CommandBus {
+function commandsOn(nc: NatsConnection, link: Link): CommandBus {
   const subject = (threadId: string) => `cmd.${tokenOf(threadId)}`
   return {
     async serve(threadId, handler) {
@@ -246,7 +364,7 @@ function commandsOn(nc: NatsConnection): CommandBus {
     },
     async send(threadId, request, timeoutMs) {
       try {
-        const reply = await nc.request(subject(threadId), json(request), { timeout: timeoutMs })
+        const reply = await link.call(() => nc.request(subject(threadId), json(request), { timeout: timeoutMs }))
         return parse<CommandReply>(reply.data)
       } catch (error) {
         const e = error as { isNoResponders?: () => boolean; name?: string; message?: string }

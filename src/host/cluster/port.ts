@@ -22,14 +22,24 @@ export interface NodeInfo {
 }
 
 export interface Membership {
+  /** This node's current life: a new id (same name) after `rejoin`. */
   readonly self: NodeInfo
   /** The nodes whose lease is current, this one included. */
   live(): Promise<NodeInfo[]>
   isLive(nodeId: string): Promise<boolean>
   /** Joins (the lease is taken) and keeps the lease renewed until `leave`. */
   join(): Promise<void>
-  /** Called once if this node's lease was lost (renewal refused or not renewed in time): it must stop owning anything. */
+  /**
+   * Called each time this node's lease is lost (renewal refused, or not renewed in time): it must stop
+   * owning anything, then `rejoin`. Once lost, a lease is never renewed again.
+   */
   onLost(listener: () => void): void
+  /**
+   * After a loss, once the node has given up what its old life owned: joins again as a new life (new
+   * id, same name), retrying until the engine takes it (or `leave`). The old life's lease is ended if it
+   * is still there, so its threads are anyone's to take at once.
+   */
+  rejoin(): Promise<void>
   /**
    * Whether this node's lease is current right now: joined, not lost, and renewed within the
    * self-fence margin. Synchronous, so a node that wakes from a freeze knows before its next step.
@@ -80,11 +90,22 @@ export class Fenced extends Error {
   }
 }
 
+/** The engine cannot be reached now (its connection is down): the same request may be tried again. */
+export class EngineAway extends Error {
+  constructor(detail = 'the connection to the engine is down') {
+    super(detail)
+  }
+}
+
 export interface ThreadLogs {
   /** The position of the thread's last record (0: none yet). */
   last(threadId: string): Promise<number>
-  /** Appends one record only if the thread's last record is at `expected`; resolves its position, rejects `Fenced`. */
-  append(threadId: string, record: ThreadRecord, expected: number): Promise<number>
+  /**
+   * Appends one record only if the thread's last record is at `expected`; resolves its position, rejects
+   * `Fenced`. `id` names the append: the same id sent again (a retry after an answer that never came)
+   * resolves the position of the record that landed, and writes nothing twice.
+   */
+  append(threadId: string, record: ThreadRecord, expected: number, id?: string): Promise<number>
   /**
    * Every record of the thread from the first, in order, then each new one as it lands. `caughtUp`
    * fires once the records that were there when it started have all been delivered.
