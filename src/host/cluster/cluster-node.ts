@@ -20,7 +20,7 @@ import type { Log } from '../store/journal.js'
 import type { ThreadRow, ThreadStore } from '../store/port.js'
 import { fenceGuard, type FenceGuard } from './fence-guard.js'
 import { LogWriter } from './log-writer.js'
-import type { ClusterEngine, CommandReply, CommandRequest, NodeInfo, Ownership } from './port.js'
+import { EngineAway, type ClusterEngine, type CommandReply, type CommandRequest, type NodeInfo, type Ownership } from './port.js'
 import { ThreadMirror } from './thread-mirror.js'
 
 /** What the node needs of the thread registry (thread-registry.ts). */
@@ -60,7 +60,9 @@ export class ClusterNode {
   #scan?: ReturnType<typeof setInterval>
   #index?: { stop(): void }
   #stopped = false
+  /** Between a lost lease and the rejoin: this node owns nothing and takes nothing. */
   #lost = false
+  #scanning = false
 
   constructor(
     readonly engine: ClusterEngine,
@@ -76,14 +78,14 @@ export class ClusterNode {
   async start(): Promise<void> {
     const { membership, index } = this.engine
     await membership.join()
-    membership.onLost(() => void this.#loseAll())
+    membership.onLost(() => void this.#rejoin())
     this.registry.attachCluster({ follow: (id) => this.follow(id), base: (id) => this.#base(id), fence: fenceGuard({ name: () => this.self.name, leaseCurrent: () => this.engine.membership.current(), owns: (id) => this.owns(id) }) })
     this.registry.watchFeeds((threadId, feed) => this.#attach(threadId, feed))
     this.#index = await index.watch(
       (row) => this.registry.adopt(row),
       (threadId) => this.registry.forget(threadId),
     )
-    this.#scan = setInterval(() => void this.#takeOverDead().catch((e: unknown) => this.options.log?.('warn', `cluster: takeover scan failed: ${String(e)}`)), SCAN_EVERY_MS)
+    this.#scan = setInterval(() => void this.#scanOnce(), SCAN_EVERY_MS)
     this.#scan.unref()
   }
 
@@ -102,13 +104,18 @@ export class ClusterNode {
    * did), or the owner's answer, or `unavailable` when the owner could not be reached in time.
    */
   async dispatch(threadId: string, request: CommandRequest): Promise<'local' | 'unavailable' | CommandReply> {
-    for (let attempt = 0; attempt < 20 && !this.#lost; attempt++) {
-      if (this.owns(threadId)) return 'local'
-      const reply = await this.engine.commands.send(threadId, request, COMMAND_TIMEOUT_MS)
-      if (reply === 'timeout') return 'unavailable'
-      if (reply !== 'no-owner') return reply
-      if (await this.open(threadId)) return 'local'
-      await new Promise((resolve) => setTimeout(resolve, 50))
+    try {
+      for (let attempt = 0; attempt < 20 && !this.#lost; attempt++) {
+        if (this.owns(threadId)) return 'local'
+        const reply = await this.engine.commands.send(threadId, request, COMMAND_TIMEOUT_MS)
+        if (reply === 'timeout') return 'unavailable'
+        if (reply !== 'no-owner') return reply
+        if (await this.open(threadId)) return 'local'
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    } catch (error) {
+      // The engine went away while the owner was being looked for: as a timeout, the caller retries.
+      if (!(error instanceof EngineAway)) throw error
     }
     return 'unavailable'
   }
@@ -154,8 +161,11 @@ export class ClusterNode {
     const current = await owners.owner(threadId)
     const previous = current?.record.node
     if (previous !== undefined && previous !== this.self.id && (await membership.isLive(previous))) return false
-    const ownership = await owners.acquire(threadId, { node: this.self.id, name: this.self.name }, current?.revision)
+    const life = this.self.id
+    const ownership = await owners.acquire(threadId, { node: life, name: this.self.name }, current?.revision)
     if (!ownership) return false
+    // The lease was lost meanwhile: the record names a life that is over, anyone's (this node's next one too) to take.
+    if (this.#lost || this.self.id !== life) return false
     // The log to its end: the new feed starts from its fold, and the first append is conditional on it.
     const mirror = this.#mirror(threadId)
     await mirror.ready()
@@ -265,8 +275,34 @@ export class ClusterNode {
 
   /** This node's lease is gone: it owns nothing any more (its threads are another node's to take). */
   async #loseAll(): Promise<void> {
-    this.#lost = true
     await Promise.all([...this.#owned.keys()].map((threadId) => this.#lose(threadId)))
+  }
+
+  /**
+   * The lease was lost (self-fenced, or the renewal refused): every thread is given up and its run
+   * stopped, then the node joins again as a new life and serves on. What the old life left open is
+   * reported by whichever node takes each thread (this one included): the old life is never live again.
+   */
+  async #rejoin(): Promise<void> {
+    this.#lost = true
+    await this.#loseAll()
+    if (this.#stopped) return
+    await this.engine.membership.rejoin()
+    this.#deadSince.clear()
+    if (!this.#stopped) this.#lost = false
+  }
+
+  async #scanOnce(): Promise<void> {
+    // One scan at a time: while the engine is slow or away they would only pile up.
+    if (this.#scanning) return
+    this.#scanning = true
+    try {
+      await this.#takeOverDead()
+    } catch (error) {
+      if (!(error instanceof EngineAway)) this.options.log?.('warn', `cluster: takeover scan failed: ${String(error)}`)
+    } finally {
+      this.#scanning = false
+    }
   }
 
   /** Threads whose owner's lease lapsed: the first live node by rendezvous rank takes each at once, the next a second later. */
