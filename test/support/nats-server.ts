@@ -1,7 +1,8 @@
 /**
  * A real `nats-server -js` for the cluster tests: on loopback, a free port, a temp store dir, stopped
  * by its PID. Where Debian's nats-server is not installed (`apt-get install nats-server`), `natsMissing`
- * says so and the tests that need it are skipped with that message.
+ * says so and the tests that need it are skipped with that message. `kill` and `restart` are an
+ * engine outage: the same port and the same store dir, so what the engine had acknowledged is back.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -27,31 +28,51 @@ export async function freePort(): Promise<number> {
 
 export interface NatsServer {
   url: string
-  child: ChildProcess
+  /** The running process (a new one after `restart`). */
+  readonly child: ChildProcess
+  /** kill -9 of the engine; resolves once it has exited. */
+  kill(): Promise<void>
+  /** Starts it again on the same port and store dir (after `kill`, or kills it first); resolves once it is ready. */
+  restart(): Promise<void>
   stop(): Promise<void>
 }
 
 export async function startNats(): Promise<NatsServer> {
   const dir = mkdtempSync(join(tmpdir(), 'threadhost-nats-'))
   const port = await freePort()
-  const child = spawn('nats-server', ['-js', '-sd', dir, '-a', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] })
-  let output = ''
-  await new Promise<void>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString()
-      if (/Server is ready/.test(output)) resolve()
-    }
-    child.stdout!.on('data', onData)
-    child.stderr!.on('data', onData)
-    child.on('exit', (code) => reject(new Error(`nats-server exited (${code}):\n${output}`)))
-  })
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
+  const launch = async () => {
+    const child = spawn('nats-server', ['-js', '-sd', dir, '-a', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
+    let output = ''
+    await new Promise<void>((resolve, reject) => {
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString()
+        if (/Server is ready/.test(output)) resolve()
+      }
+      child.stdout!.on('data', onData)
+      child.stderr!.on('data', onData)
+      child.on('exit', (code) => reject(new Error(`nats-server exited (${code}):\n${output}`)))
+    })
+    return { child, exited }
+  }
+  let current = await launch()
+  const kill = async () => {
+    const { child, exited } = current
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    await exited
+  }
   return {
     url: `nats://127.0.0.1:${port}`,
-    child,
+    get child() {
+      return current.child
+    },
+    kill,
+    async restart() {
+      await kill()
+      current = await launch()
+    },
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-      await exited
+      await kill()
       rmSync(dir, { recursive: true, force: true })
     },
   }
