@@ -92,7 +92,7 @@ export async function connectNats(url: string, name: string, log?: Log): Promise
     owners: ownersOn(owners, link),
     logs: logsOn(js, jsm, link, log),
     commands: commandsOn(nc, link),
-    index: indexOn(threads),
+    index: indexOn(threads, link, log),
     keys: keysOn(idem),
     close: async () => {
       await membership.leave().catch(() => {})
@@ -105,6 +105,7 @@ export async function connectNats(url: string, name: string, log?: Log): Promise
 class Link {
   #up = true
   readonly #inFlight = new Set<(error: Error) => void>()
+  readonly #reconnected = new Set<() => void>()
 
   constructor(nc: NatsConnection) {
     void (async () => {
@@ -112,9 +113,18 @@ class Link {
         if (status.type === 'disconnect' || status.type === 'close') {
           this.#up = false
           for (const fail of [...this.#inFlight]) fail(new EngineAway(`the connection to the engine dropped (${status.type})`))
-        } else if (status.type === 'reconnect') this.#up = true
+        } else if (status.type === 'reconnect') {
+          this.#up = true
+          for (const listener of [...this.#reconnected]) listener()
+        }
       }
     })()
+  }
+
+  /** Calls `listener` after each reconnection, until the returned function is called. */
+  onReconnect(listener: () => void): () => void {
+    this.#reconnected.add(listener)
+    return () => void this.#reconnected.delete(listener)
   }
 
   get up(): boolean {
@@ -312,8 +322,11 @@ function logsOn(js: JetStreamClient, jsm: JetStreamManager, link: Link, log?: Lo
       const report = () => {
         if (!reported) (reported = true), caughtUp()
       }
+      // After the engine restarted, a consumer of the old connection can stall part way (measured: the
+      // reader stopped a few records in while the log went on): each reconnection starts a new one at the next record.
+      const unhook = link.onReconnect(() => consuming?.stop())
       void (async () => {
-        // The ordered consumer outlives an engine restart; one that could not start, or ended unasked, starts again at the next record.
+        // A consumer that could not start, or ended unasked, starts again at the next record.
         while (!stopped) {
           try {
             const end = await last(threadId)
@@ -338,6 +351,7 @@ function logsOn(js: JetStreamClient, jsm: JetStreamManager, link: Link, log?: Lo
       return {
         stop: () => {
           stopped = true
+          unhook()
           consuming?.stop()
         },
       }
@@ -375,23 +389,51 @@ function commandsOn(nc: NatsConnection, link: Link): CommandBus {
   }
 }
 
-function indexOn(kv: KV): ThreadIndex {
+function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
   return {
     put: async (row: ThreadRow) => void (await kv.put(tokenOf(row.threadId), json(row))),
     delete: async (threadId) => void (await kv.delete(tokenOf(threadId))),
     async watch(onPut, onDelete) {
-      const watcher = await kv.watch({ include: KvWatchInclude.UpdatesOnly })
-      void (async () => {
-        for await (const e of watcher) {
-          if (e.operation === 'PUT') onPut(parse<ThreadRow>(e.value))
-          else onDelete(threadOfToken(e.key))
-        }
-      })()
+      let stopped = false
+      let watcher: { stop(): void } | undefined
+      const follow = async (include: KvWatchInclude) => {
+        const entries = await kv.watch({ include })
+        watcher = entries
+        if (stopped) return entries.stop()
+        void (async () => {
+          for await (const e of entries) {
+            if (e.operation === 'PUT') onPut(parse<ThreadRow>(e.value))
+            else onDelete(threadOfToken(e.key))
+          }
+        })()
+      }
+      await follow(KvWatchInclude.UpdatesOnly)
       for await (const key of await kv.keys()) {
         const entry = await kv.get(key)
         if (entry && entry.operation === 'PUT') onPut(parse<ThreadRow>(entry.value))
       }
-      return { stop: () => watcher.stop() }
+      // As the thread log's reader: a watcher of the old connection may stall, so each reconnection
+      // watches anew from every key's last value (a delete's marker included), which catches up on the outage.
+      const unhook = link.onReconnect(() => {
+        watcher?.stop()
+        void (async () => {
+          while (!stopped) {
+            try {
+              return await follow(KvWatchInclude.LastValue)
+            } catch (error) {
+              if (!(error instanceof EngineAway)) log?.('warn', `cluster: watching the threads index failed (${String(error)}); retrying`)
+              await sleep(RETRY_MS)
+            }
+          }
+        })()
+      })
+      return {
+        stop: () => {
+          stopped = true
+          unhook()
+          watcher?.stop()
+        },
+      }
     },
   }
 }
