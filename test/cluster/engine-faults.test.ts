@@ -124,8 +124,10 @@ describe.skipIf(natsMissing !== undefined)(`the engine's faults and a slow node$
     await expect.poll(reported, { timeout: 20_000, interval: 50 }).toBe(true)
     console.log(`[cluster] engine kill -9 for ${readyAt - killedAt} ms: every abort reported at every node's followers ${Date.now() - readyAt} ms after the engine was ready`)
 
-    for (const name of cluster.nodes.keys()) {
-      await expect.poll(async () => (await api(cluster.nodes.get(name)!.url, 'GET', '/api/health')).body?.cluster, { timeout: 10_000 }).toEqual({ mode: 'nats', nodes: ['f1', 'f2', 'f3'] })
+    for (const [name, node] of cluster.nodes) {
+      await expect.poll(async () => (await api(node.url, 'GET', '/api/health')).body?.cluster, { timeout: 10_000 }).toEqual({ mode: 'nats', nodes: ['f1', 'f2', 'f3'] })
+      expect(node.server.output()).toMatch(/lost its lease \(not renewed for \d+ ms\)/)
+      expect(node.server.output()).toMatch(new RegExp(`node ${name} rejoined as`))
     }
     // Each once; the seq never reused.
     await sleep(500)
