@@ -104,6 +104,7 @@ export async function connectNats(url: string, name: string, log?: Log): Promise
 /** Whether the connection to the engine is up; requests made through it fail at once when it is not. */
 class Link {
   #up = true
+  #closed = false
   readonly #inFlight = new Set<(error: Error) => void>()
   readonly #reconnected = new Set<() => void>()
 
@@ -112,6 +113,7 @@ class Link {
       for await (const status of nc.status()) {
         if (status.type === 'disconnect' || status.type === 'close') {
           this.#up = false
+          if (status.type === 'close') this.#closed = true
           for (const fail of [...this.#inFlight]) fail(new EngineAway(`the connection to the engine dropped (${status.type})`))
         } else if (status.type === 'reconnect') {
           this.#up = true
@@ -127,8 +129,9 @@ class Link {
     return () => void this.#reconnected.delete(listener)
   }
 
-  get up(): boolean {
-    return this.#up
+  /** Closed for good (the node left): nothing is retried any more. */
+  get closed(): boolean {
+    return this.#closed
   }
 
   /** The request's answer; `EngineAway` at once while the connection is down, or when it drops before the answer. */
@@ -390,9 +393,48 @@ function commandsOn(nc: NatsConnection, link: Link): CommandBus {
 }
 
 function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
+  // A row written while the engine is away is kept and written once it is back (never dropped: the
+  // other nodes would show the old one until the thread's next change). Per thread only the newest
+  // change waits, so a retried older row can never land over a newer one.
+  const waiting = new Map<string, { change: ThreadRow | 'delete'; done: (() => void)[] }>()
+  /** Threads whose writer loop runs. */
+  const busy = new Set<string>()
+  const write = async (key: string) => {
+    for (let failing = false; ; ) {
+      const next = waiting.get(key)
+      if (!next) return void busy.delete(key)
+      waiting.delete(key)
+      try {
+        const { change } = next
+        await link.call(async () => void (change === 'delete' ? await kv.delete(key) : await kv.put(key, json(change))))
+        for (const done of next.done) done()
+        failing = false
+      } catch (error) {
+        if (link.closed) {
+          for (const done of next.done) done()
+          continue
+        }
+        if (!failing && !(error instanceof EngineAway)) log?.('warn', `cluster: index write failed (${String(error)}); retrying`)
+        failing = true
+        // A newer change that came meanwhile replaces this one and answers its callers too.
+        const newer = waiting.get(key)
+        waiting.set(key, newer ? { change: newer.change, done: [...next.done, ...newer.done] } : next)
+        await sleep(RETRY_MS)
+      }
+    }
+  }
+  const change = (threadId: string, value: ThreadRow | 'delete') =>
+    new Promise<void>((resolve) => {
+      const key = tokenOf(threadId)
+      const pending = waiting.get(key)
+      waiting.set(key, { change: value, done: [...(pending?.done ?? []), resolve] })
+      if (busy.has(key)) return
+      busy.add(key)
+      void write(key)
+    })
   return {
-    put: async (row: ThreadRow) => void (await kv.put(tokenOf(row.threadId), json(row))),
-    delete: async (threadId) => void (await kv.delete(tokenOf(threadId))),
+    put: (row: ThreadRow) => change(row.threadId, row),
+    delete: (threadId) => change(threadId, 'delete'),
     async watch(onPut, onDelete) {
       let stopped = false
       let watcher: { stop(): void } | undefined
