@@ -80,7 +80,8 @@ describe.skipIf(natsMissing !== undefined)(`the engine's faults and a slow node$
     await expect.poll(() => followers.every((f) => f.frames.length > framesBefore + 5), { timeout: 10_000, interval: 20 }).toBe(true)
     const flowingAt = Date.now()
     await expect.poll(() => followers.every((f) => f.has(settledRun(1, false))), { timeout: 20_000 }).toBe(true)
-    console.log(`[cluster] engine kill -9: down ${readyAt - killedAt} ms (until ready again); frames flowing to every node's followers ${flowingAt - readyAt} ms after`)
+    const ages = [...cluster.nodes.values()].flatMap((n) => [...n.server.output().matchAll(/renewed its lease again; it was (\d+) ms old/g)].map((m) => Number(m[1])))
+    console.log(`[cluster] engine kill -9: down ${readyAt - killedAt} ms (until ready again); frames flowing to every node's followers ${flowingAt - readyAt} ms after; leases ${ages.join(', ')} ms old when renewed again (self-fence at 2000)`)
 
     for (const f of followers) {
       expect(count(f, (x) => x.event === 'settled' && x.data.aborted === true)).toBe(0)
