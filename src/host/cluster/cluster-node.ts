@@ -169,7 +169,13 @@ export class ClusterNode {
     // The log to its end: the new feed starts from its fold, and the first append is conditional on it.
     const mirror = this.#mirror(threadId)
     await mirror.ready()
-    await mirror.reached(await this.engine.logs.last(threadId))
+    const end = await this.engine.logs.last(threadId).catch(async (error: unknown) => {
+      // Not taken after all (the engine went away): the record goes back, or another node's command would
+      // find the thread held by a live node that does not serve it.
+      await owners.release(ownership).catch(() => {})
+      throw error
+    })
+    await mirror.reached(end)
     await this.registry.fence(threadId)
     const view = mirror.position > 0 ? mirror.feed?.view : undefined
     if (view) this.registry.adopt({ threadId, run: view.status.run })

@@ -386,7 +386,8 @@ function commandsOn(nc: NatsConnection, link: Link): CommandBus {
         },
       })
       // The subscription reaches the server asynchronously: until it has, a request finds no responders.
-      await nc.flush()
+      // A connection that drops meanwhile sends it again on reconnecting: the stop must be returned anyway.
+      await nc.flush().catch(() => {})
       return () => sub.unsubscribe()
     },
     async send(threadId, request, timeoutMs) {
