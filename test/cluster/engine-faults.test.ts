@@ -208,4 +208,43 @@ describe.skipIf(natsMissing !== undefined)(`the engine's faults and a slow node$
     for (const [, node] of cluster.nodes) expect(node.server.output()).not.toMatch(/lost its lease|fenced/)
     for (const f of followers) f.close()
   }, 90_000)
+
+  it('a node frozen 6 s loses its lease and, woken, rejoins under a new life: its tab keeps getting every frame, a command through it runs, and it owns threads again', async () => {
+    const cluster = await startCluster(['w1', 'w2', 'w3'])
+    const urls = cluster.urls()
+    expect((await api(urls[0], 'POST', '/api/threads', { id: 'kept' })).status).toBe(201)
+    expect((await api(urls[0], 'POST', '/api/threads/kept/prompt', { message: 'hello' })).status).toBe(202)
+    const owner = (await api(urls[0], 'GET', '/api/threads/kept')).body?.node as string
+    const [name, sleeper] = [...cluster.nodes].find(([n]) => n !== owner)!
+    const tab = new Follower(() => [sleeper.url], 'kept', 0)
+    await expect.poll(() => tab.snapshots.length, { timeout: 15_000 }).toBeGreaterThan(0)
+
+    const pid = nodePid(sleeper.server)
+    process.kill(pid, 'SIGSTOP')
+    try {
+      await sleep(6000)
+    } finally {
+      process.kill(pid, 'SIGCONT')
+    }
+    const wokeAt = Date.now()
+    await expect.poll(() => sleeper.server.output(), { timeout: 10_000 }).toMatch(new RegExp(`node ${name} rejoined as`))
+    const rejoinedMs = Date.now() - wokeAt
+    for (const node of cluster.nodes.values()) {
+      await expect.poll(async () => (await api(node.url, 'GET', '/api/health')).body?.cluster, { timeout: 10_000 }).toEqual({ mode: 'nats', nodes: ['w1', 'w2', 'w3'] })
+    }
+    console.log(`[cluster] a node frozen 6 s: rejoined under a new life within ${rejoinedMs} ms of waking`)
+
+    // A command through it reaches the owner; its tab sees the run, with no gap.
+    const runsBefore = tab.frames.filter((x) => x.event === 'settled').length
+    expect((await api(sleeper.url, 'POST', '/api/threads/kept/prompt', { message: 'after the nap' })).status).toBe(202)
+    await expect.poll(() => tab.frames.filter((x) => x.event === 'settled' && x.data.aborted === false).length, { timeout: 15_000 }).toBe(runsBefore + 1)
+    const ids = tab.frames.map((x) => x.id)
+    expect(ids).toEqual(ids.map((_, i) => ids[0] + i))
+    expect((await api(urls[0], 'GET', '/api/threads/kept')).body?.node).toBe(owner)
+    // And it owns the threads whose commands reach it first.
+    expect((await api(sleeper.url, 'POST', '/api/threads', { id: 'woken' })).status).toBe(201)
+    expect((await api(sleeper.url, 'POST', '/api/threads/woken/prompt', { message: 'hello' })).status).toBe(202)
+    expect((await api(urls[0], 'GET', '/api/threads/woken')).body?.node).toBe(name)
+    tab.close()
+  }, 90_000)
 })
