@@ -140,7 +140,8 @@ class Link {
     if (!this.#up) return Promise.reject(new EngineAway())
     return new Promise<T>((resolve, reject) => {
       this.#inFlight.add(reject)
-      request()
+      Promise.resolve()
+        .then(request)
         .then(resolve, reject)
         .finally(() => this.#inFlight.delete(reject))
     })
@@ -240,7 +241,7 @@ class NatsMembership implements Membership {
   }
 
   async rejoin(): Promise<void> {
-    const old = { id: this.#self.id, revision: this.#revision }
+    const old = this.#self.id
     this.#self = this.#newLife()
     while (!this.#left) {
       try {
@@ -250,9 +251,10 @@ class NatsMembership implements Membership {
         await sleep(RETRY_MS)
       }
     }
-    // The old life's lease, if it is still there, ends now: its threads need not wait for the TTL.
-    await this.link.call(() => this.kv.delete(old.id, { previousSeq: old.revision })).catch(() => {})
-    this.log?.('warn', `cluster: node ${this.name} rejoined as ${this.#self.id} (was ${old.id})`)
+    // The old life's lease, if it is still there, ends now: its threads need not wait for the TTL. (Its
+    // key is this node's alone, and a renewal of it still in flight is refused after this.)
+    await this.link.call(() => this.kv.delete(old)).catch(() => {})
+    this.log?.('warn', `cluster: node ${this.name} rejoined as ${this.#self.id} (was ${old})`)
   }
 
   async live(): Promise<NodeInfo[]> {
