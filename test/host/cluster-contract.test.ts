@@ -218,9 +218,12 @@ for (const adapter of [memory, embedded, nats]) {
       let lost = 0
       a.membership.onLost(() => void lost++)
       const old = a.membership.self
+      expect(a.membership.current()).toBe(true)
       await adapter.expire(a)
       await expect.poll(() => lost, { timeout: 5000 }).toBe(1)
+      expect(a.membership.current()).toBe(false)
       await a.membership.rejoin()
+      expect(a.membership.current()).toBe(true)
       const life = a.membership.self
       expect(life.name).toBe(old.name)
       expect(life.id).not.toBe(old.id)
