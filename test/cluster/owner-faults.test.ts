@@ -188,7 +188,7 @@ describe.skipIf(skip !== undefined)(`owner faults in a cluster of threadhost nod
     await expect.poll(() => frozenTab.has(settledRun(1, true)), { timeout: 10_000, interval: 50 }).toBe(true)
     console.log(`[cluster] owner woken: its own tab had the takeover's frames ${Date.now() - frozenAt} ms after SIGSTOP (${Date.now() - wokeAt} ms after SIGCONT)`)
     // …from another node: the woken owner holds no follow stream open.
-    const openOnOwner = async () => Number(/^threadhost_followers (\d+)$/m.exec(await (await fetch(`${owner.url}/metrics`)).text())?.[1])
+    const openOnOwner = async () => Number(/^threadhost_followers(?:\{[^}]*\})? (\d+)$/m.exec(await (await fetch(`${owner.url}/metrics`)).text())?.[1])
     await expect.poll(openOnOwner, { timeout: 5000 }).toBe(0)
     // Time enough for what the woken owner would have done: its run ending, the follow-up's tool.
     await new Promise((resolve) => setTimeout(resolve, 2500))
