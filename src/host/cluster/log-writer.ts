@@ -20,7 +20,11 @@ export class LogWriter {
   #pumping = false
   #fenced = false
   #closed = false
-  #idle: (() => void)[] = []
+  /** Records made so far (a frame that joins a queued record makes none) and records in the log. */
+  #made = 0
+  #appended = 0
+  /** Each waits for the records made before it asked, not for what is pushed after (a run streaming on). */
+  #waiting: { upTo: number; resolve: (ok: boolean) => void }[] = []
   epochWritten = false
 
   constructor(
@@ -40,15 +44,22 @@ export class LogWriter {
     if (this.#fenced || this.#closed) return
     const last = this.#queue.at(-1)
     if (record.kind === 'frames' && last?.kind === 'frames') last.frames.push(...record.frames)
-    else this.#queue.push(record.kind === 'frames' ? { kind: 'frames', frames: [...record.frames] } : record)
+    else {
+      this.#queue.push(record.kind === 'frames' ? { kind: 'frames', frames: [...record.frames] } : record)
+      this.#made++
+    }
     void this.#pump()
   }
 
-  /** Resolves true once everything pushed so far is in the log; false if the writer was fenced (or closed) first. */
+  /**
+   * Resolves true once everything pushed so far is in the log; false if the writer was fenced (or
+   * closed) first. What is pushed after the call is not waited for: a prompt's 202 waits for its own
+   * record, not for the frames of the run it started.
+   */
   flushed(): Promise<boolean> {
     if (this.#fenced || this.#closed) return Promise.resolve(false)
-    if (!this.#pumping && this.#queue.length === 0) return Promise.resolve(true)
-    return new Promise((resolve) => this.#idle.push(() => resolve(!this.#fenced && !this.#closed)))
+    if (this.#appended >= this.#made) return Promise.resolve(true)
+    return new Promise((resolve) => this.#waiting.push({ upTo: this.#made, resolve }))
   }
 
   close(): void {
@@ -69,6 +80,8 @@ export class LogWriter {
         try {
           this.position = await this.logs.append(this.threadId, record, this.position, id)
           this.#inFlight = undefined
+          this.#appended++
+          this.#settle()
           if (failingSince !== undefined) {
             this.log?.('warn', `[${this.threadId}] cluster: appends go through again after ${Date.now() - failingSince} ms`)
             failingSince = undefined
@@ -97,8 +110,9 @@ export class LogWriter {
     }
   }
 
+  /** Answers the waiters whose records are all in the log, or every waiter once the writer stopped. */
   #settle(): void {
-    if (this.#pumping && !this.#fenced && !this.#closed) return
-    for (const resolve of this.#idle.splice(0)) resolve()
+    const stopped = this.#fenced || this.#closed
+    while (this.#waiting.length > 0 && (stopped || this.#waiting[0].upTo <= this.#appended)) this.#waiting.shift()!.resolve(!stopped)
   }
 }
