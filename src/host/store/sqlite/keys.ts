@@ -20,6 +20,10 @@ export class KeyTable {
 
   /** The answer, and the expiry of every answer recorded before `expireBefore`, in one commit. */
   record(answer: IdempotentAnswer, expireBefore: number): void {
+    // A key claimed in its prompt's admission commit is answered from the journal if this record is
+    // lost to a power cut (writes.ts, fromJournal): it need not wait for the disk, and the prompt's
+    // model request does not wait behind it. Any other answer is the only copy: it waits.
+    const claimed = this.db.all('SELECT 1 FROM idempotency WHERE key = ? AND status = 0 AND fingerprint = ?', answer.key, answer.fingerprint).length > 0
     this.db.tx(() => {
       this.expire(expireBefore)
       this.db.run(
@@ -30,7 +34,7 @@ export class KeyTable {
         answer.body,
         answer.at,
       )
-    })
+    }, claimed ? { wait: false } : {})
   }
 
   /** Claims an unknown key for a journaled prompt (inside the caller's commit); a known key keeps its answer. */
