@@ -24,6 +24,10 @@ export const ERROR_CODES = [
   'BODY_TOO_LARGE',
   'SHUTTING_DOWN',
   'INTERNAL',
+  // cluster mode: the thread's owner, or a keyed request's first run, on another node
+  'OWNER_UNREACHABLE',
+  'OWNER_CHANGED',
+  'KEY_RUNNING',
   // the write guards
   'IDEMPOTENCY_KEY_REUSED',
   'DISK_FULL',
@@ -191,6 +195,12 @@ export type GuardOutcome =
   | { kind: 'internal' }
   | { kind: 'idempotency-key-reused' }
   | { kind: 'not-durable'; fault: WriteFault }
+  /** Cluster mode: the node that owns the thread did not answer in time (the engine away, the node stalled). */
+  | { kind: 'owner-unreachable'; threadId: string }
+  /** Cluster mode: this node lost the thread before its answer was in the thread's log. */
+  | { kind: 'owner-changed'; threadId: string }
+  /** Cluster mode: the request with this key is still running on another node. */
+  | { kind: 'key-running' }
 
 // ——— the table ———
 
@@ -296,6 +306,9 @@ export const guardOutcomes: OutcomeTable<GuardOutcome, unknown> = {
     reason: 'idempotency-key-reused',
   }),
   'not-durable': notDurable,
+  'owner-unreachable': refusal(503, 'OWNER_UNREACHABLE', (o) => `the node that owns thread ${o.threadId} did not answer in time; retry (with the same Idempotency-Key)`),
+  'owner-changed': refusal(503, 'OWNER_CHANGED', (o) => `thread ${o.threadId} passed to another node before this answer was recorded; retry (with the same Idempotency-Key)`),
+  'key-running': refusal(503, 'KEY_RUNNING', () => 'the request with this Idempotency-Key is still running on another node; retry'),
 }
 
 export const createOutcomes: OutcomeTable<CreateOutcome, { id?: string }> = {

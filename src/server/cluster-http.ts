@@ -11,6 +11,8 @@ import { ClusterKeys } from '../host/cluster/cluster-keys.js'
 import type { ClusterNode } from '../host/cluster/cluster-node.js'
 import type { CommandRequest } from '../host/cluster/port.js'
 import { apiRoutes, type RouteName } from '../schemas/api-routes.js'
+import { answerOf, guardOutcomes } from '../schemas/outcomes.js'
+import { replyWith } from './responses.js'
 
 /**
  * What runs on the owner: every command on a thread — each route under `/api/threads/:id` that is not
@@ -69,7 +71,7 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
         const where = await node.dispatch(threadId, command)
         if (where === 'local') return void local.set(request, threadId)
         if (where === 'unavailable') {
-          return reply.code(503).header('retry-after', '1').send({ error: `the node that owns thread ${threadId} did not answer in time; retry (with the same Idempotency-Key)` })
+          return replyWith(reply.header('retry-after', '1'), guardOutcomes, { kind: 'owner-unreachable', threadId }, undefined)
         }
         for (const [name, value] of Object.entries(where.headers)) reply.header(name, value)
         return reply.code(where.status).send(where.body === '' ? undefined : where.body)
@@ -81,8 +83,9 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
         if (threadId === undefined) return payload
         local.delete(request)
         if ((await node.flushed(threadId)) || reply.statusCode >= 300) return payload
-        reply.code(503).header('retry-after', '1').type('application/json; charset=utf-8')
-        return JSON.stringify({ error: `thread ${threadId} moved to another node before this answer was recorded; retry (with the same Idempotency-Key)` })
+        const { status, body } = answerOf(guardOutcomes, { kind: 'owner-changed', threadId }, undefined)
+        reply.code(status).header('retry-after', '1').type('application/json; charset=utf-8')
+        return JSON.stringify(body)
       })
 
       // A live thread's summary names the node that owns it.

@@ -172,7 +172,7 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
       inflight.delete(key)
       resolve(undefined)
       if (outcome.kind === 'busy') {
-        return reply.code(503).header('retry-after', '1').send({ error: 'the request with this Idempotency-Key is still running on another node; retry' })
+        return replyWith(reply.header('retry-after', '1'), guardOutcomes, { kind: 'key-running' }, undefined)
       }
       return outcome.answer.fingerprint === fingerprint ? replay(reply, outcome.answer) : mismatch(reply)
     },

@@ -74,6 +74,7 @@ describe.skipIf(natsMissing !== undefined)(`the engine's faults and a slow node$
     const readyAt = Date.now()
     expect((await refused).status).toBe(503)
     expect((await refused).headers.get('retry-after')).toBe('1')
+    expect(((await (await refused).clone().json()) as { code?: string }).code).toBe('OWNER_UNREACHABLE')
     // The owner's change of the thread's row reaches every node's list once the engine is back.
     expect((await renamed).status).toBe(200)
     for (const url of urls) await expect.poll(async () => (await api(url, 'GET', '/api/threads/steady')).body?.title, { timeout: 10_000 }).toBe('renamed while the engine was away')
