@@ -45,6 +45,15 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
   const secret = randomBytes(16).toString('hex')
   const routed = new Set([...ROUTED].map((name) => `${apiRoutes[name].method} ${apiRoutes[name].path}`))
   const local = new WeakMap<FastifyRequest, string>()
+  // A command `dispatch` kept here counts against the thread's being given back until it is over
+  // (one passed on by another node is counted by the node's command bus, around the whole of it).
+  const counted = new WeakSet<FastifyRequest>()
+  const done = (request: FastifyRequest) => {
+    const threadId = local.get(request)
+    if (threadId === undefined) return
+    local.delete(request)
+    if (counted.delete(request)) node.commandEnded(threadId)
+  }
   return {
     health: () => node.health(),
     keys: new ClusterKeys(node.engine),
@@ -69,7 +78,11 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
         for (const name of PASSED_HEADERS) if (typeof request.headers[name] === 'string') headers[name] = request.headers[name]
         const command: CommandRequest = { method: request.method, url: request.url, headers, ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}) }
         const where = await node.dispatch(threadId, command)
-        if (where === 'local') return void local.set(request, threadId)
+        if (where === 'local') {
+          local.set(request, threadId)
+          counted.add(request)
+          return
+        }
         if (where === 'unavailable') {
           return replyWith(reply.header('retry-after', '1'), guardOutcomes, { kind: 'owner-unreachable', threadId }, undefined)
         }
@@ -81,12 +94,17 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
       app.addHook('onSend', async (request, reply, payload) => {
         const threadId = local.get(request)
         if (threadId === undefined) return payload
-        local.delete(request)
-        if ((await node.flushed(threadId)) || reply.statusCode >= 300) return payload
-        const { status, body } = answerOf(guardOutcomes, { kind: 'owner-changed', threadId }, undefined)
-        reply.code(status).header('retry-after', '1').type('application/json; charset=utf-8')
-        return JSON.stringify(body)
+        try {
+          if ((await node.flushed(threadId)) || reply.statusCode >= 300) return payload
+          const { status, body } = answerOf(guardOutcomes, { kind: 'owner-changed', threadId }, undefined)
+          reply.code(status).header('retry-after', '1').type('application/json; charset=utf-8')
+          return JSON.stringify(body)
+        } finally {
+          done(request)
+        }
       })
+      // A request whose answer was never sent (its socket went first) is over too.
+      app.addHook('onResponse', async (request) => done(request))
 
       // A live thread's summary names the node that owns it.
       app.addHook('preSerialization', async (request, _reply, payload) => {

@@ -8,44 +8,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ClusterNode, clusterStore } from '../../src/host/cluster/cluster-node.js'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
-import { lostCeiling } from '../../src/host/store/journal.js'
-import { SqliteThreadStore } from '../../src/host/store/sqlite.js'
-import { ThreadRegistry } from '../../src/host/thread-registry.js'
-import { buildApp } from '../../src/server/app.js'
-import { clusterHttp } from '../../src/server/cluster-http.js'
-import { clusterMetrics, countedEngine } from '../../src/server/cluster-metrics.js'
-import { initialView } from '../../src/shared/projection.js'
-import { api, is, piHost, SseClient } from './harness.js'
-
-interface InProcessNode {
-  url: string
-  node: ClusterNode
-  close(): Promise<void>
-}
-
-async function startNode(cluster: MemoryCluster, name: string, dataDir: string): Promise<InProcessNode> {
-  const options = await piHost(dataDir, { demoDelayMs: 2 })
-  const { engine } = countedEngine(cluster.engine(name))
-  let node: ClusterNode | undefined
-  const own = SqliteThreadStore.open(join(dataDir, 'nodes', name), { floorSeq: () => lostCeiling() })
-  const registry = await ThreadRegistry.open({ ...options, store: clusterStore(own.store, () => node) })
-  node = new ClusterNode(engine, registry, { fileView: async (id) => initialView(id, await options.runtimes.readTranscript(id).catch(() => [])) })
-  await node.start()
-  const started = node
-  const app: FastifyInstance = await buildApp({ registry, cluster: clusterHttp(started), clusterMetrics: clusterMetrics(started) })
-  const url = await app.listen({ port: 0, host: '127.0.0.1' })
-  return {
-    url,
-    node: started,
-    async close() {
-      await registry.shutdown()
-      await started.stop()
-      await app.close()
-    },
-  }
-}
+import { api, is, SseClient } from './harness.js'
+import { startNode, type InProcessNode } from './in-process-cluster.js'
 
 /** The scrape's samples as `name` → [labels, value]. */
 async function scrape(url: string): Promise<Array<{ name: string; labels: string; value: number }>> {

@@ -35,6 +35,7 @@ export interface ClusterRegistry {
   adopt(row: Pick<ThreadRow, 'threadId'> & Partial<ThreadRow>): void
   forget(threadId: string): void
   fence(threadId: string): Promise<void>
+  onLiveChange(listener: (thread: { threadId: string }, event: 'started' | 'retired') => void): () => void
 }
 
 /** How long a command waits for the owner's answer before the sender answers 503. */
@@ -56,6 +57,9 @@ export class ClusterNode {
   readonly #opening = new Map<string, Promise<boolean>>()
   readonly #mirrors = new Map<string, ThreadMirror>()
   readonly #deadSince = new Map<string, number>()
+  /** Threads with a runtime on this node, and commands running here per thread: what keeps an owned thread from being given back. */
+  readonly #liveHere = new Set<string>()
+  readonly #commandsHere = new Map<string, number>()
   #handler?: (request: CommandRequest) => Promise<CommandReply>
   #scan?: ReturnType<typeof setInterval>
   #index?: { stop(): void }
@@ -81,6 +85,11 @@ export class ClusterNode {
     membership.onLost(() => void this.#rejoin())
     this.registry.attachCluster({ follow: (id) => this.follow(id), base: (id) => this.#base(id), fence: fenceGuard({ name: () => this.self.name, leaseCurrent: () => this.engine.membership.current(), owns: (id) => this.owns(id) }) })
     this.registry.watchFeeds((threadId, feed) => this.#attach(threadId, feed))
+    this.registry.onLiveChange(({ threadId }, event) => {
+      if (event === 'started') return void this.#liveHere.add(threadId)
+      this.#liveHere.delete(threadId)
+      void this.#giveBackIfAtRest(threadId)
+    })
     this.#index = await index.watch(
       (row) => this.registry.adopt(row),
       (threadId) => this.registry.forget(threadId),
@@ -101,16 +110,18 @@ export class ClusterNode {
 
   /**
    * Where a command on the thread runs: here (`local`: this node owns it, or took it because nobody
-   * did), or the owner's answer, or `unavailable` when the owner could not be reached in time.
+   * did), or the owner's answer, or `unavailable` when the owner could not be reached in time. A
+   * `local` answer counts the command as running here (in the same turn as the ownership check, so
+   * the thread cannot be given back in between): the caller says `commandEnded` once it is over.
    */
   async dispatch(threadId: string, request: CommandRequest): Promise<'local' | 'unavailable' | CommandReply> {
     try {
       for (let attempt = 0; attempt < 20 && !this.#lost; attempt++) {
-        if (this.owns(threadId)) return 'local'
+        if (this.owns(threadId)) return this.#runHere(threadId)
         const reply = await this.engine.commands.send(threadId, request, COMMAND_TIMEOUT_MS)
         if (reply === 'timeout') return 'unavailable'
         if (reply !== 'no-owner') return reply
-        if (await this.open(threadId)) return 'local'
+        if ((await this.open(threadId)) && this.owns(threadId)) return this.#runHere(threadId)
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
     } catch (error) {
@@ -118,6 +129,39 @@ export class ClusterNode {
       if (!(error instanceof EngineAway)) throw error
     }
     return 'unavailable'
+  }
+
+  #runHere(threadId: string): 'local' {
+    this.#commandsHere.set(threadId, (this.#commandsHere.get(threadId) ?? 0) + 1)
+    return 'local'
+  }
+
+  commandEnded(threadId: string): void {
+    const left = (this.#commandsHere.get(threadId) ?? 1) - 1
+    if (left > 0) return void this.#commandsHere.set(threadId, left)
+    this.#commandsHere.delete(threadId)
+    void this.#giveBackIfAtRest(threadId)
+  }
+
+  #atRest(threadId: string): boolean {
+    return !this.#liveHere.has(threadId) && !this.#commandsHere.has(threadId) && !this.#stopped && !this.#lost
+  }
+
+  /**
+   * A thread with no runtime and no command here is given back once what was written for it is in
+   * its log: the next command, on any node, takes it anew. So a node owns only the threads it is
+   * running, and a dead node's takeover is of those alone — not of every thread it ever ran.
+   */
+  async #giveBackIfAtRest(threadId: string): Promise<void> {
+    const owned = this.#owned.get(threadId)
+    if (!owned || !this.#atRest(threadId)) return
+    if (!(await owned.writer.flushed())) return
+    // Checked again after the wait; from here to the delete nothing else runs.
+    if (this.#owned.get(threadId) !== owned || !this.#atRest(threadId)) return
+    this.#owned.delete(threadId)
+    owned.stopServing()
+    owned.writer.close()
+    await this.engine.owners.release(owned.ownership).catch((error: unknown) => this.options.log?.('warn', `[${threadId}] cluster: giving the thread back failed: ${String(error)}`))
   }
 
   /** Resolves true once what this node wrote for the thread so far is in its log (false: fenced meanwhile). */
@@ -190,7 +234,7 @@ export class ClusterNode {
     const feed = await this.registry.ownFeed(threadId)
     if (feed && view && previous !== undefined && previous !== this.self.id) this.#settleLeftOpen(feed, view, mirror)
     if (!(await writer.flushed())) return false
-    owned.stopServing = await this.engine.commands.serve(threadId, (request) => this.#serve(request))
+    owned.stopServing = await this.engine.commands.serve(threadId, (request) => this.#serve(threadId, request))
     if (previous !== undefined && previous !== this.self.id) this.options.log?.('info', `[${threadId}] cluster: taken over from ${current?.record.name}`)
     return true
   }
@@ -206,9 +250,16 @@ export class ClusterNode {
     for (const observation of settle) feed.append(observation)
   }
 
-  async #serve(request: CommandRequest): Promise<CommandReply> {
-    if (!this.#handler) return { status: 503, headers: { 'retry-after': '1' }, body: JSON.stringify({ error: 'the node is not serving yet' }) }
-    return this.#handler(request)
+  async #serve(threadId: string, request: CommandRequest): Promise<CommandReply> {
+    const handler = this.#handler
+    // Not serving yet, or the thread was given back as this request arrived: the sender retries.
+    if (!handler || !this.owns(threadId)) return { status: 503, headers: { 'retry-after': '1' }, body: JSON.stringify({ error: `thread ${threadId} has no owner on this node right now; retry`, code: 'OWNER_CHANGED' }) }
+    this.#runHere(threadId)
+    try {
+      return await handler(request)
+    } finally {
+      this.commandEnded(threadId)
+    }
   }
 
   /** A feed this node loads for a thread it owns writes every frame to the thread's log. */
@@ -329,7 +380,10 @@ export class ClusterNode {
         .sort((a, b) => rendezvous(threadId, a) - rendezvous(threadId, b))
         .indexOf(this.self.id)
       if (rank < 0 || now - since < rank * RANK_DELAY_MS) continue
-      if (await this.open(threadId)) this.#deadSince.delete(threadId)
+      if (!(await this.open(threadId))) continue
+      this.#deadSince.delete(threadId)
+      // What the dead node left open is reported; with no runtime here the thread is given back at once.
+      void this.#giveBackIfAtRest(threadId)
     }
   }
 

@@ -1,0 +1,54 @@
+/**
+ * A cluster node owns only the threads it is running: one that goes cold on its owner is given back
+ * (its owner record released once what was written for it is in its log), so the next command —
+ * through any node — takes it anew, and a dead node's takeover is of its running threads alone.
+ * Two nodes in this process on the in-process engine.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { MemoryCluster } from '../../src/host/cluster/memory.js'
+import { api, is, SseClient } from './harness.js'
+import { startNode, type InProcessNode } from './in-process-cluster.js'
+
+describe('a cluster node gives back the threads it no longer runs', () => {
+  let dataDir: string
+  let cluster: MemoryCluster
+  let a: InProcessNode
+  let b: InProcessNode
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'threadhost-give-back-'))
+    cluster = new MemoryCluster()
+    a = await startNode(cluster, 'na', dataDir, { idleMs: 300 })
+    b = await startNode(cluster, 'nb', dataDir, { idleMs: 60_000 })
+  })
+  afterAll(async () => {
+    await b?.close()
+    await a?.close()
+    await rm(dataDir, { recursive: true, force: true })
+  })
+
+  it('a thread gone cold on its owner is given back: no owner record is left, and the next prompt through another node runs there, numbered on', async () => {
+    expect((await api(a.url, 'POST', '/api/threads', { id: 'g1' })).status).toBe(201)
+    const tab = await SseClient.open(`${b.url}/api/threads/g1/follow`)
+    try {
+      expect((await api(a.url, 'POST', '/api/threads/g1/prompt', { message: 'hello' })).status).toBe(202)
+      expect(cluster.owners.get('g1')?.record.name).toBe('na')
+      await tab.waitFor((f) => is('settled')(f) && f.data.run === 1)
+      // na's idle time passes: the runtime goes, and with it the ownership.
+      await tab.waitFor((f) => f.event === 'status' && f.data.live === false, 10_000)
+      await expect.poll(() => cluster.owners.has('g1'), { timeout: 5000 }).toBe(false)
+
+      expect((await api(b.url, 'POST', '/api/threads/g1/prompt', { message: 'again' })).status).toBe(202)
+      expect(cluster.owners.get('g1')?.record.name).toBe('nb')
+      await tab.waitFor((f) => is('settled')(f) && f.data.run === 2)
+      const ids = tab.frames.map((f) => Number(f.id))
+      expect(ids).toEqual([...ids].sort((x, y) => x - y))
+      expect(new Set(ids).size).toBe(ids.length)
+      expect(tab.frames.filter((f) => f.event === 'user-message').map((f) => f.data.text)).toEqual(['hello', 'again'])
+    } finally {
+      tab.close()
+    }
+  })
+})

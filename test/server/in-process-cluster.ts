@@ -1,0 +1,45 @@
+/**
+ * Cluster nodes in this process on the in-process engine (memory.ts): each its own registry, store
+ * and app over one shared data dir, wired as serve.ts wires a `--cluster` node.
+ */
+import type { FastifyInstance } from 'fastify'
+import { join } from 'node:path'
+import { ClusterNode, clusterStore } from '../../src/host/cluster/cluster-node.js'
+import type { MemoryCluster } from '../../src/host/cluster/memory.js'
+import { lostCeiling } from '../../src/host/store/journal.js'
+import { SqliteThreadStore } from '../../src/host/store/sqlite.js'
+import { ThreadRegistry } from '../../src/host/thread-registry.js'
+import { buildApp } from '../../src/server/app.js'
+import { clusterHttp } from '../../src/server/cluster-http.js'
+import { clusterMetrics, countedEngine } from '../../src/server/cluster-metrics.js'
+import { initialView } from '../../src/shared/projection.js'
+import { piHost } from './harness.js'
+
+export interface InProcessNode {
+  url: string
+  node: ClusterNode
+  close(): Promise<void>
+}
+
+export async function startNode(cluster: MemoryCluster, name: string, dataDir: string, extra: { idleMs?: number } = {}): Promise<InProcessNode> {
+  const options = { ...(await piHost(dataDir, { demoDelayMs: 2 })), ...extra }
+  const { engine } = countedEngine(cluster.engine(name))
+  let node: ClusterNode | undefined
+  const own = SqliteThreadStore.open(join(dataDir, 'nodes', name), { floorSeq: () => lostCeiling() })
+  const registry = await ThreadRegistry.open({ ...options, store: clusterStore(own.store, () => node) })
+  node = new ClusterNode(engine, registry, { fileView: async (id) => initialView(id, await options.runtimes.readTranscript(id).catch(() => [])) })
+  await node.start()
+  const started = node
+  const app: FastifyInstance = await buildApp({ registry, cluster: clusterHttp(started), clusterMetrics: clusterMetrics(started) })
+  const url = await app.listen({ port: 0, host: '127.0.0.1' })
+  return {
+    url,
+    node: started,
+    async close() {
+      await registry.shutdown()
+      await started.stop()
+      await app.close()
+    },
+  }
+}
+
