@@ -19,14 +19,12 @@ import {
   Fenced,
   KEY_TTL_MS,
   type ClusterEngine,
-  type CommandReply,
-  type CommandRequest,
   type IdempotencyKeys,
   type KeyRecord,
   type OwnerRecord,
   type ThreadRecord,
 } from './port.js'
-import { LocalMembers } from './local-members.js'
+import { LocalMembers, localCommandBus } from './in-process.js'
 
 export class EmbeddedCluster {
   readonly members = new LocalMembers()
@@ -35,7 +33,7 @@ export class EmbeddedCluster {
   readonly #owners = new Map<string, { record: OwnerRecord; revision: number }>()
   #revision = 0
   readonly #readers = new Map<string, Set<(record: ThreadRecord, position: number) => void>>()
-  readonly #servers = new Map<string, (request: CommandRequest) => Promise<CommandReply>>()
+  readonly #commands = localCommandBus()
   readonly #watchers = new Set<{ put: (row: ThreadRow) => void; delete: (id: string) => void }>()
   readonly #tables: ReturnType<SqliteThreadStore['clusterTables']>
 
@@ -84,18 +82,7 @@ export class EmbeddedCluster {
           return { stop: () => void readers.delete(onRecord) }
         },
       },
-      commands: {
-        serve: async (threadId, handler) => {
-          this.#servers.set(threadId, handler)
-          return () => {
-            if (this.#servers.get(threadId) === handler) this.#servers.delete(threadId)
-          }
-        },
-        send: async (threadId, request) => {
-          const handler = this.#servers.get(threadId)
-          return handler ? handler(request) : 'no-owner'
-        },
-      },
+      commands: this.#commands,
       index: {
         put: async (row) => {
           store.putThread(row)

@@ -5,13 +5,11 @@
  * `MemoryCluster`; `expire` ends a node's lease as a dead node's lapses.
  */
 import type { ThreadRow } from '../store/port.js'
-import { LocalMembers } from './local-members.js'
+import { LocalMembers, localCommandBus } from './in-process.js'
 import {
   Fenced,
   KEY_TTL_MS,
   type ClusterEngine,
-  type CommandReply,
-  type CommandRequest,
   type IdempotencyKeys,
   type KeyRecord,
   type OwnerRecord,
@@ -26,7 +24,7 @@ export class MemoryCluster {
   /** Append ids → the position they landed at. */
   readonly #appended = new Map<string, number>()
   readonly #readers = new Map<string, Set<(record: ThreadRecord, position: number) => void>>()
-  readonly #servers = new Map<string, (request: CommandRequest) => Promise<CommandReply>>()
+  readonly #commands = localCommandBus()
   readonly rows = new Map<string, ThreadRow>()
   readonly #watchers = new Set<{ put: (row: ThreadRow) => void; delete: (id: string) => void }>()
   readonly keys = new Map<string, { record: KeyRecord; revision: number }>()
@@ -81,18 +79,7 @@ export class MemoryCluster {
           return { stop: () => void readers.delete(onRecord) }
         },
       },
-      commands: {
-        serve: async (threadId, handler) => {
-          cluster.#servers.set(threadId, handler)
-          return () => {
-            if (cluster.#servers.get(threadId) === handler) cluster.#servers.delete(threadId)
-          }
-        },
-        send: async (threadId, request) => {
-          const handler = cluster.#servers.get(threadId)
-          return handler ? handler(request) : 'no-owner'
-        },
-      },
+      commands: cluster.#commands,
       index: {
         put: async (row) => {
           cluster.rows.set(row.threadId, row)

@@ -1,10 +1,27 @@
 /**
- * Membership among nodes of one process (the in-process and the embedded adapters): a node joins,
- * hears when its lease is ended from outside (`expire`, as a dead node's lapses), and rejoins under
- * a new life with the same name — the same rules the engine's adapter keeps across processes.
+ * What nodes of one process share (the in-process and the embedded adapters). Membership: a node
+ * joins, hears when its lease is ended from outside (`expire`, as a dead node's lapses), and rejoins
+ * under a new life with the same name — the same rules the engine's adapter keeps across processes.
+ * The command bus: a function call to the handler serving the thread, no-owner when none does.
  */
 import { randomUUID } from 'node:crypto'
-import type { Membership, NodeInfo } from './port.js'
+import type { CommandBus, CommandReply, CommandRequest, Membership, NodeInfo } from './port.js'
+
+export function localCommandBus(): CommandBus {
+  const servers = new Map<string, (request: CommandRequest) => Promise<CommandReply>>()
+  return {
+    serve: async (threadId, handler) => {
+      servers.set(threadId, handler)
+      return () => {
+        if (servers.get(threadId) === handler) servers.delete(threadId)
+      }
+    },
+    send: async (threadId, request) => {
+      const handler = servers.get(threadId)
+      return handler ? handler(request) : 'no-owner'
+    },
+  }
+}
 
 export class LocalMembers {
   readonly nodes = new Map<string, NodeInfo>()
