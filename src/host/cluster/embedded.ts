@@ -14,7 +14,6 @@
  * stays the synchronous store); the index and the keys are the same tables and the same code it uses.
  */
 import type { SqliteThreadStore } from '../store/sqlite.js'
-import type { ThreadRow } from '../store/port.js'
 import {
   Fenced,
   KEY_TTL_MS,
@@ -24,7 +23,7 @@ import {
   type OwnerRecord,
   type ThreadRecord,
 } from './port.js'
-import { LocalMembers, localCommandBus } from './in-process.js'
+import { LocalMembers, localCommandBus, localIndex } from './in-process.js'
 
 export class EmbeddedCluster {
   readonly members = new LocalMembers()
@@ -34,7 +33,7 @@ export class EmbeddedCluster {
   #revision = 0
   readonly #readers = new Map<string, Set<(record: ThreadRecord, position: number) => void>>()
   readonly #commands = localCommandBus()
-  readonly #watchers = new Set<{ put: (row: ThreadRow) => void; delete: (id: string) => void }>()
+  readonly #index = localIndex({ put: (row) => this.store.putThread(row), delete: (id) => this.store.deleteThread(id), all: () => this.store.threads() })
   readonly #tables: ReturnType<SqliteThreadStore['clusterTables']>
 
   constructor(private readonly store: SqliteThreadStore) {
@@ -43,7 +42,6 @@ export class EmbeddedCluster {
 
   engine(name = 'local'): ClusterEngine {
     const membership = this.members.membership(name)
-    const { store } = this
     const { log } = this.#tables
     return {
       mode: 'embedded',
@@ -83,22 +81,7 @@ export class EmbeddedCluster {
         },
       },
       commands: this.#commands,
-      index: {
-        put: async (row) => {
-          store.putThread(row)
-          for (const w of this.#watchers) w.put(row)
-        },
-        delete: async (threadId) => {
-          store.deleteThread(threadId)
-          for (const w of this.#watchers) w.delete(threadId)
-        },
-        watch: async (onPut, onDelete) => {
-          for (const row of store.threads()) onPut(row)
-          const watcher = { put: onPut, delete: onDelete }
-          this.#watchers.add(watcher)
-          return { stop: () => void this.#watchers.delete(watcher) }
-        },
-      },
+      index: this.#index,
       keys: this.#keys(),
       close: async () => membership.close(),
     }

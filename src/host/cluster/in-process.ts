@@ -2,10 +2,33 @@
  * What nodes of one process share (the in-process and the embedded adapters). Membership: a node
  * joins, hears when its lease is ended from outside (`expire`, as a dead node's lapses), and rejoins
  * under a new life with the same name — the same rules the engine's adapter keeps across processes.
- * The command bus: a function call to the handler serving the thread, no-owner when none does.
+ * The command bus: a function call to the handler serving the thread, no-owner when none does. The
+ * index: rows kept here, each change told to every watching node.
  */
 import { randomUUID } from 'node:crypto'
-import type { CommandBus, CommandReply, CommandRequest, Membership, NodeInfo } from './port.js'
+import type { ThreadRow } from '../store/port.js'
+import type { CommandBus, CommandReply, CommandRequest, Membership, NodeInfo, ThreadIndex } from './port.js'
+
+/** The threads list over rows this process keeps (`rows`), every change told to the nodes that watch. */
+export function localIndex(rows: { put(row: ThreadRow): void; delete(threadId: string): void; all(): Iterable<ThreadRow> }): ThreadIndex {
+  const watchers = new Set<{ put: (row: ThreadRow) => void; delete: (id: string) => void }>()
+  return {
+    put: async (row) => {
+      rows.put(row)
+      for (const w of watchers) w.put(row)
+    },
+    delete: async (threadId) => {
+      rows.delete(threadId)
+      for (const w of watchers) w.delete(threadId)
+    },
+    watch: async (onPut, onDelete) => {
+      for (const row of rows.all()) onPut(row)
+      const watcher = { put: onPut, delete: onDelete }
+      watchers.add(watcher)
+      return { stop: () => void watchers.delete(watcher) }
+    },
+  }
+}
 
 export function localCommandBus(): CommandBus {
   const servers = new Map<string, (request: CommandRequest) => Promise<CommandReply>>()

@@ -5,7 +5,7 @@
  * `MemoryCluster`; `expire` ends a node's lease as a dead node's lapses.
  */
 import type { ThreadRow } from '../store/port.js'
-import { LocalMembers, localCommandBus } from './in-process.js'
+import { LocalMembers, localCommandBus, localIndex } from './in-process.js'
 import {
   Fenced,
   KEY_TTL_MS,
@@ -26,7 +26,7 @@ export class MemoryCluster {
   readonly #readers = new Map<string, Set<(record: ThreadRecord, position: number) => void>>()
   readonly #commands = localCommandBus()
   readonly rows = new Map<string, ThreadRow>()
-  readonly #watchers = new Set<{ put: (row: ThreadRow) => void; delete: (id: string) => void }>()
+  readonly #index = localIndex({ put: (row) => void this.rows.set(row.threadId, row), delete: (id) => void this.rows.delete(id), all: () => this.rows.values() })
   readonly keys = new Map<string, { record: KeyRecord; revision: number }>()
 
   /** A node's lease ends (as a dead node's would): it hears it, and the others see it gone. */
@@ -80,22 +80,7 @@ export class MemoryCluster {
         },
       },
       commands: cluster.#commands,
-      index: {
-        put: async (row) => {
-          cluster.rows.set(row.threadId, row)
-          for (const w of cluster.#watchers) w.put(row)
-        },
-        delete: async (threadId) => {
-          cluster.rows.delete(threadId)
-          for (const w of cluster.#watchers) w.delete(threadId)
-        },
-        watch: async (onPut, onDelete) => {
-          for (const row of cluster.rows.values()) onPut(row)
-          const watcher = { put: onPut, delete: onDelete }
-          cluster.#watchers.add(watcher)
-          return { stop: () => void cluster.#watchers.delete(watcher) }
-        },
-      },
+      index: cluster.#index,
       keys: cluster.#keys(),
       close: async () => membership.close(),
     }
