@@ -39,8 +39,16 @@ describe('the installable app', () => {
     try {
       await page.waitForFunction(() => navigator.serviceWorker.getRegistration().then((r) => r?.active?.state === 'activated'), undefined, { timeout: 30_000, polling: 100 })
       if (!controlled) return page
-      if (!(await page.evaluate(() => navigator.serviceWorker.controller !== null))) await page.reload()
-      await page.waitForFunction(() => navigator.serviceWorker.controller !== null, undefined, { timeout: 30_000, polling: 100 })
+      // The worker claims its pages when it activates, but a fresh Chromium sometimes leaves the page it was
+      // registered from (and, rarely, the next load too) uncontrolled: a navigation under the active worker is.
+      for (let load = 0; load < 3; load++) {
+        if (load > 0 || !(await page.evaluate(() => navigator.serviceWorker.controller !== null))) await page.reload()
+        const taken = await page
+          .waitForFunction(() => navigator.serviceWorker.controller !== null, undefined, { timeout: 10_000, polling: 100 })
+          .then(() => true, () => false)
+        if (taken) return page
+      }
+      await page.waitForFunction(() => navigator.serviceWorker.controller !== null, undefined, { timeout: 100, polling: 100 })
     } catch (error) {
       const state = await page.evaluate(async () => {
         const r = await navigator.serviceWorker.getRegistration()
