@@ -8,8 +8,11 @@
  *   subscribers after the run's last event and before `prompt()` resolves), else `prompt()`'s own
  *   end — a refusal, or an extension that handled the input;
  * - a release pi's runtime would make: extensions hear `session_shutdown` before the session is
- *   disposed, within a bound;
+ *   disposed, within a bound (extension-shutdown.ts);
  * - pi's work runs as the thread's (extension-output.ts), so what extensions print is logged as theirs.
+ *
+ * Moving between branches of the session tree is session-navigation.ts; `!` commands, user-shell.ts;
+ * the `/` menu and extensions' shortcuts, session-commands.ts.
  */
 import { randomUUID } from 'node:crypto'
 import type { AgentSession, AgentSessionEvent } from '@earendil-works/pi-coding-agent'
@@ -19,11 +22,13 @@ import type { PiModels } from './pi-models.js'
 import { errorText, type RuntimeLogger } from './extension-ui.js'
 import { EventMapper } from './map-events.js'
 import { skipUnheardEvents } from './unheard-events.js'
-import { foldTranscript, IDS_ENTRY, lastRun, RUN_ENTRY, userEntryId, type IdsMarker } from './transcript.js'
-import { anchorAtLeaf, anchorOf, BRANCH_ENTRY, SessionTree } from './session-branches.js'
+import { IDS_ENTRY, lastRun, RUN_ENTRY, userEntryId, type IdsMarker } from './transcript.js'
+import { SessionNavigation } from './session-navigation.js'
+import { sessionCommands, runSessionShortcut } from './session-commands.js'
+import { shutdownExtensions } from './extension-shutdown.js'
 import { QueueMirror, type QueuedInputDisposition } from './queue-mirror.js'
 import { asThread } from './extension-output.js'
-import { userShellArgs, userShellCommand, userShellResult, type UserShellCommand } from './user-shell.js'
+import { runUserShell, userShellCommand, type UserShellCommand } from './user-shell.js'
 
 export interface PiRuntimeOptions {
   log: RuntimeLogger
@@ -32,14 +37,11 @@ export interface PiRuntimeOptions {
   pendingTrust?: () => Promise<void>
   /** How the thread is named in log records of what its extensions write to stdout (extension-output.ts). */
   label: string
-  /** How long extensions' `session_shutdown` handlers may take when the runtime is disposed; default SHUTDOWN_HANDLERS_MS. */
+  /** How long extensions' `session_shutdown` handlers may take when the runtime is disposed (extension-shutdown.ts). */
   shutdownMs?: number
   /** The tool policy's bash rule for a `!`/`!!` command: why it may not run, or `undefined` to run it. */
   shellPermission?: (command: string) => Promise<string | undefined>
 }
-
-/** pi's own runtime waits for `session_shutdown` handlers unbounded; a server's release must not hang on one. */
-export const SHUTDOWN_HANDLERS_MS = 3000
 
 interface Run {
   number: number
@@ -62,6 +64,7 @@ export class PiRuntime implements AgentRuntime {
   private readonly listeners = new Set<RuntimeListener>()
   private readonly queue: QueueMirror
   private readonly mapper: EventMapper
+  private readonly tree: SessionNavigation
   private readonly unsubscribe: Array<() => void> = []
   private run: Run | undefined
   private disposed = false
@@ -79,6 +82,11 @@ export class PiRuntime implements AgentRuntime {
     this.pendingTrust = options.pendingTrust
     this.queue = new QueueMirror(session, (event) => this.emit(event))
     this.mapper = new EventMapper({ userMessageId: (text) => this.userMessageId(text) })
+    this.tree = new SessionNavigation(session, {
+      within: (work) => this.within(work),
+      branched: (transcript) => this.emit({ type: 'branch', transcript }),
+      append: (customType, data) => this.append(customType, data),
+    })
     this.unsubscribe.push(session.subscribe((event) => this.onSessionEvent(event)))
     this.countExtensionPrompts()
   }
@@ -176,48 +184,16 @@ export class PiRuntime implements AgentRuntime {
       )
   }
 
-  /**
-   * A `!`/`!!` command as pi's interactive mode runs it: the tool policy's bash rule first, then
-   * extensions hear `user_bash` (and may take it over), then pi runs and records it. Its run is busy
-   * until it ends, so Stop ends it too.
-   */
+  /** A `!`/`!!` command is the run's work (user-shell.ts): busy until it ends, so Stop ends it too. */
   private async runShell(run: Run, prompt: QueuedPrompt, shell: UserShellCommand): Promise<void> {
     run.shell = true
-    const { messageId, text } = prompt
-    this.emit({ type: 'prompt-handled', messageId, text })
-    const toolCallId = randomUUID()
-    const end = (result: { output: string; exitCode: number | undefined; cancelled: boolean }) =>
-      this.emit({ type: 'tool-end', toolCallId, ...userShellResult(result) })
-    this.emit({ type: 'tool-start', toolCallId, name: 'bash', args: userShellArgs(shell), at: Date.now() })
     try {
-      const refusal = await this.options.shellPermission?.(shell.command)
-      if (refusal || run.aborted) {
-        end({ output: refusal ?? 'The run was stopped before the command ran.', exitCode: undefined, cancelled: true })
-        return
-      }
-      const { command, excludeFromContext } = shell
-      const session = this.session
-      // An extension that fails here is reported by pi (onError); as in pi, the command then does not run.
-      const taken = await session.extensionRunner.emitUserBash({ type: 'user_bash', command, excludeFromContext, cwd: session.sessionManager.getCwd() })
-      // Pairs the `bashExecution` message pi writes next with this entry's id (transcript.ts).
-      this.mark({ messageId: toolCallId })
-      if (taken?.result) {
-        session.recordBashResult(command, taken.result, { excludeFromContext })
-        end(taken.result)
-        return
-      }
-      let output = ''
-      const result = await session.executeBash(
-        command,
-        (chunk) => {
-          output += chunk
-          this.emit({ type: 'tool-update', toolCallId, partial: userShellResult({ output, exitCode: 0, cancelled: false }).result })
-        },
-        { excludeFromContext, ...(taken?.operations ? { operations: taken.operations } : {}) },
-      )
-      end(result)
-    } catch (error) {
-      end({ output: errorText(error), exitCode: undefined, cancelled: true })
+      await runUserShell(this.session, prompt, shell, {
+        emit: (event) => this.emit(event),
+        mark: (messageId) => this.mark({ messageId }),
+        permission: this.options.shellPermission,
+        stopped: () => run.aborted,
+      })
     } finally {
       this.settle(run, run.aborted)
     }
@@ -248,101 +224,26 @@ export class PiRuntime implements AgentRuntime {
   }
 
   transcript(): TranscriptEntry[] {
-    const manager = this.session.sessionManager
-    const tree = new SessionTree(manager.getEntries())
-    return foldTranscript(manager.getBranch(), (id) => tree.versionsOf(id))
+    return this.tree.transcript()
   }
 
-  async navigate(target: NavigateTarget): Promise<NavigateResult> {
-    const tree = new SessionTree(this.session.sessionManager.getEntries())
-    const entry = tree.userEntry('before' in target ? target.before : target.to)
-    if (!entry) return { kind: 'unknown-message' }
-    // Before a prompt: where it hangs, so the next prompt hangs there too. To a version: where its branch ends.
-    const leaf = 'before' in target ? anchorOf(entry, tree.byId) : tree.latestUnder(entry.id)
-    return (await this.moveTo(leaf)) ? { kind: 'moved' } : { kind: 'cancelled' }
+  navigate(target: NavigateTarget): Promise<NavigateResult> {
+    return this.tree.navigate(target)
   }
 
-  /**
-   * pi's tree navigation to exactly `leaf` (`null`: before the first message). pi moves above a user
-   * message it is sent to (for its editor), so it is sent to a branch marker written at `leaf`
-   * instead, which it takes as it is; extensions hear `session_before_tree` (and may refuse) and
-   * `session_tree`, and pi rebuilds the model's context from the new branch. False: refused.
-   */
-  private async moveTo(leaf: string | null): Promise<boolean> {
-    const manager = this.session.sessionManager
-    const from = manager.getLeafId()
-    if (leaf === from) return true
-    const go = (id: string | null) => (id === null ? manager.resetLeaf() : manager.branch(id))
-    go(leaf)
-    const marker = manager.appendCustomEntry(BRANCH_ENTRY, {})
-    go(from)
-    try {
-      const result = await this.within(() => this.session.navigateTree(marker))
-      if (result.cancelled) return false
-    } finally {
-      this.keepLeaf()
-    }
-    this.emit({ type: 'branch', transcript: this.transcript() })
-    return true
-  }
-
-  /**
-   * `ctx.navigateTree()` as pi's RPC mode binds it (pi's navigation, with the extension's options),
-   * then the branch is kept for a restart and shown to the people watching.
-   */
-  async navigateTree(
+  navigateTree(
     targetId: string,
     options: { summarize?: boolean; customInstructions?: string; replaceInstructions?: boolean; label?: string },
   ): Promise<{ cancelled: boolean; editorText?: string }> {
-    const before = this.session.sessionManager.getLeafId()
-    let result: { cancelled: boolean; editorText?: string }
-    try {
-      result = await this.within(() => this.session.navigateTree(targetId, options))
-    } finally {
-      this.keepLeaf()
-    }
-    if (!result.cancelled && this.session.sessionManager.getLeafId() !== before) this.emit({ type: 'branch', transcript: this.transcript() })
-    return { cancelled: result.cancelled, ...(result.editorText ? { editorText: result.editorText } : {}) }
-  }
-
-  /** pi resumes a session file at its last entry: when that is not the leaf, a branch marker at the leaf makes it so. */
-  private keepLeaf(): void {
-    const manager = this.session.sessionManager
-    if (manager.getEntries().at(-1)?.id !== (manager.getLeafId() ?? undefined)) this.append(BRANCH_ENTRY, {})
+    return this.tree.navigateTree(targetId, options)
   }
 
   commands(): CommandInfo[] {
-    const extension = this.session.extensionRunner
-      .getRegisteredCommands()
-      .map((c): CommandInfo => ({ name: c.invocationName, description: c.description ?? '', kind: 'extension' }))
-    const templates = this.session.promptTemplates.map((t): CommandInfo => ({ name: t.name, description: t.description, kind: 'template' }))
-    const skills = this.session.resourceLoader
-      .getSkills()
-      .skills.map((s): CommandInfo => ({ name: `skill:${s.name}`, description: s.description, kind: 'skill' }))
-    const shortcuts = [...this.shortcuts().entries()].map(
-      ([key, s]): CommandInfo => ({ name: key, description: s.description ?? '', kind: 'shortcut' }),
-    )
-    return [...extension, ...templates, ...skills, ...shortcuts]
-  }
-
-  /** pi's resolution of extensions' shortcuts (the last registration of a key wins); no terminal keys are reserved here. */
-  private shortcuts() {
-    return this.session.extensionRunner.getShortcuts({})
+    return sessionCommands(this.session)
   }
 
   runShortcut(key: string): boolean {
-    const shortcut = [...this.shortcuts()].find(([id]) => id === key.toLowerCase())?.[1]
-    if (!shortcut) return false
-    const runner = this.session.extensionRunner
-    // As pi's terminal runs it: the handler gets the extension context; a failure is the extension's, reported as pi reports it.
-    void this.within(async () => {
-      try {
-        await shortcut.handler(runner.createContext())
-      } catch (error) {
-        runner.emitError({ extensionPath: shortcut.extensionPath, event: `shortcut ${key}`, error: errorText(error) })
-      }
-    })
-    return true
+    return runSessionShortcut(this.session, key, (work) => this.within(work))
   }
 
   async compact(instructions?: string): Promise<void> {
@@ -389,29 +290,10 @@ export class PiRuntime implements AgentRuntime {
     if (this.session.isStreaming) this.session.agent.abort()
     for (const off of this.unsubscribe) off()
     this.listeners.clear()
-    await this.within(() => this.shutdownExtensions())
-    this.session.dispose()
-  }
-
-  /**
-   * What pi's own runtime does before it disposes a session: extensions hear `session_shutdown`
-   * (reason `quit`) — an auto-commit, a watcher closed, a child process ended. A handler that hangs
-   * is left behind after `shutdownMs`, said in the log, so a release or a server's stop goes on.
-   */
-  private async shutdownExtensions(): Promise<void> {
-    const runner = this.session.extensionRunner
-    if (!runner.hasHandlers('session_shutdown')) return
-    const limit = this.options.shutdownMs ?? SHUTDOWN_HANDLERS_MS
-    let timer: NodeJS.Timeout | undefined
-    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), limit)))
-    // pi's emit reports a handler's failure to onError itself and resolves.
-    const handled = runner.emit({ type: 'session_shutdown', reason: 'quit' }).then(
-      () => 'done' as const,
-      (error: unknown) => (this.log.error(`session_shutdown failed: ${errorText(error)}`), 'done' as const),
+    await this.within(() =>
+      shutdownExtensions(this.session.extensionRunner, { log: this.log, label: this.options.label, limitMs: this.options.shutdownMs }),
     )
-    const outcome = await Promise.race([handled, late])
-    clearTimeout(timer)
-    if (outcome === 'late') this.log.warn(`${this.options.label}: extensions' session_shutdown handlers took longer than ${limit} ms; closed without them`)
+    this.session.dispose()
   }
 
   /** Runs pi's work as this thread's, so what its extensions write to stdout is logged as theirs (extension-output.ts). */
@@ -478,7 +360,7 @@ export class PiRuntime implements AgentRuntime {
       // A user message outside a run (an extension's own sendUserMessage) keeps no run number.
       if (mapped.type === 'user-message') {
         this.mark({ messageId: mapped.messageId, ...(this.run ? { run: this.run.number } : {}) })
-        const versions = this.versionsHere(mapped.messageId)
+        const versions = this.tree.versionsHere(mapped.messageId)
         if (versions) Object.assign(mapped, { versions })
       }
       // Written before pi appends the message (subscribers run first), so the marker precedes it.
@@ -487,14 +369,6 @@ export class PiRuntime implements AgentRuntime {
     }
     // A settle before our run was handed to pi ends an extension's run inside it, not ours.
     if (event.type === 'agent_settled' && this.run?.sent) this.settle(this.run, event.aborted)
-  }
-
-  /** The versions of the prompt pi is about to write at the leaf: those already hanging where it hangs, and itself. */
-  private versionsHere(messageId: string): string[] | undefined {
-    const manager = this.session.sessionManager
-    const tree = new SessionTree(manager.getEntries())
-    const ids = [...tree.versionsAt(anchorAtLeaf(manager.getLeafId(), tree.byId)), messageId]
-    return ids.length > 1 ? ids : undefined
   }
 
   private mark(marker: IdsMarker): void {

@@ -53,7 +53,7 @@ export interface PiRuntimeFactoryOptions {
   toolPolicy?: ToolPolicy
   /** Test seam: extra extensions for every session, built per session with its bridge. */
   extraExtensions?: (ui: UiBridge) => ExtensionFactory[]
-  /** How long extensions' `session_shutdown` handlers may take on dispose; default SHUTDOWN_HANDLERS_MS. */
+  /** How long extensions' `session_shutdown` handlers may take on dispose; default SHUTDOWN_HANDLERS_MS (extension-shutdown.ts). */
   shutdownMs?: number
 }
 
