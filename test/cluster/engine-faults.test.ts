@@ -5,22 +5,14 @@
  * on every node, the nodes rejoin under new lives and serve on; a node frozen 300 ms in every second
  * loses nothing. Skipped, saying why, where nats-server is not installed.
  */
-import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { natsMissing, startNats, type NatsServer } from '../support/nats-server.js'
-import { spawnedServers, type ServerProcess } from '../support/spawn-server.js'
-import { api, Follower, namespaces, settledRun, startCluster as startClusterOf, type Frame } from './harness.js'
+import { spawnedServers } from '../support/spawn-server.js'
+import { api, Follower, nodePid, settledRun, startCluster as startClusterOf, type Frame } from './harness.js'
 
 /** The demo model's `slow <n>` words (src/runtime/demo-model.ts). */
 const WORDS = ['one', 'two', 'sky', 'sun', 'red', 'fox', 'owl', 'bee', 'oak', 'elm', 'sea', 'ice']
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** The node's own process: under `unshare --fork` it is the wrapper's child. */
-function nodePid(server: ServerProcess): number {
-  const pid = server.child.pid!
-  if (!namespaces) return pid
-  return Number(readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/)[0])
-}
 
 /** What every follower of a thread must show whatever happened: seq strictly increasing, and the same bytes for a seq on every node. */
 function expectOneHistory(followers: Follower[]): void {
