@@ -56,7 +56,7 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
   }
   return {
     health: () => node.health(),
-    keys: new ClusterKeys(node.engine),
+    keys: new ClusterKeys(node.engine, undefined, (threadId, key) => node.keyedAdmission(threadId, key)),
     install(app) {
       node.serveWith(async (command) => {
         const response = await app.inject({

@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ClusterKeys } from '../host/cluster/cluster-keys.js'
+import type { KeyedAdmission } from '../host/cluster/thread-mirror.js'
 import { IDEMPOTENCY_TTL_MS, writeFault, type IdempotencyClaim, type IdempotentAnswer, type ThreadStore, type WriteFault } from '../host/store/port.js'
 import { answerOf, guardOutcomes, promptOutcomes } from '../schemas/outcomes.js'
 import { replyWith } from './responses.js'
@@ -97,6 +98,22 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
     if (!recorded) return done()
     return recorded.then(done)
   }
+
+  /**
+   * Cluster mode: the key's claimer died before recording its answer, and the thread's log shows the
+   * prompt it admitted under the key — the retry gets that prompt's receipt, recorded here and in the
+   * engine before it is sent; nothing runs again (the prompt's fate is on the thread's feed).
+   */
+  const fromLog = async (request: FastifyRequest, claim: { key: string; fingerprint: string }, threadId: string, outcome: { revision: number; admission: KeyedAdmission }) => {
+    const answer = receiptOf({ ...claim, at: Date.now() }, threadId, outcome.admission)
+    try {
+      store().recordIdempotent(answer, answer.at - IDEMPOTENCY_TTL_MS)
+    } catch {
+      unrecorded.set(answer.key, answer)
+    }
+    await shareAnswer(request, outcome.revision, answer)
+    return answer
+  }
   const shareAnswer = (request: FastifyRequest, revision: number, answer: IdempotentAnswer) =>
     shared!.settle(revision, answer).catch((error: unknown) => request.log.error({ err: error }, 'idempotency: the answer could not be recorded in the cluster'))
 
@@ -119,13 +136,7 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
     const prompt = store()
       .journal(ref.threadId)
       .prompts.find((p) => p.messageId === ref.messageId)
-    const context = { threadId: ref.threadId }
-    const { status, body } = prompt
-      ? answerOf(promptOutcomes, { kind: 'admitted', messageId: ref.messageId, run: prompt.run, queued: prompt.queued }, context)
-      : answerOf(promptOutcomes, { kind: 'rejected', reason: 'deleted' }, context)
-    // Accepted, so it may have run: the table's "not run" would say too much.
-    const said = prompt ? body : { ...(body as object), error: `the prompt was accepted, but thread ${ref.threadId} has since been deleted` }
-    const answer: IdempotentAnswer = { key: known.key, fingerprint: known.fingerprint, status, body: JSON.stringify(said), at: known.at }
+    const answer = receiptOf(known, ref.threadId, prompt && { messageId: ref.messageId, run: prompt.run, queued: prompt.queued })
     try {
       store().recordIdempotent(answer, Date.now() - IDEMPOTENCY_TTL_MS)
     } catch {
@@ -164,11 +175,18 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
       const answer = new Promise<IdempotentAnswer | undefined>((r) => (resolve = r))
       inflight.set(key, { fingerprint, answer })
       if (!shared) return void claims.set(request, { key, fingerprint, resolve })
-      const outcome = await shared.claim(key, fingerprint).catch((error: unknown) => {
+      const threadId = (request.params as { id?: string } | undefined)?.id
+      const outcome = await shared.claim(key, fingerprint, threadId).catch((error: unknown) => {
         request.log.error({ err: error }, 'idempotency: the key could not be claimed in the cluster')
         return { kind: 'busy' } as const
       })
       if (outcome.kind === 'run') return void claims.set(request, { key, fingerprint, resolve, shared: outcome.revision })
+      if (outcome.kind === 'admitted') {
+        const answer = await fromLog(request, { key, fingerprint }, threadId!, outcome)
+        inflight.delete(key)
+        resolve(answer)
+        return replay(reply, answer)
+      }
       inflight.delete(key)
       resolve(undefined)
       if (outcome.kind === 'busy') {
@@ -198,6 +216,21 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
     },
   }
   return guards
+}
+
+/**
+ * The answer to a keyed prompt that was admitted but whose own answer was never recorded: its
+ * receipt (the 202 the first request got or would have got), or, with no such prompt left, that the
+ * thread was deleted since.
+ */
+function receiptOf(known: Pick<IdempotentAnswer, 'key' | 'fingerprint' | 'at'>, threadId: string, prompt: { messageId: string; run: number; queued: boolean } | undefined): IdempotentAnswer {
+  const context = { threadId }
+  const { status, body } = prompt
+    ? answerOf(promptOutcomes, { kind: 'admitted', ...prompt }, context)
+    : answerOf(promptOutcomes, { kind: 'rejected', reason: 'deleted' }, context)
+  // Accepted, so it may have run: the table's "not run" would say too much.
+  const said = prompt ? body : { ...(body as object), error: `the prompt was accepted, but thread ${threadId} has since been deleted` }
+  return { key: known.key, fingerprint: known.fingerprint, status, body: JSON.stringify(said), at: known.at }
 }
 
 /** The request a key stands for: method, route, params and body (keys sorted). */

@@ -46,6 +46,23 @@ describe('Idempotency-Keys across nodes', () => {
     expect(await keysB.claim('k', 'fp')).toMatchObject({ kind: 'answer', answer: { body: 'taker' } })
   })
 
+  it('a claim whose node died before it answered, on a thread whose log shows the prompt admitted under it, is answered from the log: nothing runs', async () => {
+    const { cluster, a, b } = await twoNodes()
+    const admission = { messageId: 'm', fingerprint: 'fp', run: 3, queued: true }
+    const keysB = new ClusterKeys(b, 10_000, (threadId, key) => (threadId === 't' && key === 'k' ? admission : undefined))
+    expect((await new ClusterKeys(a).claim('k', 'fp', 't')).kind).toBe('run')
+    cluster.expire(a.membership.self.id)
+    const taken = await keysB.claim('k', 'fp', 't')
+    expect(taken).toMatchObject({ kind: 'admitted', admission })
+    // The key is this node's now: the answer it builds from the log is the one every repeat gets.
+    if (taken.kind === 'admitted') await keysB.settle(taken.revision, answer('k', 202, '{"messageId":"m"}'))
+    expect(await new ClusterKeys(a).claim('k', 'fp', 't')).toMatchObject({ kind: 'answer', answer: { body: '{"messageId":"m"}' } })
+    // A key the log knows nothing of, taken over the same way, runs.
+    expect((await new ClusterKeys(a).claim('k2', 'fp', 't')).kind).toBe('run')
+    cluster.expire(a.membership.self.id)
+    expect((await keysB.claim('k2', 'fp', 't')).kind).toBe('run')
+  })
+
   it('a 5xx answer releases the claim: the retry runs; a repeat still running past the wait is told to retry (busy)', async () => {
     const { keysA, b } = await twoNodes()
     const first = await keysA.claim('k', 'fp')

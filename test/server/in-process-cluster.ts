@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import { join } from 'node:path'
 import { ClusterNode, clusterStore } from '../../src/host/cluster/cluster-node.js'
 import type { MemoryCluster } from '../../src/host/cluster/memory.js'
+import type { ClusterEngine } from '../../src/host/cluster/port.js'
 import { lostCeiling } from '../../src/host/store/journal.js'
 import { SqliteThreadStore } from '../../src/host/store/sqlite.js'
 import { ThreadRegistry } from '../../src/host/thread-registry.js'
@@ -21,9 +22,11 @@ export interface InProcessNode {
   close(): Promise<void>
 }
 
-export async function startNode(cluster: MemoryCluster, name: string, dataDir: string, extra: { idleMs?: number } = {}): Promise<InProcessNode> {
-  const options = { ...(await piHost(dataDir, { demoDelayMs: 2 })), ...extra }
-  const { engine } = countedEngine(cluster.engine(name))
+export async function startNode(cluster: MemoryCluster, name: string, dataDir: string, extra: { idleMs?: number; demoDelayMs?: number; engine?: (engine: ClusterEngine) => ClusterEngine } = {}): Promise<InProcessNode> {
+  const { engine: seam = (e) => e, demoDelayMs = 2, ...rest } = extra
+  const options = { ...(await piHost(dataDir, { demoDelayMs })), ...rest }
+  // `engine`: a test's seam between the node and the engine (a write that never lands, say).
+  const { engine } = countedEngine(seam(cluster.engine(name)))
   let node: ClusterNode | undefined
   const own = SqliteThreadStore.open(join(dataDir, 'nodes', name), { floorSeq: () => lostCeiling() })
   const registry = await ThreadRegistry.open({ ...options, store: clusterStore(own.store, () => node) })

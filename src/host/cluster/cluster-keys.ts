@@ -3,10 +3,13 @@
  * the node that first claims its key in the engine (`th_idem`); every other node, and the same node
  * after a change of owner, answers a repeat from the answer recorded there. A repeat that arrives
  * while the claimer is still running waits for its answer; a claim whose node died (its lease
- * lapsed) before it recorded an answer is taken over by compare-and-set, and the request runs again.
+ * lapsed) before it recorded an answer is taken over by compare-and-set, and then either answered
+ * from the thread's log — a prompt admitted under the key claims it in its own admission record, so
+ * it is never run twice — or, when the log shows nothing done under it, the request runs again.
  */
 import type { IdempotentAnswer } from '../store/port.js'
 import type { ClusterEngine } from './port.js'
+import type { KeyedAdmission } from './thread-mirror.js'
 
 /** What a keyed request gets from the cluster's keys. */
 export type SharedClaim =
@@ -16,6 +19,14 @@ export type SharedClaim =
   | { kind: 'answer'; answer: IdempotentAnswer }
   /** Another node is still running it after `waitMs`: answered 503, the retry is safe. */
   | { kind: 'busy' }
+  /**
+   * Its claimer died before answering, but the thread's log shows the prompt it admitted under the key:
+   * answer with that prompt's receipt and record it under `revision` (this node's claim now); nothing runs.
+   */
+  | { kind: 'admitted'; revision: number; admission: KeyedAdmission }
+
+/** A prompt admitted under a key on a thread, as the thread's log says (on the thread's owner). */
+export type AdmissionLookup = (threadId: string, key: string) => KeyedAdmission | undefined
 
 const POLL_MS = 50
 const RETRY_EVERY_MS = 1000
@@ -25,20 +36,30 @@ export class ClusterKeys {
   constructor(
     private readonly engine: ClusterEngine,
     private readonly waitMs = 10_000,
+    private readonly admitted: AdmissionLookup = () => undefined,
   ) {}
 
-  async claim(key: string, fingerprint: string): Promise<SharedClaim> {
+  /** `threadId`: the thread a thread-scoped request names, whose log may hold what a dead claimer did under the key. */
+  async claim(key: string, fingerprint: string, threadId?: string): Promise<SharedClaim> {
     const { keys, membership } = this.engine
     const self = membership.self.id
     const deadline = Date.now() + this.waitMs
     let claim = await keys.claim(key, fingerprint, self)
+    let takenOver = false
     for (;;) {
-      if (claim.claimed) return { kind: 'run', revision: claim.revision }
+      if (claim.claimed) {
+        const admission = takenOver && threadId !== undefined ? this.admitted(threadId, key) : undefined
+        if (admission?.fingerprint === fingerprint) return { kind: 'admitted', revision: claim.revision, admission }
+        return { kind: 'run', revision: claim.revision }
+      }
       const { record, revision } = claim
       if (record.answer) return { kind: 'answer', answer: { key, fingerprint: record.fingerprint, ...record.answer, at: record.at } }
       if (record.fingerprint !== fingerprint) return { kind: 'answer', answer: { key, fingerprint: record.fingerprint, status: 0, body: '', at: record.at } }
-      // Its claimer died before answering: nothing was recorded, so it runs here.
-      if (record.node !== self && !(await membership.isLive(record.node))) claim = await keys.claim(key, fingerprint, self, revision)
+      // Its claimer died before answering: taken here, then answered from the log or run.
+      if (record.node !== self && !(await membership.isLive(record.node))) {
+        takenOver = true
+        claim = await keys.claim(key, fingerprint, self, revision)
+      }
       else if (Date.now() >= deadline) return { kind: 'busy' }
       else {
         await new Promise((resolve) => setTimeout(resolve, POLL_MS))

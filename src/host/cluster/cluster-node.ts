@@ -21,7 +21,7 @@ import type { ThreadRow, ThreadStore } from '../store/port.js'
 import { fenceGuard, type FenceGuard } from './fence-guard.js'
 import { LogWriter } from './log-writer.js'
 import { EngineAway, type ClusterEngine, type CommandReply, type CommandRequest, type NodeInfo, type Ownership } from './port.js'
-import { ThreadMirror } from './thread-mirror.js'
+import { ThreadMirror, type KeyedAdmission } from './thread-mirror.js'
 
 /** What the node needs of the thread registry (thread-registry.ts). */
 export interface ClusterRegistry {
@@ -300,13 +300,30 @@ export class ClusterNode {
     return mirror
   }
 
-  /** The record at the prompt's admission (the 202 waits for it): what a takeover reports back if it never ran. */
-  promptAccepted(threadId: string, messageId: string, text: string): void {
-    this.#owned.get(threadId)?.writer.push({ kind: 'prompt', op: 'accepted', messageId, text })
+  /**
+   * The record at the prompt's admission (the 202 waits for it): what a takeover reports back if it
+   * never ran. A keyed prompt's key is claimed in it (see `keyedAdmission`).
+   */
+  promptAccepted(threadId: string, messageId: string, text: string, key?: { key: string; fingerprint: string; run: number }): void {
+    this.#owned.get(threadId)?.writer.push({ kind: 'prompt', op: 'accepted', messageId, text, ...(key ? { key } : {}) })
   }
 
-  promptSettled(threadId: string, messageId: string): void {
-    this.#owned.get(threadId)?.writer.push({ kind: 'prompt', op: 'settled', messageId })
+  /** A keyed prompt's receipt (its run, whether it was queued): what its 202 said, for a retry answered from the log. */
+  promptAdmitted(threadId: string, messageId: string, run: number, queued: boolean): void {
+    this.#owned.get(threadId)?.writer.push({ kind: 'prompt', op: 'admitted', messageId, run, queued })
+  }
+
+  promptSettled(threadId: string, messageId: string, withdrawn = false): void {
+    this.#owned.get(threadId)?.writer.push({ kind: 'prompt', op: 'settled', messageId, ...(withdrawn ? { withdrawn: true as const } : {}) })
+  }
+
+  /**
+   * A prompt admitted on this thread under `key`, as its log says (asked on the owner, whose mirror
+   * has read the log to its end): the key's answer when the node that admitted it died before
+   * recording one in the engine's keys.
+   */
+  keyedAdmission(threadId: string, key: string): KeyedAdmission | undefined {
+    return this.owns(threadId) ? this.#mirrors.get(threadId)?.keyed.get(key) : undefined
   }
 
   /**
@@ -416,6 +433,8 @@ function rendezvous(threadId: string, nodeId: string): number {
  * know copied out — rows to the index, prompts accepted and settled to the thread's log.
  */
 export function clusterStore(store: ThreadStore, node: () => ClusterNode | undefined, log?: Log): ThreadStore {
+  // Keyed prompts admitted and not answered by the machine yet: their receipt goes to the log too.
+  const keyed = new Set<string>()
   const index = (work: () => Promise<void>) => void work().catch((e: unknown) => log?.('warn', `cluster: index write failed: ${String(e)}`))
   return new Proxy(store, {
     get(target, property, receiver) {
@@ -437,12 +456,22 @@ export function clusterStore(store: ThreadStore, node: () => ClusterNode | undef
         case 'admitPrompt':
           return (...args: Parameters<ThreadStore['admitPrompt']>) => {
             target.admitPrompt(...args)
-            node()?.promptAccepted(args[0].threadId, args[0].messageId, args[0].text)
+            const [{ threadId, messageId, text, run }, , claim] = args
+            if (claim) keyed.add(messageId)
+            node()?.promptAccepted(threadId, messageId, text, claim && { key: claim.key, fingerprint: claim.fingerprint, run })
+          }
+        case 'promptAdmitted':
+          return (...args: Parameters<ThreadStore['promptAdmitted']>) => {
+            const [threadId, messageId, { run, queued }] = args
+            // Before the store's write: a failed one is logged and the 202 still goes out.
+            if (keyed.delete(messageId)) node()?.promptAdmitted(threadId, messageId, run, queued)
+            target.promptAdmitted(...args)
           }
         case 'withdrawPrompt':
           return (threadId: string, messageId: string) => {
+            keyed.delete(messageId)
             target.withdrawPrompt(threadId, messageId)
-            node()?.promptSettled(threadId, messageId)
+            node()?.promptSettled(threadId, messageId, true)
           }
         case 'settlePrompt':
           return (...args: Parameters<ThreadStore['settlePrompt']>) => {

@@ -79,9 +79,15 @@ export type ThreadRecord =
   /** A node took the thread; `base`: the view it started from, when the log held nothing before. */
   | { kind: 'epoch'; node: string; name: string; revision: number; seq: number; base?: unknown }
   | { kind: 'frames'; frames: string[] }
-  /** A prompt accepted (before its 202) or given its fate: what a takeover reports back `owner-lost`. */
-  | { kind: 'prompt'; op: 'accepted'; messageId: string; text: string }
-  | { kind: 'prompt'; op: 'settled'; messageId: string }
+  /**
+   * A prompt accepted (before its 202) or given its fate: what a takeover reports back `owner-lost`.
+   * `key`: the request's `Idempotency-Key`, claimed in this same record, so a node that takes the
+   * thread over knows it was admitted; `admitted` (keyed prompts only) is the machine's answer that
+   * went into the 202, `withdrawn` a prompt the machine refused (nothing of it ran).
+   */
+  | { kind: 'prompt'; op: 'accepted'; messageId: string; text: string; key?: { key: string; fingerprint: string; run: number } }
+  | { kind: 'prompt'; op: 'admitted'; messageId: string; run: number; queued: boolean }
+  | { kind: 'prompt'; op: 'settled'; messageId: string; withdrawn?: true }
 
 /** An append refused because another writer appended since this one's last record. */
 export class Fenced extends Error {

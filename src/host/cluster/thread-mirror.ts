@@ -20,6 +20,14 @@ export function observationOf(frame: string): Observation {
   return JSON.parse(frame.slice(data + 7, frame.lastIndexOf('\n\n'))) as Observation
 }
 
+/** A keyed prompt's admission as the log holds it: the receipt its 202 carried. */
+export interface KeyedAdmission {
+  messageId: string
+  fingerprint: string
+  run: number
+  queued: boolean
+}
+
 const FATES = new Set(['user-message', 'prompt-rejected', 'prompt-handled'])
 
 export class ThreadMirror {
@@ -28,6 +36,13 @@ export class ThreadMirror {
   position = 0
   /** Accepted prompts with no fate in the log yet, in order of acceptance. */
   readonly openPrompts = new Map<string, string>()
+  /**
+   * The prompts the log says were admitted under an `Idempotency-Key`, by key, with the receipt their
+   * 202 carried: how a node that took the thread over answers a retry whose first owner died before
+   * recording the answer. A withdrawn prompt (refused, nothing ran) leaves its key free.
+   */
+  readonly keyed = new Map<string, KeyedAdmission>()
+  readonly #keyOf = new Map<string, string>()
   #framesSinceBase = 0
   #reader?: { stop(): void }
   #ready: Promise<void>
@@ -90,13 +105,29 @@ export class ThreadMirror {
         if (record.base && (!this.feed || this.#framesSinceBase > 0 || this.feed.seq !== (record.base as ThreadView).seq)) this.#rebase(record.base as ThreadView)
         return
       case 'prompt':
+        this.#keyed(record)
         if (record.op === 'accepted') this.openPrompts.set(record.messageId, record.text)
-        else this.openPrompts.delete(record.messageId)
+        else if (record.op === 'settled') this.openPrompts.delete(record.messageId)
         return
       case 'frames':
         for (const frame of record.frames) this.#frame(frame)
         return
     }
+  }
+
+  #keyed(record: Extract<ThreadRecord, { kind: 'prompt' }>): void {
+    if (record.op === 'accepted') {
+      if (!record.key) return
+      const { key, fingerprint, run } = record.key
+      this.#keyOf.set(record.messageId, key)
+      this.keyed.set(key, { messageId: record.messageId, fingerprint, run, queued: false })
+      return
+    }
+    const key = this.#keyOf.get(record.messageId)
+    const admission = key === undefined ? undefined : this.keyed.get(key)
+    if (!admission || admission.messageId !== record.messageId) return
+    if (record.op === 'admitted') this.keyed.set(key!, { ...admission, run: record.run, queued: record.queued })
+    else if (record.withdrawn) this.keyed.delete(key!)
   }
 
   #frame(frame: string): void {
