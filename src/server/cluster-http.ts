@@ -12,6 +12,7 @@ import type { ClusterNode } from '../host/cluster/cluster-node.js'
 import type { CommandRequest } from '../host/cluster/port.js'
 import { apiRoutes, type RouteName } from '../schemas/api-routes.js'
 import { answerOf, guardOutcomes } from '../schemas/outcomes.js'
+import { refuseWhileDraining } from './graceful-stop.js'
 import { replyWith } from './responses.js'
 
 /**
@@ -89,6 +90,9 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
         for (const [name, value] of Object.entries(where.headers)) reply.header(name, value)
         return reply.code(where.status).send(where.body === '' ? undefined : where.body)
       })
+
+      // A graceful stop: what would run here is refused while the node drains (graceful-stop.ts).
+      refuseWhileDraining(app, node)
 
       // Before the write guards record an idempotent answer: nothing is answered before it is in the log.
       app.addHook('onSend', async (request, reply, payload) => {

@@ -28,6 +28,7 @@ import { buildApp } from './app.js'
 import { clusterHttp } from './cluster-http.js'
 import { clusterMetrics, countedEngine } from './cluster-metrics.js'
 import { debugRoutes } from './debug-routes.js'
+import { drainRuns } from './graceful-stop.js'
 import { ConfigError, type Config } from './config.js'
 import { createLogger, hostLog, type LogLevel } from './log.js'
 import { listenProblem } from './listen-problem.js'
@@ -36,8 +37,8 @@ import { listenProblem } from './listen-problem.js'
 const DRAIN_LIMIT: Duration.Input = '15 seconds'
 /** How long the listener may take to close once the threads have stopped and every stream has ended. */
 const CLOSE_LIMIT: Duration.Input = '5 seconds'
-/** The whole way out (main.ts): the parts' own bounds and a margin; past it the process exits 1. */
-export const SHUTDOWN_LIMIT: Duration.Input = '25 seconds'
+/** The whole way out (main.ts): the parts' own bounds (a cluster node's drain first: RUN_GRACE_MS) and a margin; past it the process exits 1. */
+export const SHUTDOWN_LIMIT: Duration.Input = '35 seconds'
 
 type HostLog = (level: LogLevel, message: string) => void
 
@@ -60,9 +61,13 @@ const bounded = (part: () => Promise<unknown>, limit: Duration.Input, log: HostL
  * Refuse new work, stop every run, settle open dialogs, close followers, close the store
  * (`registry.shutdown`, which is idempotent: the second caller waits on the first).
  */
-const drain = (registry: ThreadRegistry, log: HostLog) =>
+const drain = (registry: ThreadRegistry, log: HostLog, node?: ClusterNode) =>
   Effect.sync(() => registry.closing || log('info', 'shutting down: stopping runs and closing followers')).pipe(
+    // A cluster node drains first (graceful-stop.ts): new runs refused, the runs in flight given time to
+    // settle; after the shutdown it releases its threads (not left for a takeover) and its follows end.
+    Effect.andThen(node ? bounded(() => drainRuns(registry, node), DRAIN_LIMIT, log, 'letting the runs settle') : Effect.void),
     Effect.andThen(bounded(() => registry.shutdown(), DRAIN_LIMIT, log, 'stopping the threads')),
+    Effect.andThen(node ? bounded(() => node.stop(), CLOSE_LIMIT, log, 'leaving the cluster') : Effect.void),
   )
 
 /** `--model` must be usable (an unusable flag stops the start with pi's reason); without it, pi's own default or demo. */
@@ -202,7 +207,7 @@ const HttpLive = Layer.effectDiscard(
     )
     // Released before the listener closes: during the drain a request is answered 503, not refused,
     // and every follower gets its last frames before its stream ends (which lets the close finish).
-    yield* Effect.addFinalizer(() => drain(registry, log))
+    yield* Effect.addFinalizer(() => drain(registry, log, node))
     if (config.tokenGenerated) {
       // Printed once, here only (never logged): the way in for this run.
       console.log(

@@ -64,6 +64,9 @@ export class ClusterNode {
   #scan?: ReturnType<typeof setInterval>
   #index?: { stop(): void }
   #stopped = false
+  #stopping?: Promise<void>
+  /** A graceful stop under way (server/graceful-stop.ts): no thread is taken here any more. */
+  #draining = false
   /** Between a lost lease and the rejoin: this node owns nothing and takes nothing. */
   #lost = false
   #scanning = false
@@ -121,6 +124,8 @@ export class ClusterNode {
         const reply = await this.engine.commands.send(threadId, request, COMMAND_TIMEOUT_MS)
         if (reply === 'timeout') return 'unavailable'
         if (reply !== 'no-owner') return reply
+        // Draining: the thread is for another node to take; the sender retries.
+        if (this.#draining) return 'unavailable'
         if ((await this.open(threadId)) && this.owns(threadId)) return this.#runHere(threadId)
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
@@ -200,7 +205,7 @@ export class ClusterNode {
   }
 
   async #open(threadId: string): Promise<boolean> {
-    if (this.#lost || this.#stopped) return false
+    if (this.#lost || this.#stopped || this.#draining) return false
     const { owners, membership } = this.engine
     const current = await owners.owner(threadId)
     const previous = current?.record.node
@@ -381,7 +386,7 @@ export class ClusterNode {
 
   /** Threads whose owner's lease lapsed: the first live node by rendezvous rank takes each at once, the next a second later. */
   async #takeOverDead(): Promise<void> {
-    if (this.#lost || this.#stopped) return
+    if (this.#lost || this.#stopped || this.#draining) return
     const live = await this.engine.membership.live()
     const liveIds = new Set(live.map((n) => n.id))
     const now = Date.now()
@@ -404,8 +409,22 @@ export class ClusterNode {
     }
   }
 
-  /** Gives up every thread (a clean stop: another node takes them on their next command), then leaves. */
-  async stop(): Promise<void> {
+  /** The first step of a graceful stop: from now on this node takes no thread (it keeps those it owns until `stop`). */
+  drain(): void {
+    this.#draining = true
+  }
+
+  get draining(): boolean {
+    return this.#draining
+  }
+
+  /** Gives up every thread (a clean stop: another node takes them on their next command), then leaves. Once. */
+  stop(): Promise<void> {
+    this.#stopping ??= this.#stop()
+    return this.#stopping
+  }
+
+  async #stop(): Promise<void> {
     this.#stopped = true
     clearInterval(this.#scan)
     this.#index?.stop()
