@@ -7,6 +7,9 @@
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { connect } from '@nats-io/transport-node'
+import { Kvm } from '@nats-io/kv'
+import { tokenOf } from '../../src/host/cluster/port.js'
 import { natsMissing, startNats, type NatsServer } from '../support/nats-server.js'
 import { spawnedServers } from '../support/spawn-server.js'
 import { api, Follower, settledRun, startCluster as startClusterOf } from './harness.js'
@@ -17,6 +20,24 @@ async function untilServed(send: () => ReturnType<typeof api>): ReturnType<typeo
     const answer = await send()
     if (answer.status !== 503 || attempt >= 40) return answer
     await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+}
+
+/**
+ * The window a kill -9 can hit between a keyed prompt's admission and its answer's write to the engine's
+ * keys, made deterministic: the key's record in `th_idem` is put back to the bare claim (no answer).
+ */
+async function unanswer(natsUrl: string, key: string): Promise<void> {
+  const nc = await connect({ servers: natsUrl })
+  try {
+    const kv = await new Kvm(nc).open('th_idem')
+    const entry = await kv.get(tokenOf(key))
+    if (!entry || entry.operation !== 'PUT') throw new Error(`no record of key ${key}`)
+    const { answer, ...claim } = JSON.parse(entry.string()) as { answer?: unknown }
+    if (!answer) throw new Error(`key ${key} had no answer yet`)
+    await kv.put(tokenOf(key), JSON.stringify(claim))
+  } finally {
+    await nc.close()
   }
 }
 
@@ -72,6 +93,34 @@ describe.skipIf(natsMissing !== undefined)(`keys and routed commands across node
     const texts = follower.frames.filter((f) => f.event === 'user-message').map((f) => JSON.stringify(f.data))
     expect(texts.filter((t) => t.includes('run me once'))).toHaveLength(1)
     expect(texts.filter((t) => t.includes('and then me'))).toHaveLength(1)
+    follower.close()
+  })
+
+  it('a keyed prompt whose answer never reached the engine before its owner was killed -9: the same key through a survivor gets the same answer from the thread log, and the prompt ran once', async () => {
+    const cluster = await startCluster(['w1', 'w2', 'w3'])
+    const [a] = cluster.urls()
+    expect((await api(a, 'POST', '/api/threads', { id: 'window' })).status).toBe(201)
+    const follower = new Follower(cluster.urls, 'window', 0)
+    await expect.poll(() => follower.snapshots.length, { timeout: 10_000 }).toBe(1)
+    const key = { 'idempotency-key': 'window-once' }
+    const first = await api(a, 'POST', '/api/threads/window/prompt', { message: 'run me once' }, key)
+    expect(first.status).toBe(202)
+    await expect.poll(() => follower.has(settledRun(1, false)), { timeout: 15_000 }).toBe(true)
+    await unanswer(nats.url, 'window-once')
+
+    const ownerName = (await api(a, 'GET', '/api/threads/window')).body?.node as string
+    const owner = cluster.nodes.get(ownerName)!
+    owner.server.child.kill('SIGKILL')
+    await owner.server.exit
+    cluster.nodes.delete(ownerName)
+    const survivors = cluster.urls()
+
+    const again = await untilServed(() => api(survivors[0], 'POST', '/api/threads/window/prompt', { message: 'run me once' }, key))
+    expect(again).toEqual(first)
+    expect((await untilServed(() => api(survivors[1], 'POST', '/api/threads/window/prompt', { message: 'and then me' }))).body).toMatchObject({ run: 2 })
+    await expect.poll(() => follower.has(settledRun(2, false)), { timeout: 15_000 }).toBe(true)
+    const texts = follower.frames.filter((f) => f.event === 'user-message').map((f) => f.data.text)
+    expect(texts).toEqual(['run me once', 'and then me'])
     follower.close()
   })
 
