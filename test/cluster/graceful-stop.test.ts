@@ -6,7 +6,7 @@
  * stopping node resume elsewhere with exactly the frames after their last. On a real
  * `nats-server -js`, 3 nodes; skipped, saying why, where nats-server is not installed.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { natsMissing, startNats, type NatsServer } from '../support/nats-server.js'
 import { spawnedServers } from '../support/spawn-server.js'
 import { api, Follower, nodePid, settledRun, startCluster as startClusterOf, type Frame } from './harness.js'
@@ -39,11 +39,12 @@ function exact(follower: Follower): void {
 
 describe.skipIf(natsMissing !== undefined)(`a graceful stop of a node${natsMissing ? ` (${natsMissing})` : ''}`, () => {
   const servers = spawnedServers('graceful-stop')
+  // One engine per test: a node left over from the test before must not be taken over in this one's counts.
   let nats: NatsServer
-  beforeAll(async () => {
+  beforeEach(async () => {
     nats = await startNats()
   })
-  afterAll(() => nats?.stop())
+  afterEach(() => nats?.stop())
 
   it('an owner sent SIGTERM mid-run drains: a new prompt is refused 503 with Retry-After, the run and its queued follow-up settle, nothing is aborted; then its thread is released, served by another node, and its tabs resume elsewhere exactly', async () => {
     const cluster = await startClusterOf(servers, nats, ['s1', 's2', 's3'])
@@ -96,5 +97,34 @@ describe.skipIf(natsMissing !== undefined)(`a graceful stop of a node${natsMissi
     expect(bytes(onOwner)).toEqual(bytes(elsewhere))
     onOwner.close()
     elsewhere.close()
+  })
+
+  it('a run still going when the drain ends is stopped by the stopping node: settled aborted and its queued prompt handed back, each exactly once on every tab; the thread is released and the next prompt runs on another node', async () => {
+    const cluster = await startClusterOf(servers, nats, ['l1', 'l2', 'l3'])
+    const [a] = cluster.urls()
+    expect((await api(a, 'POST', '/api/threads', { id: 'long' })).status).toBe(201)
+    const tabs = [new Follower(cluster.urls, 'long', 0), new Follower(cluster.urls, 'long', 1)]
+    await expect.poll(() => tabs.reduce((n, tab) => n + tab.snapshots.length, 0), { timeout: 10_000 }).toBe(2)
+    // 1000 words, 20 ms each: far longer than the drain gives it.
+    expect((await api(a, 'POST', '/api/threads/long/prompt', { message: 'slow 1000' })).status).toBe(202)
+    await expect.poll(() => tabs[1].has((f) => f.event === 'assistant-delta'), { timeout: 10_000 }).toBe(true)
+    const queued = await api(a, 'POST', '/api/threads/long/prompt', { message: 'queued behind it', deliverAs: 'followUp' })
+    expect(queued).toMatchObject({ status: 202, body: { queued: true } })
+
+    const owner = cluster.nodes.get('l1')!
+    process.kill(nodePid(owner.server), 'SIGTERM')
+    cluster.nodes.delete('l1')
+    expect(await owner.server.exit).toBe(0)
+    const [b, c] = cluster.urls()
+    const next = await untilServed(() => api(b, 'POST', '/api/threads/long/prompt', { message: 'after the deploy' }))
+    expect(next).toMatchObject({ status: 202, body: { run: 2 } })
+    for (const tab of tabs) {
+      await expect.poll(() => tab.has(settledRun(2, false)), { timeout: 15_000 }).toBe(true)
+      expect(tab.frames.filter(settledRun(1, true))).toHaveLength(1)
+      expect(tab.frames.filter((f) => f.event === 'prompt-rejected').map((f) => [f.data.messageId, f.data.text])).toEqual([[queued.body?.messageId, 'queued behind it']])
+      exact(tab)
+    }
+    for (const base of [b, c]) expect(await metric(base, 'threadhost_cluster_takeovers_total')).toBe(0)
+    for (const tab of tabs) tab.close()
   })
 })
