@@ -6,6 +6,8 @@
 import { describe, expect, it } from 'vitest'
 import { ClusterKeys } from '../../src/host/cluster/cluster-keys.js'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
+import { ThreadMirror } from '../../src/host/cluster/thread-mirror.js'
+import { initialView } from '../../src/shared/projection.js'
 
 async function twoNodes() {
   const cluster = new MemoryCluster()
@@ -61,6 +63,27 @@ describe('Idempotency-Keys across nodes', () => {
     expect((await new ClusterKeys(a).claim('k2', 'fp', 't')).kind).toBe('run')
     cluster.expire(a.membership.self.id)
     expect((await keysB.claim('k2', 'fp', 't')).kind).toBe('run')
+  })
+
+  it('a thread log tells which keys its prompts were admitted under, with the receipt their 202 carried; a withdrawn prompt leaves its key free', async () => {
+    const { a } = await twoNodes()
+    let at = 0
+    const append = async (record: Parameters<typeof a.logs.append>[1]) => (at = await a.logs.append('t', record, at))
+    await append({ kind: 'prompt', op: 'accepted', messageId: 'm1', text: 'one', key: { key: 'k1', fingerprint: 'f1', run: 0 } })
+    await append({ kind: 'prompt', op: 'admitted', messageId: 'm1', run: 1, queued: false })
+    await append({ kind: 'prompt', op: 'accepted', messageId: 'm2', text: 'two', key: { key: 'k2', fingerprint: 'f2', run: 1 } })
+    await append({ kind: 'prompt', op: 'accepted', messageId: 'm3', text: 'three', key: { key: 'k3', fingerprint: 'f3', run: 1 } })
+    await append({ kind: 'prompt', op: 'settled', messageId: 'm3', withdrawn: true })
+    await append({ kind: 'prompt', op: 'settled', messageId: 'm1' })
+    const mirror = new ThreadMirror('t', a.logs, async () => initialView('t', []))
+    mirror.start()
+    await mirror.ready()
+    // m1 ran (its fate is known) and keeps its receipt; m2 was admitted, its answer never logged: the receipt at its admission.
+    expect(Object.fromEntries(mirror.keyed)).toEqual({
+      k1: { messageId: 'm1', fingerprint: 'f1', run: 1, queued: false },
+      k2: { messageId: 'm2', fingerprint: 'f2', run: 1, queued: false },
+    })
+    mirror.stop()
   })
 
   it('a 5xx answer releases the claim: the retry runs; a repeat still running past the wait is told to retry (busy)', async () => {
