@@ -22,7 +22,7 @@
  * many of them run a prompt and go back cold (default 1200: fewer leave compiled code still growing in the per-thread figure); BENCH_CONCURRENT_MAX=k caps the concurrent scenario's threads (default 1280) and
  * BENCH_CONCURRENT_WINDOW_MS its measuring window per step (default 2000). BENCH_BEFORE=path/to/main.js (another
  * compiled tree, e.g. a copy of dist/server made before a change: keep it two levels under the root, beside dist/server,
- * so it finds dist/client) runs the first-token scenario on it too, interleaved with this tree's in every round.
+ * so it finds dist/client) runs the first-token and the heap scenarios on it too, interleaved with this tree's in every round.
  */
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -551,13 +551,14 @@ async function heapPerThread(base: Server, clients: Clients, k: number) {
     }
   }
   const a = await inOwnServer(() => Server.threadhost())
+  const d = BEFORE ? await inOwnServer(() => Server.threadhost(0, [], BEFORE)) : undefined
   const c = await inOwnServer(() => Server.floor())
   // The baseline's channel is small: many of them, so the GC's noise divides away.
   const bk = 1000
   const b0 = (await base.probe('heap')).heap!
   await base.raw('POST', `/channels?n=${bk}`, recorded.get('hello'))
   const b1 = (await base.probe('heap')).heap!
-  return { a, b: (b1 - b0) / bk, c, pi: await piAlone(k) }
+  return { a, b: (b1 - b0) / bk, c, d, pi: await piAlone(k) }
 }
 
 /** Heap per thread of k threads that each ran one `hello` prompt and stay live (threadhost or the floor). */
@@ -1222,6 +1223,10 @@ async function main() {
         // The split by runtime: threadhost's own pi sessions (its extensions and tools included) measured alone, the same way.
         add('… threadhost\'s pi sessions alone (same runtimes as the server, measured alone)', 'KiB', heap.pi / 1024, undefined)
         add('… the host beside its own pi sessions (threadhost minus the above)', 'KiB', (heap.a - heap.pi) / 1024, undefined)
+        if (heap.d !== undefined) {
+          add('heap per idle live thread, the tree at BENCH_BEFORE', 'KiB', heap.d / 1024, undefined)
+          add('… the host beside its own pi sessions, the tree at BENCH_BEFORE (its pi sessions taken as this tree\'s)', 'KiB', (heap.d - heap.pi) / 1024, undefined)
+        }
       }
       if (runs('big') || runs('stall')) {
         progress(`round ${round}: 99k reply`)

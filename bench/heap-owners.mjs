@@ -1,4 +1,4 @@
-// `node --import tsx bench/heap-owners.mjs [threads] [--cold]`: who holds the heap of an idle live thread, by heap snapshot.
+// `node --import tsx bench/heap-owners.mjs [threads] [--cold] [--detail] [--script=path/to/main.js]`: who holds the heap of an idle live thread, by heap snapshot.
 // With `--cold` the server runs with `--idle-ms 500` and each thread is snapshotted after it went back
 // cold (what a thread keeps once its actor, runtime and feed are let go).
 // Starts the compiled server (dist/server/main.js; `npm run build:server` first) with bench/probe.mjs
@@ -16,12 +16,15 @@ import { spawnServer } from '../test/support/spawn-server.ts'
 const root = resolve(import.meta.dirname, '..')
 const COLD = process.argv.includes('--cold')
 const N = Number(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 200)
+/** `--script=dist/server-before/main.js`: another compiled tree (as `BENCH_BEFORE` of `npm run bench`). */
+const SCRIPT = process.argv.find((a) => a.startsWith('--script='))?.slice('--script='.length)
 const PI = ['AgentSession', 'ExtensionRunner', 'SessionManager', 'SettingsManager', 'DefaultResourceLoader', 'Agent', 'PiRuntime', 'EventMapper']
-const HOST = ['LiveThread', 'Feed', 'IncrementalView', 'Actor', 'StateMachine', 'FanOut', 'ThreadJournal', 'DialogBridge', 'AskBridge', 'Pino', 'EventEmitter']
+const HOST = ['LiveThread', 'ThreadSlot', 'Feed', 'IncrementalView', 'Actor', 'StateMachine', 'FanOut', 'ThreadJournal', 'DialogBridge', 'AskBridge', 'TerminalBridge', 'Pino', 'EventEmitter']
 
 const dir = mkdtempSync(join(tmpdir(), 'threadhost-heap-'))
 const server = spawnServer({
   entry: 'compiled',
+  ...(SCRIPT ? { script: resolve(SCRIPT) } : {}),
   node: ['--expose-gc', '--import', join(root, 'bench/probe.mjs')],
   args: ['--port', '0', '--data-dir', dir, '--agent-dir', join(dir, 'agent'), '--workspace', dir, '--model', 'demo', '--demo-delay-ms', '0', '--inspector', 'off', ...(COLD ? ['--idle-ms', '500'] : [])],
   ipc: true,
@@ -75,7 +78,7 @@ const ef = meta.edge_fields.length
 const types = meta.node_types[0]
 const etypes = meta.edge_types[0]
 const [iT, iN, iId, iS, iE] = ['type', 'name', 'id', 'self_size', 'edge_count'].map((k) => meta.node_fields.indexOf(k))
-const [eT, eTo] = ['type', 'to_node'].map((k) => meta.edge_fields.indexOf(k))
+const [eT, eN, eTo] = ['type', 'name_or_index', 'to_node'].map((k) => meta.edge_fields.indexOf(k))
 // Node ids are stable across snapshots of one process: what is not in the first is new.
 const old = new Set()
 for (let i = 0; i < A.nodes.length; i += nf) old.add(A.nodes[i + iId])
@@ -90,13 +93,28 @@ for (let i = 0, e = 0; i < count; i++) {
     if (retainers[to].length < 4) retainers[to].push(i)
   }
 }
-const nameOf = (i) => strings[nodes[i * nf + iN]]
+// esbuild renames a class with static private members (`_LiveThread`): the owner is the class.
+const nameOf = (i) => strings[nodes[i * nf + iN]].replace(/^_(?=[A-Z])/, '')
+const firstEdge = new Uint32Array(count + 1)
+for (let i = 0; i < count; i++) firstEdge[i + 1] = firstEdge[i] + nodes[i * nf + iE] * ef
+/** An actor's owner name says which machine's actor it is, by the id it was given (`thread:t1` → `Actor thread`, a child's `askQueue`). */
+function actorLabel(i) {
+  for (let e = firstEdge[i]; e < firstEdge[i + 1]; e += ef) {
+    if (etypes[edges[e + eT]] !== 'property' || strings[edges[e + eN]] !== 'id') continue
+    const id = strings[nodes[edges[e + eTo] + iN]]
+    return `Actor ${/^x:\d+$/.test(id) ? 'slot' : id.split(':')[0]}`
+  }
+  return 'Actor'
+}
+const label = (i) => (nameOf(i) === 'Actor' ? actorLabel(i) : nameOf(i))
+const isPi = (o) => PI.includes(o)
+const isHost = (o) => HOST.includes(o) || o.startsWith('Actor')
 const isNew = (i) => !old.has(nodes[i * nf + iId])
 const cache = new Map()
 function ownerOf(i, depth, seen) {
   if (cache.has(i)) return cache.get(i)
   const t = types[nodes[i * nf + iT]]
-  if (t === 'object' && (PI.includes(nameOf(i)) || HOST.includes(nameOf(i)))) return nameOf(i)
+  if (t === 'object' && (PI.includes(nameOf(i)) || HOST.includes(nameOf(i)))) return label(i)
   if (depth > 14 || seen.has(i)) return undefined
   seen.add(i)
   // New retainers first: a new object usually belongs to the thread that made it.
@@ -116,16 +134,16 @@ for (let i = 0; i < count; i++) {
   total += nodes[i * nf + iS]
 }
 const kib = (bytes) => (bytes / N / 1024).toFixed(1)
-const side = (names) => [...byOwner].filter(([o]) => names.includes(o)).reduce((s, [, v]) => s + v, 0)
+const side = (is) => [...byOwner].filter(([o]) => is(o)).reduce((s, [, v]) => s + v, 0)
 console.log(`${N} ${COLD ? 'threads back cold' : 'idle live threads'}: ${kib(total)} KiB of new objects per thread (self sizes, native backing stores included)`)
-console.log(`  pi: ${kib(side(PI))} KiB   host: ${kib(side(HOST))} KiB   no owner found: ${kib(byOwner.get('(no owner found)') ?? 0)} KiB`)
+console.log(`  pi: ${kib(side(isPi))} KiB   host: ${kib(side(isHost))} KiB   no owner found: ${kib(byOwner.get('(no owner found)') ?? 0)} KiB`)
 console.log('\n| owner | side | KiB per thread |\n|---|---|---|')
-for (const [o, v] of [...byOwner].sort((x, y) => y[1] - x[1])) console.log(`| ${o} | ${PI.includes(o) ? 'pi' : HOST.includes(o) ? 'host' : '—'} | ${kib(v)} |`)
+for (const [o, v] of [...byOwner].sort((x, y) => y[1] - x[1])) console.log(`| ${o} | ${isPi(o) ? 'pi' : isHost(o) ? 'host' : '—'} | ${kib(v)} |`)
 if (process.argv.includes('--detail')) {
   // What the objects no owner was found for are, by type and name, with one retainer chain each.
   const groups = new Map()
   for (let i = 0; i < count; i++) {
-    if (!isNew(i) || PI.includes(cache.get(i))) continue
+    if (!isNew(i) || isPi(cache.get(i))) continue
     const key = `${cache.get(i) === '(no owner found)' ? '' : `[${cache.get(i)}] `}${types[nodes[i * nf + iT]]} ${nameOf(i).slice(0, 60)}`
     const g = groups.get(key) ?? { size: 0, n: 0, sample: i }
     g.size += nodes[i * nf + iS]
