@@ -90,7 +90,7 @@ const UNREF_CLOCK = {
 }
 
 export class LiveThread {
-  readonly actor: ThreadActor
+  readonly #actor: ThreadActor
   readonly threadId: string
   readonly #feed: Feed
   readonly #dialogs: DialogBridge
@@ -138,7 +138,7 @@ export class LiveThread {
       done: (dialogId) => (this.actor.getSnapshot().children[dialogId] as ActorRefFrom<typeof dialogMachine> | undefined)?.send({ type: 'DONE' }),
       cancel: (dialogId) => this.actor.send({ type: 'DIALOG.CANCEL', dialogId }),
     })
-    this.actor = createActor(LiveThread.#machine(), {
+    this.#actor = createActor(LiveThread.#machine(), {
       id: `thread:${options.threadId}`,
       systemId: `thread:${options.threadId}`,
       input: { threadId: options.threadId, run: options.run, idleMs: options.idleMs },
@@ -155,6 +155,14 @@ export class LiveThread {
       error: (error) => this.#log('error', `thread machine failed: ${String(error)}`),
     })
     this.actor.start()
+  }
+
+  /**
+   * The thread's actor. A getter, not an own property: a resting slot's machine is made again from
+   * its context (thread-slot.ts), and xstate walks the context's enumerable properties as it does.
+   */
+  get actor(): ThreadActor {
+    return this.#actor
   }
 
   /** The UI bridge the runtime is built with; it must exist before the runtime does. */

@@ -3,12 +3,14 @@
  * and its slot machine (src/machines/thread-slot.machine.ts), which alone says whether the thread is
  * live and which LiveThread that is.
  *
- * A slot at rest (cold, never damaged) keeps no actor: thousands of cold threads cost their rows, not
- * an actor each. The actor is made for the first event and let go once it is back at rest, so "cold"
- * is the absence of an actor and every other state is the actor's own.
+ * A slot keeps an actor only while its machine is at work (building, releasing, deleting). At rest —
+ * cold, live, unavailable: states that invoke nothing and keep no timer — the actor is let go and the
+ * slot keeps the state and context it rested in (cold: nothing), from which the actor is made again
+ * for the next event. So thousands of cold threads cost their rows, and a live one its LiveThread,
+ * not an actor and an actor system each (≈ 4 KiB a live thread, measured by bench/heap-owners.mjs).
  */
 import { createActor, waitFor, type AnyActorLogic } from 'xstate'
-import type { ThreadSlotActor, ThreadSlotMachine, SlotSnapshot } from '../machines/thread-slot.machine.js'
+import type { SlotContext, ThreadSlotActor, ThreadSlotMachine, SlotSnapshot } from '../machines/thread-slot.machine.js'
 import { SessionDamaged } from '../runtime/port.js'
 import type { Feed } from './feed.js'
 import type { LiveThread } from './live-thread.js'
@@ -38,6 +40,8 @@ export class ThreadSlot {
   /** How its session began (a fork, an extension's new session), told to its extensions on its first build only. */
   begun?: SessionStart
   #actor?: ThreadSlotActor
+  /** Where the machine rests without an actor (live, unavailable); undefined with an actor, or cold. */
+  #resting?: { value: 'live' | 'unavailable'; context: SlotContext }
 
   constructor(
     record: ThreadRow,
@@ -57,9 +61,14 @@ export class ThreadSlot {
     return this.#actor?.getSnapshot()
   }
 
+  /** The machine's context, awake or resting (cold: none). */
+  get #context(): SlotContext | undefined {
+    return this.#actor?.getSnapshot().context ?? this.#resting?.context
+  }
+
   get state(): SlotState {
     const snapshot = this.#snapshot
-    return snapshot ? (snapshot.value as SlotState) : 'cold'
+    return snapshot ? (snapshot.value as SlotState) : (this.#resting?.value ?? 'cold')
   }
 
   /** A thread that may be named by a request: a deleting one is already gone for callers. */
@@ -76,23 +85,23 @@ export class ThreadSlot {
 
   /** The LiveThread while the slot is live: the one a request may reach. */
   get live(): LiveThread | undefined {
-    return this.state === 'live' ? (this.#snapshot!.context.thread as LiveThread) : undefined
+    return this.state === 'live' ? (this.#context!.thread as LiveThread) : undefined
   }
 
   /** The LiveThread of a live or releasing slot (its machine still answers stops while it releases). */
   get thread(): LiveThread | undefined {
     const state = this.state
-    return state === 'live' || state === 'releasing' ? (this.#snapshot!.context.thread as LiveThread) : undefined
+    return state === 'live' || state === 'releasing' ? (this.#context!.thread as LiveThread) : undefined
   }
 
   /** A delete arrived while the runtime was being built: the build disposes what it made. */
   get doomed(): boolean {
-    return this.#snapshot?.context.doomed ?? false
+    return this.#context?.doomed ?? false
   }
 
   /** Why the thread is unavailable, when it is. */
   get damage(): string | undefined {
-    return this.state === 'unavailable' ? this.#snapshot!.context.damage : undefined
+    return this.state === 'unavailable' ? this.#context!.damage : undefined
   }
 
   /** The run number: the live thread's machine owns it while there is one, the row otherwise. */
@@ -124,7 +133,7 @@ export class ThreadSlot {
 
   /** The live thread's machine went cold or was disposed. */
   retired(): void {
-    this.#actor?.send({ type: 'RETIRED' })
+    if (this.state !== 'cold') this.#wake().send({ type: 'RETIRED' })
   }
 
   /** The session file was found damaged: a cold thread becomes unavailable (a live one is left be). */
@@ -140,27 +149,39 @@ export class ThreadSlot {
     if (done.context.removeError !== undefined) throw done.context.removeError
   }
 
-  /** The slot's actor, made for an event to a slot at rest. */
+  /** The slot's actor, made for an event to a slot at rest: in the state it rested in (cold: the initial one). */
   #wake(): ThreadSlotActor {
     if (this.#actor) return this.#actor
-    const actor = createActor(this.machine as AnyActorLogic, { input: { threadId: this.threadId } }) as ThreadSlotActor
+    const resting = this.#resting
+    // A resting state invokes nothing and keeps no timer, so the actor made from it is the one that rested.
+    const snapshot = resting && this.machine.resolveState(resting)
+    const actor = createActor(this.machine as AnyActorLogic, { input: { threadId: this.threadId }, ...(snapshot ? { snapshot } : {}) }) as ThreadSlotActor
     this.#actor = actor
-    // Back at rest (cold): the actor goes, once whoever waits on this transition has seen it.
+    this.#resting = undefined
+    // At rest: the actor goes, once whoever waits on this transition (or on this event, taken with none) has seen it.
+    const rest = () => queueMicrotask(() => this.#rest(actor))
     actor.subscribe({
       next: (s) => {
-        if (s.value === 'cold') queueMicrotask(() => this.#rest(actor))
+        if (restsIn(s.value)) rest()
       },
       // The provided work never throws past the machine's onError; were it to, say so rather than crash.
       error: (error) => console.error(`thread ${this.threadId}: slot machine failed: ${String(error)}`),
     })
     actor.start()
+    rest()
     return actor
   }
 
   #rest(actor: ThreadSlotActor): void {
-    if (this.#actor !== actor || actor.getSnapshot().value !== 'cold') return
+    const { value, context } = actor.getSnapshot()
+    if (this.#actor !== actor || !restsIn(value)) return
     actor.stop()
     this.#actor = undefined
+    this.#resting = value === 'cold' ? undefined : { value, context }
   }
 }
 
+/** The slot machine's states that invoke nothing and keep no timer: an actor there only waits for the next event. */
+function restsIn(value: unknown): value is 'cold' | 'live' | 'unavailable' {
+  return value === 'cold' || value === 'live' || value === 'unavailable'
+}
