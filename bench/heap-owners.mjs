@@ -18,8 +18,9 @@ const COLD = process.argv.includes('--cold')
 const N = Number(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 200)
 /** `--script=dist/server-before/main.js`: another compiled tree (as `BENCH_BEFORE` of `npm run bench`). */
 const SCRIPT = process.argv.find((a) => a.startsWith('--script='))?.slice('--script='.length)
-const PI = ['AgentSession', 'ExtensionRunner', 'SessionManager', 'SettingsManager', 'DefaultResourceLoader', 'Agent', 'PiRuntime', 'EventMapper']
-const HOST = ['LiveThread', 'ThreadSlot', 'Feed', 'IncrementalView', 'Actor', 'StateMachine', 'FanOut', 'ThreadJournal', 'DialogBridge', 'AskBridge', 'TerminalBridge', 'Pino', 'EventEmitter']
+// EventEmitter: pi's event bus, one per session (core/event-bus.js).
+const PI = ['AgentSession', 'ExtensionRunner', 'SessionManager', 'SettingsManager', 'DefaultResourceLoader', 'Agent', 'PiRuntime', 'EventMapper', 'EventEmitter']
+const HOST = ['LiveThread', 'ThreadSlot', 'Feed', 'IncrementalView', 'Actor', 'StateMachine', 'FanOut', 'ThreadJournal', 'DialogBridge', 'AskBridge', 'TerminalBridge', 'Pino']
 
 const dir = mkdtempSync(join(tmpdir(), 'threadhost-heap-'))
 const server = spawnServer({

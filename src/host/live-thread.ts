@@ -123,11 +123,11 @@ export class LiveThread {
       () => this.actor.getSnapshot().status === 'active',
     )
     this.#asks = new AskBridge(
-      () => {
-        // The thread's children are typed as one union (dialogs, the ask-queue, the queue clearer): name the one this is.
-        const queue = this.actor.getSnapshot().children.askQueue as ActorRefFrom<typeof askQueueMachine> | undefined
-        return queue && this.actor.getSnapshot().status === 'active' ? (event) => queue.send(event) : undefined
-      },
+      // Through the thread machine, which makes the ask-queue at the first turn.
+      () =>
+        this.actor.getSnapshot().status === 'active'
+          ? ({ type, askId }) => this.actor.send({ type: type === 'ASK' ? 'TURN' : 'TURN.SIGNAL', askId })
+          : undefined,
       (request) => this.#dialogs.ask(request),
     )
     this.#terminals = new TerminalBridge({

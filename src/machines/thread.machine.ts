@@ -16,7 +16,9 @@
  * - a run ends only by the runtime's own settle.
  *
  * Open questions are child dialog actors, so stop and dispose reach each of them through the same
- * one finish. Requests reach the machine as events carrying a correlation id; each gets exactly one
+ * one finish. The ask-queue (ask_user_question calls and terminal components, one on screen at a
+ * time) is a child too, spawned at the thread's first turn and kept: most threads never ask, and an
+ * actor is memory every idle live thread would hold. Requests reach the machine as events carrying a correlation id; each gets exactly one
  * reply, emitted with that id (`ThreadEmitted`, and `DialogEmitted` from the dialog an answer names),
  * so the caller reads the machine's answer rather than guessing it. Side effects are provided actions,
  * and the one whose answer the machine waits for — clearing the queue — an invoked actor. Time is
@@ -62,6 +64,8 @@ export interface ThreadContext {
   takeReplyTo?: string
   /** Why the thread is being disposed, and how its open dialogs settle. */
   closing?: { reason: string; dialogOutcome: 'cancelled' | 'aborted'; interrupted: boolean }
+  /** A turn came: the ask-queue child exists (from the first turn on). */
+  asked?: true
 }
 
 export type ThreadEvent =
@@ -94,6 +98,10 @@ export type ThreadEvent =
   /** A dialog's extension signal fired (the dialog reports it): the dialog settles `aborted` unless it already ended. */
   | { type: 'DIALOG.SIGNAL'; dialogId: string }
   | { type: 'DISPOSE'; reason: string; dialogOutcome: Extract<DialogOutcome, 'cancelled' | 'aborted'> }
+  /** A turn for the ask-queue (an ask_user_question call, a terminal component): it waits there to be shown. */
+  | { type: 'TURN'; askId: string }
+  /** The turn's tool call was aborted: the ask-queue hears it. */
+  | { type: 'TURN.SIGNAL'; askId: string }
 
 /**
  * Replies: exactly one per request, carrying the request's correlation id — a prompt's `messageId`,
@@ -175,6 +183,7 @@ const threadSetup = setup({
     carriesPrompts: ({ context, event }) => event.type === 'SETTLED' && carried(context, event).length > 0,
     knownDialog: ({ context, event }) => 'dialogId' in event && context.dialogs.includes(event.dialogId),
     noOpenDialogs: ({ context }) => context.dialogs.length === 0,
+    asked: ({ context }) => context.asked === true,
   },
 })
 
@@ -222,6 +231,17 @@ const forwardRequest = (type: 'ANSWER' | 'CANCEL') => [
 ]
 
 const replyToOf = (event: ThreadEvent) => ('replyTo' in event && event.replyTo) || ''
+
+/** The ask-queue, at the thread's first turn. */
+const openAskQueue = enqueueActions(({ context, enqueue }) => {
+  enqueue.assign({ asked: true })
+  enqueue.spawnChild('askQueue', { id: 'askQueue', systemId: `askQueue:${context.threadId}` })
+})
+
+/** A turn (or its tool call's abort) to the ask-queue, which decides when it is shown. */
+const toAskQueue = threadSetup.sendTo('askQueue', ({ event }) =>
+  event.type === 'TURN' ? { type: 'ASK' as const, askId: event.askId } : { type: 'SIGNAL' as const, askId: event.type === 'TURN.SIGNAL' ? event.askId : '' },
+)
 
 /** The stop's one reply, to the request that asked for it. */
 const stopAnswered = (restored: (args: { event: ThreadEvent }) => WaitingPrompt[]) =>
@@ -293,11 +313,11 @@ const settled = [
 export const threadMachine = threadSetup.createMachine({
   id: 'thread',
   context: ({ input }) => ({ threadId: input.threadId, run: input.run ?? 0, idleMs: input.idleMs, dialogs: [], pending: [] }),
-  entry: threadSetup.enqueueActions(({ context, enqueue }) =>
-    enqueue.spawnChild('askQueue', { id: 'askQueue', systemId: `askQueue:${context.threadId}` }),
-  ),
   initial: 'cold',
   on: {
+    // In every state, as the queue was always there to take a turn; the queue itself decides.
+    TURN: [{ guard: 'asked', actions: toAskQueue }, { actions: [openAskQueue, toAskQueue] }],
+    'TURN.SIGNAL': { guard: 'asked', actions: toAskQueue },
     // A question is refused (never shown, resolved with its cancel value) unless the state takes
     // questions (idle, running): while the runtime is built, while a stop is pending (it would
     // outlive the stop), and while going cold or disposed — there a question can only arrive

@@ -35,6 +35,7 @@ async function startHarness(options: { inspector?: boolean; token?: string; insp
 }
 
 const CONFIRM = 'call ui_dialog {"method":"confirm","title":"Deploy?","message":"to prod"}'
+const ASK = `call ask_user_question ${JSON.stringify({ question: 'Deploy?', mode: 'single', options: [{ label: 'yes' }, { label: 'no' }] })}`
 
 let h: Harness | undefined
 let clients: SseClient[] = []
@@ -61,9 +62,10 @@ async function until<T>(read: () => Promise<T | undefined>, timeoutMs = 10_000):
   }
 }
 
-async function openConfirm(threadId: string): Promise<ActorNode> {
+/** A new thread whose run shows a question: an extension's confirm, or an ask_user_question call (through the thread's ask-queue). */
+async function openConfirm(threadId: string, message = CONFIRM): Promise<ActorNode> {
   expect((await api(h!.url, 'POST', '/api/threads', { id: threadId })).status).toBe(201)
-  expect((await api(h!.url, 'POST', `/api/threads/${threadId}/prompt`, { message: CONFIRM })).status).toBe(202)
+  expect((await api(h!.url, 'POST', `/api/threads/${threadId}/prompt`, { message })).status).toBe(202)
   return until(async () => {
     const { body } = await api(h!.url, 'GET', '/api/debug/actors')
     const thread = (body.threads as ActorNode[]).find((t) => t.threadId === threadId)
@@ -75,15 +77,15 @@ describe('GET /api/debug/actors', () => {
   it('lists each live thread with its ask-queue and open dialogs, machine ids and state values', async () => {
     h = await startHarness()
     expect((await api(h.url, 'GET', '/api/debug/actors')).body).toEqual({ threads: [] })
-    const thread = await openConfirm('t1')
+    // The ask-queue is spawned at the thread's first turn: an ask_user_question call.
+    const thread = await openConfirm('t1', ASK)
     const dialog = thread.children.find((c) => c.machineId === 'dialog')!
     expect(thread).toMatchObject({ actorId: 'thread:t1', machineId: 'thread', systemId: 'thread:t1', value: 'running', status: 'active' })
     expect(thread.children.find((c) => c.id === 'askQueue')).toMatchObject({
       actorId: 'thread:t1/askQueue',
       machineId: 'askQueue',
       systemId: 'askQueue:t1',
-      value: 'idle',
-      children: [],
+      value: 'showing',
     })
     expect(dialog).toMatchObject({ actorId: `thread:t1/${dialog.id}`, value: 'open', status: 'active' })
   })

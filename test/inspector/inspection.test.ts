@@ -5,6 +5,9 @@ import { confirm, of, openDialogId, tick, world, type World } from './setup.js'
 let w: World
 afterEach(() => w?.close())
 
+/** An ask_user_question call's question (the thread's ask-queue shows it). */
+const question = { id: 'q1', prompt: 'Pick', mode: 'single' as const, options: [{ value: 'a', label: 'a' }], allowOther: false }
+
 const connect = (after?: number, thread?: string) => {
   const seen: InspectionRecord[] = []
   const c = w.inspection.connect((r) => seen.push(r), after, thread)
@@ -36,11 +39,14 @@ describe('inspection records', () => {
     })
   })
 
-  it('a thread that starts while watched is announced with its ask-queue, each with its machine and current state', async () => {
+  it('a thread that starts while watched is announced with its machine and current state, and its ask-queue once it asks', async () => {
     w = await world()
     const { seen } = connect()
     await w.prompt('t1', 'hello')
     expect(seen.find((r) => r.actorId === 'thread:t1' && r.kind === 'actor.started')).toMatchObject({ machineId: 'thread', systemId: 'thread:t1' })
+    // The ask-queue is spawned at the thread's first turn, not with the thread.
+    expect(seen.find((r) => r.actorId === 'thread:t1/askQueue')).toBeUndefined()
+    void w.runtimes.get('t1').ui.askUser(question, {})
     expect(seen.find((r) => r.actorId === 'thread:t1/askQueue' && r.kind === 'actor.started')).toMatchObject({
       machineId: 'askQueue',
       parentId: 'thread:t1',
@@ -81,7 +87,8 @@ describe('inspection records', () => {
   it('attaching to a thread already running reads every actor as it is now', async () => {
     w = await world()
     await w.prompt('t1', 'hello')
-    void w.runtimes.get('t1').ui.ask(confirm)
+    // An ask_user_question call: the ask-queue shows it as a dialog.
+    void w.runtimes.get('t1').ui.askUser(question, {})
     const { seen } = connect()
     const dialogId = openDialogId(w, 't1')
     expect(seen.filter((r) => r.kind === 'actor.started').map((r) => r.actorId)).toEqual([
@@ -91,7 +98,7 @@ describe('inspection records', () => {
     ])
     expect(seen.filter((r) => r.kind === 'snapshot').map((r) => [r.actorId, r.kind === 'snapshot' && r.event, r.kind === 'snapshot' && r.value])).toEqual([
       ['thread:t1', ATTACHED, 'running'],
-      ['thread:t1/askQueue', ATTACHED, 'idle'],
+      ['thread:t1/askQueue', ATTACHED, 'showing'],
       [`thread:t1/${dialogId}`, ATTACHED, 'open'],
     ])
   })
@@ -99,10 +106,14 @@ describe('inspection records', () => {
   it('a retired thread and its children are recorded stopped', async () => {
     w = await world()
     await w.prompt('t1', 'hello')
+    void w.runtimes.get('t1').ui.askUser(question, {})
+    const dialogId = openDialogId(w, 't1')
     const { seen } = connect()
     await w.registry.delete('t1')
     await tick()
-    expect(seen.filter((r) => r.kind === 'actor.stopped').map((r) => r.actorId).sort()).toEqual(['thread:t1', 'thread:t1/askQueue'])
+    expect(seen.filter((r) => r.kind === 'actor.stopped').map((r) => r.actorId).sort()).toEqual(
+      ['thread:t1', 'thread:t1/askQueue', `thread:t1/${dialogId}`].sort(),
+    )
     expect(w.inspection.attachedThreads).toEqual([])
   })
 
@@ -141,6 +152,10 @@ describe('history bound', () => {
     w = await world({ retiredActors: 2 })
     connect()
     await w.prompt('t1', 'one')
+    // A question through the ask-queue (spawned by it), cancelled: the queue stays, live.
+    void w.runtimes.get('t1').ui.askUser(question, {})
+    w.registry.answer('t1', { id: openDialogId(w, 't1'), cancelled: true })
+    await tick()
     const ids: string[] = []
     for (let i = 0; i < 4; i++) {
       void w.runtimes.get('t1').ui.ask(confirm)

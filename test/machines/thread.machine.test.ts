@@ -415,6 +415,9 @@ function eventsFor(snap: Snap): ThreadEvent[] {
     { type: 'DISPOSE', reason: 'deleted', dialogOutcome: 'cancelled' },
     { type: 'DISPOSE', reason: 'shutdown', dialogOutcome: 'aborted' },
     { type: 'DIALOG.CANCEL', dialogId: 'unknown' },
+    // A turn for the ask-queue (spawned at the first, then only forwarded to) and its tool call's abort.
+    { type: 'TURN', askId: 'a1' },
+    { type: 'TURN.SIGNAL', askId: 'a1' },
   )
   const free = DIALOG_NAMES.find((n) => !c.dialogs.includes(n))
   if (free) events.push({ type: 'ASK', dialogId: free, spec, origin, timeoutMs: DIALOG_TIMEOUT_MS })
@@ -431,7 +434,7 @@ function eventsFor(snap: Snap): ThreadEvent[] {
 }
 
 const serializeState = (s: Snap) =>
-  JSON.stringify({ v: s.value, r: Math.min(s.context.run, 2), d: s.context.dialogs.length, p: s.context.pending.length, t: s.context.takeReplyTo !== undefined })
+  JSON.stringify({ v: s.value, r: Math.min(s.context.run, 2), d: s.context.dialogs.length, p: s.context.pending.length, t: s.context.takeReplyTo !== undefined, a: s.context.asked === true })
 
 type Path = ReturnType<typeof getShortestPaths<typeof threadMachine>>[number]
 

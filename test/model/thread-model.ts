@@ -221,10 +221,10 @@ export class ThreadModel {
 
   /** An event of the thread's ask-queue (an `ask_user_question` call, or how its card ended). */
   ask(event: AskQueueEvent): void {
-    const queue = this.snapshot.status === 'active' ? this.snapshot.children.askQueue : undefined
-    if (!queue) return
+    if (this.snapshot.status !== 'active') return
     if (event.type === 'ASK') this.#asks.add(event.askId)
-    queue.send(event)
+    // Through the thread, as the server's: the first turn spawns its ask-queue.
+    this.actor.send({ type: event.type === 'ASK' ? 'TURN' : 'TURN.SIGNAL', askId: event.askId })
   }
 
   /**
