@@ -93,11 +93,15 @@ export class LiveThread {
   readonly #actor: ThreadActor
   readonly threadId: string
   readonly #feed: Feed
-  readonly #dialogs: DialogBridge
-  readonly #asks: AskBridge
-  readonly #terminals: TerminalBridge
+  /*
+   * The bridges and maps below are made when first needed: an idle live thread that never asked,
+   * showed a component or had a prompt with images holds none of them (each Map ≈ 0.2 KiB).
+   */
+  #dialogBridge?: DialogBridge
+  #askBridge?: AskBridge
+  #terminalBridge?: TerminalBridge
   /** Requests waiting for their one reply, by correlation id (a prompt's messageId, else a fresh id). */
-  readonly #replies = new Map<string, PendingReply>()
+  #replies?: Map<string, PendingReply>
   readonly #options: LiveThreadOptions
   #runtime?: AgentRuntime
   #unsubscribe?: () => void
@@ -112,32 +116,12 @@ export class LiveThread {
    * Prompts' images by messageId, from admission until pi takes the prompt (its user message) or it
    * is refused: the machine carries ids and texts; whoever hands a prompt to the runtime adds its images.
    */
-  readonly #images = new Map<string, PromptImage[]>()
+  #images?: Map<string, PromptImage[]>
 
   constructor(options: LiveThreadOptions) {
     this.#options = options
     this.threadId = options.threadId
     this.#feed = options.feed
-    this.#dialogs = new DialogBridge(
-      (event) => this.actor.send(event),
-      () => this.actor.getSnapshot().status === 'active',
-    )
-    this.#asks = new AskBridge(
-      // Through the thread machine, which makes the ask-queue at the first turn.
-      () =>
-        this.actor.getSnapshot().status === 'active'
-          ? ({ type, askId }) => this.actor.send({ type: type === 'ASK' ? 'TURN' : 'TURN.SIGNAL', askId })
-          : undefined,
-      (request) => this.#dialogs.ask(request),
-    )
-    this.#terminals = new TerminalBridge({
-      asks: this.#asks,
-      dialogs: this.#dialogs,
-      append: (observation) => this.#show(observation),
-      // Straight to the component's own dialog machine: DONE is the host's word, never a tab's.
-      done: (dialogId) => (this.actor.getSnapshot().children[dialogId] as ActorRefFrom<typeof dialogMachine> | undefined)?.send({ type: 'DONE' }),
-      cancel: (dialogId) => this.actor.send({ type: 'DIALOG.CANCEL', dialogId }),
-    })
     this.#actor = createActor(LiveThread.#machine(), {
       id: `thread:${options.threadId}`,
       systemId: `thread:${options.threadId}`,
@@ -155,6 +139,35 @@ export class LiveThread {
       error: (error) => this.#log('error', `thread machine failed: ${String(error)}`),
     })
     this.actor.start()
+  }
+
+  get #dialogs(): DialogBridge {
+    return (this.#dialogBridge ??= new DialogBridge(
+      (event) => this.actor.send(event),
+      () => this.actor.getSnapshot().status === 'active',
+    ))
+  }
+
+  get #asks(): AskBridge {
+    return (this.#askBridge ??= new AskBridge(
+      // Through the thread machine, which makes the ask-queue at the first turn.
+      () =>
+        this.actor.getSnapshot().status === 'active'
+          ? ({ type, askId }) => this.actor.send({ type: type === 'ASK' ? 'TURN' : 'TURN.SIGNAL', askId })
+          : undefined,
+      (request) => this.#dialogs.ask(request),
+    ))
+  }
+
+  get #terminals(): TerminalBridge {
+    return (this.#terminalBridge ??= new TerminalBridge({
+      asks: this.#asks,
+      dialogs: this.#dialogs,
+      append: (observation) => this.#show(observation),
+      // Straight to the component's own dialog machine: DONE is the host's word, never a tab's.
+      done: (dialogId) => (this.actor.getSnapshot().children[dialogId] as ActorRefFrom<typeof dialogMachine> | undefined)?.send({ type: 'DONE' }),
+      cancel: (dialogId) => this.actor.send({ type: 'DIALOG.CANCEL', dialogId }),
+    }))
   }
 
   /**
@@ -270,7 +283,7 @@ export class LiveThread {
   /** `messageId`: the id the host journaled the prompt under before sending it (one is made if not). */
   prompt(request: Omit<PromptRequest, 'messageId'> & { messageId?: string }, images?: PromptImage[]): Promise<PromptOutcome> {
     const messageId = request.messageId ?? randomUUID()
-    if (images?.length) this.#images.set(messageId, images)
+    if (images?.length) (this.#images ??= new Map()).set(messageId, images)
     return this.#request(messageId, { type: 'PROMPT', messageId, ...request }, { kind: 'rejected', reason: 'disposed' }, (reply) => {
       if (reply.type === 'prompt.admitted') return { kind: 'admitted', messageId, run: reply.run, queued: reply.queued }
       if (reply.type === 'prompt.refused' && reply.reason !== 'disposed') return { kind: reply.reason }
@@ -284,7 +297,7 @@ export class LiveThread {
     return this.#request(replyTo, { type: 'ABORT', run, replyTo }, { kind: 'not-live' }, (reply) => {
       if (reply.type === 'abort.answered') {
         // Handed back: the sending tab has its images (it puts them back as the run settles), the runtime no longer needs them.
-        for (const p of reply.restored) this.#images.delete(p.messageId)
+        for (const p of reply.restored) this.#dropImages(p.messageId)
         return { kind: 'stopped', restored: reply.restored }
       }
       return reply.type === 'abort.refused' ? { kind: reply.reason } : { kind: 'not-live' }
@@ -297,7 +310,7 @@ export class LiveThread {
     return this.#request(replyTo, { type: 'TAKE_QUEUE', run, replyTo }, { kind: 'not-live' }, (reply) => {
       if (reply.type === 'take.answered') {
         // Handed back, as a stop's: the runtime no longer needs their images.
-        for (const p of reply.restored) this.#images.delete(p.messageId)
+        for (const p of reply.restored) this.#dropImages(p.messageId)
         return { kind: 'taken', restored: reply.restored }
       }
       return reply.type === 'take.refused' ? { kind: reply.reason } : { kind: 'not-live' }
@@ -320,23 +333,26 @@ export class LiveThread {
 
   /** A key for an open terminal component, from tab `tab` (terminal-bridge.ts). */
   terminalInput(dialogId: string, data: unknown, tab: string): TerminalInputOutcome {
-    return this.#terminals.input(dialogId, data, tab)
+    // No component was ever shown: none is open.
+    return this.#terminalBridge ? this.#terminalBridge.input(dialogId, data, tab) : { kind: 'unknown' }
   }
 
   /** The one way a request gets the machine's answer: send it with a correlation id, wait for the reply carrying it. */
   #request<R>(replyTo: string, event: ThreadEvent, ifGone: R, read: (reply: Reply) => R): Promise<R> {
     if (this.actor.getSnapshot().status !== 'active') return Promise.resolve(ifGone)
     return new Promise((resolve) => {
-      this.#replies.set(replyTo, { deliver: (reply) => resolve(read(reply)), gone: () => resolve(ifGone) })
+      ;(this.#replies ??= new Map<string, PendingReply>()).set(replyTo, { deliver: (reply) => resolve(read(reply)), gone: () => resolve(ifGone) })
       this.actor.send(event)
     })
   }
 
   #onReply(reply: Reply): void {
     const id = 'messageId' in reply ? reply.messageId : reply.replyTo
-    const pending = this.#replies.get(id)
+    const pending = this.#replies?.get(id)
     if (!pending) return
-    this.#replies.delete(id)
+    this.#replies!.delete(id)
+    // Let go of the map between requests: an idle thread waits on none.
+    if (this.#replies!.size === 0) this.#replies = undefined
     pending.deliver(reply)
   }
 
@@ -438,15 +454,20 @@ export class LiveThread {
     })
   }
 
+  /** The prompt's images are no longer needed here; the map goes with its last entry. */
+  #dropImages(messageId: string): void {
+    if (this.#images?.delete(messageId) && this.#images.size === 0) this.#images = undefined
+  }
+
   /** A prompt as the runtime takes it: its id, its text and the images it was admitted with. */
   #withImages(prompt: { messageId: string; text: string }): QueuedPrompt {
-    const images = this.#images.get(prompt.messageId)
+    const images = this.#images?.get(prompt.messageId)
     return { messageId: prompt.messageId, text: prompt.text, ...(images ? { images } : {}) }
   }
 
   #onRuntimeEvent(event: RuntimeEvent): void {
     // A prompt taken (or refused) no longer needs its images here.
-    if (event.type === 'user-message' || event.type === 'prompt-rejected' || event.type === 'prompt-handled') this.#images.delete(event.messageId)
+    if (event.type === 'user-message' || event.type === 'prompt-rejected' || event.type === 'prompt-handled') this.#dropImages(event.messageId)
     switch (event.type) {
       case 'settled':
         this.actor.send({ type: 'SETTLED', aborted: event.aborted, unclaimed: event.unclaimed })
@@ -468,13 +489,13 @@ export class LiveThread {
     const runtime = this.#runtime
     this.#runtime = undefined
     this.#releasing = true
-    this.#asks.cancelAll()
+    this.#askBridge?.cancelAll()
     if (!runtime) return
     try {
       // Queued prompts never ride into a later run and are never dropped silently.
       const cleared = runtime.clearQueue()
       for (const p of [...cleared.steering, ...cleared.followUp]) {
-        const images = p.images ?? this.#images.get(p.messageId)
+        const images = p.images ?? this.#images?.get(p.messageId)
         this.#feed.append({ type: 'prompt-rejected', messageId: p.messageId, reason, text: p.text, ...(images?.length ? { images } : {}) })
       }
     } catch (error) {
@@ -503,13 +524,13 @@ export class LiveThread {
     this.#retired = true
     // The machine replied to every request it took; one that reached it in the same instant as the
     // thread went away still hears back.
-    for (const [id, pending] of [...this.#replies]) {
-      this.#replies.delete(id)
+    for (const [id, pending] of [...(this.#replies ?? [])]) {
+      this.#replies!.delete(id)
       pending.gone()
     }
     // Nothing decides a question once the machine has ended: one asked re-entrantly as it ended is refused.
-    this.#dialogs.refuseAll()
-    this.#asks.cancelAll()
+    this.#dialogBridge?.refuseAll()
+    this.#askBridge?.cancelAll()
     // The registry hears it in this instant, so no request reaches a machine that has gone cold.
     this.#options.onRetired(this)
     queueMicrotask(() => this.#subscription?.unsubscribe())
