@@ -46,7 +46,8 @@ export class Feed {
    * every idle live thread); `#ring` is empty meanwhile.
    */
   #packed?: { bytes: Buffer; ends: Uint32Array }
-  readonly #followers = new Set<Follower>()
+  /** Made at the first follow and let go with the last: most idle threads have nobody following. */
+  #followers?: Set<Follower>
   readonly #observers = new Set<(o: Observation) => void>()
   #snapshotFrame: { seq: number; frame: Buffer } | undefined
 
@@ -72,7 +73,7 @@ export class Feed {
   }
 
   get followerCount(): number {
-    return this.#followers.size
+    return this.#followers?.size ?? 0
   }
 
   append(input: ObservationInput): Observation {
@@ -86,7 +87,7 @@ export class Feed {
       this.#ringStart = (this.#ringStart + 1) % this.ringSize
     }
     for (const observer of this.#observers) observer(observation)
-    for (const follower of this.#followers) follower.send(frame, observation)
+    if (this.#followers) for (const follower of this.#followers) follower.send(frame, observation)
     if (observation.type === 'status') {
       this.#busy = observation.busy
       this.#trimIfIdle()
@@ -120,9 +121,11 @@ export class Feed {
   }
 
   follow(follower: Follower): () => void {
-    this.#followers.add(follower)
+    const followers = (this.#followers ??= new Set())
+    followers.add(follower)
     return () => {
-      if (!this.#followers.delete(follower) || this.#followers.size > 0) return
+      if (!followers.delete(follower) || followers.size > 0) return
+      if (this.#followers === followers) this.#followers = undefined
       this.#trimIfIdle()
       this.#onUnfollowed?.()
     }
@@ -134,7 +137,7 @@ export class Feed {
    */
   #trimIfIdle(): void {
     const count = this.#ring.length
-    if (this.#busy || this.#followers.size > 0 || this.#packed || count === 0) return
+    if (this.#busy || this.followerCount > 0 || this.#packed || count === 0) return
     const tail: Buffer[] = []
     for (let i = Math.max(0, count - this.idleRingSize); i < count; i++) tail.push(this.#ring[(this.#ringStart + i) % count])
     const bytes = Buffer.allocUnsafeSlow(tail.reduce((n, f) => n + f.length, 0))
@@ -170,8 +173,12 @@ export class Feed {
   }
 
   close(): void {
-    for (const follower of this.#followers) follower.close()
-    this.#followers.clear()
+    const followers = this.#followers
+    this.#followers = undefined
+    if (!followers) return
+    for (const follower of followers) follower.close()
+    // An unfollow after the close changes nothing.
+    followers.clear()
   }
 
   /** In-process observers (the registry's waiters, tests); called before followers. */
