@@ -68,8 +68,9 @@ export const idempotencyMismatch = errorBody('the `Idempotency-Key` was used bef
 /** `GET /api/health`. */
 export const Health = Type.Object(
   {
-    status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
-    /** Why writes are refused (degraded only). */
+    /** `starting`: the server listens while the threads are recovered; requests that need them wait until it is done. */
+    status: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('starting')]),
+    /** Why writes are refused (degraded), or what the start is doing (starting). */
     reason: Type.Optional(Type.String()),
     /** `disk-full` or `read-only` (degraded only). */
     fault: Type.Optional(Type.Union([Type.Literal('disk-full'), Type.Literal('read-only')])),

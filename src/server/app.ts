@@ -34,9 +34,14 @@ import { installWriteGuards, refuseWrite } from './writes.js'
 import type { ClusterHttp } from './cluster-http.js'
 import type { ClusterMetrics } from './cluster-metrics.js'
 import { writeFault } from '../host/store/port.js'
+import { openingRegistry, waits, type OpeningRegistry } from './opening.js'
 
 export interface AppOptions {
-  registry: ThreadRegistry
+  /**
+   * The host, or the host while it opens (serve.ts listens first): the web client and health answer at
+   * once, every request that reads the registry waits until it is open (src/server/opening.ts).
+   */
+  registry: ThreadRegistry | OpeningRegistry
   /** Bearer token checked on every /api route and /metrics; required when bound beyond loopback. */
   token?: string
   /** The built web client; when missing, `/` says how to build it. */
@@ -58,11 +63,14 @@ export interface AppOptions {
   clusterMetrics?: ClusterMetrics
 }
 
+const STARTING = 'the threads are being recovered: requests that need them wait until it is done'
+
 /** The heartbeat in cluster mode: a tab sees a frozen node's silence after 2.5 of them (follow-connection.ts). */
 const CLUSTER_HEARTBEAT_MS = 2000
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
-  const { registry } = options
+  const opening = 'opened' in options.registry ? options.registry : openingRegistry(options.registry)
+  const { registry } = opening
   // A node can freeze (a stopped process, a partition) with its tabs' sockets open: in a cluster the
   // heartbeat is frequent enough that a tab on a frozen node resumes on another within seconds.
   const follow = { ...defaultStreamOptions, ...(options.cluster ? { heartbeatMs: CLUSTER_HEARTBEAT_MS } : {}), ...options.follow }
@@ -128,8 +136,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     crossOriginEmbedderPolicy: false,
   })
 
-  const guard = apiGuard({ token: options.token, closing: () => registry.closing })
+  const guard = apiGuard({ token: options.token, closing: () => opening.current?.closing ?? false })
   app.addHook('onRequest', guard)
+  // Before every other hook that may read the registry (the cluster's, the write guards').
+  if (!opening.current) app.addHook('onRequest', async (request) => void (opening.current || !waits(request) || (await opening.opened)))
 
   // Every body is JSON in UTF-8; anything else is a 400 before any route sees it. Clients that
   // always send a content type may send no body to create and abort.
@@ -166,8 +176,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     {
       health: {
         tags: ['meta'],
-        summary: '`ok`, or `degraded` with the reason: the data dir is full or read-only, so requests that write are refused',
+        summary: '`ok`, or `degraded` with the reason: the data dir is full or read-only, so requests that write are refused; `starting` while the threads are recovered at start (requests that need them wait)',
         handler: async () => {
+          if (!opening.current) return { status: 'starting' as const, reason: STARTING }
           const extensions = registry.extensions()
           const cluster = await options.cluster?.health()
           return { ...writes.health(), ...(extensions ? { extensions: extensionCounts(extensions) } : {}), ...cluster }

@@ -15,23 +15,19 @@ import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { join } from 'node:path'
 import type { ClusterNode } from '../host/cluster/cluster-node.js'
-import { SqliteThreadStore } from '../host/store/sqlite.js'
+import type { ThreadRegistry } from '../host/thread-registry.js'
 import { lockDataDir } from '../host/store/data-dir-lock.js'
 import { tokenOf } from '../host/cluster/port.js'
-import { lostCeiling } from '../host/store/journal.js'
 import { PushNotifier } from '../host/push/notifier.js'
-import { ThreadRegistry } from '../host/thread-registry.js'
-import { initialView } from '../shared/projection.js'
-import { Workspaces } from '../host/workspaces.js'
-import { createPiRuntimeFactory, describeSurvey, PiModels, surveyAgentDir } from '../runtime/index.js'
 import { buildApp } from './app.js'
 import { clusterHttp } from './cluster-http.js'
-import { clusterMetrics, countedEngine } from './cluster-metrics.js'
+import { clusterMetrics } from './cluster-metrics.js'
 import { debugRoutes } from './debug-routes.js'
 import { drainRuns } from './graceful-stop.js'
 import { ConfigError, type Config } from './config.js'
 import { createLogger, hostLog, type LogLevel } from './log.js'
 import { listenProblem } from './listen-problem.js'
+import { openingRegistry } from './opening.js'
 
 /** How long the threads may take to stop before the way out goes on without them. */
 const DRAIN_LIMIT: Duration.Input = '15 seconds'
@@ -45,8 +41,8 @@ type HostLog = (level: LogLevel, message: string) => void
 /** The checked configuration (parsed before Effect loads, so `--help` and a wrong flag answer at once). */
 class Settings extends Context.Service<Settings, Config>()('threadhost/Settings') {}
 
-/** The host: the thread registry on pi, and the one structured logger the routes share with it. */
-class Host extends Context.Service<Host, { registry: ThreadRegistry; push: PushNotifier; logger: Logger; log: HostLog; node?: ClusterNode }>()('threadhost/Host') {}
+/** The host's edges: its data dir (locked), its notification keys, and the one structured logger the routes share with it. */
+class Host extends Context.Service<Host, { push: PushNotifier; logger: Logger; log: HostLog; ownDir: string }>()('threadhost/Host') {}
 
 /** Why threadhost did not start, in one line for the person who started it, and the code it exits with. */
 export class StartFailed extends Data.TaggedError('StartFailed')<{ readonly message: string; readonly exitCode: number }> {}
@@ -70,79 +66,31 @@ const drain = (registry: ThreadRegistry, log: HostLog, node?: ClusterNode) =>
     Effect.andThen(node ? bounded(() => node.stop(), CLOSE_LIMIT, log, 'leaving the cluster') : Effect.void),
   )
 
-/** `--model` must be usable (an unusable flag stops the start with pi's reason); without it, pi's own default or demo. */
-async function chooseDefaultModel(config: Config, models: PiModels, cwd: string): Promise<string> {
-  if (config.model === undefined) return models.piDefault(config.agentDir, cwd)
-  const check = await models.check(config.model)
-  if (!check.ok) throw new ConfigError(`--model ${config.model}: ${check.reason}`)
-  return config.model
-}
-
-/** pi's models, the default model, what the agent dir holds (printed once), then the registry: opened last, so nothing before it needs releasing. */
-async function openRegistry(config: Config, log: HostLog): Promise<{ registry: ThreadRegistry; node?: ClusterNode }> {
-  const runtimeLog = {
-    info: (m: string) => log('info', m),
-    warn: (m: string) => log('warn', m),
-    error: (m: string) => log('error', m),
-  }
-  const workspaces = new Workspaces(config.workspaces)
-  const models = await PiModels.create({ agentDir: config.agentDir, demoDelayMs: config.demoDelayMs })
-  const defaultModel = await chooseDefaultModel(config, models, workspaces.default)
-  console.log(describeSurvey(await surveyAgentDir(config.agentDir, workspaces.default, models), defaultModel))
-  const runtimes = createPiRuntimeFactory({
-      dataDir: config.dataDir,
-      agentDir: config.agentDir,
-      models,
-      trustProjects: config.trustProjects,
-      toolPolicy: config.toolPolicy,
-      log: runtimeLog,
-    })
-  const options = { dataDir: config.dataDir, runtimes, models, workspaces, defaultModel, idleMs: config.idleMs, log }
-  if (!config.cluster) return { registry: await ThreadRegistry.open(options) }
-  return openClusterNode(config.cluster, options, log)
-}
-
 /** A cluster node's own journal and keys: its directory under the shared data dir. */
 const nodeDir = (dataDir: string, nodeName: string) => join(dataDir, 'nodes', tokenOf(nodeName))
 
-/**
- * Cluster mode: the NATS modules are loaded here and only here. The node's own journal and keys
- * stay in a store of its own under the shared data dir; the session files are shared.
- */
-async function openClusterNode(
-  cluster: NonNullable<Config['cluster']>,
-  options: Parameters<typeof ThreadRegistry.open>[0],
-  log: HostLog,
-): Promise<{ registry: ThreadRegistry; node: ClusterNode }> {
-  const [{ connectNats }, { ClusterNode, clusterStore }] = await Promise.all([import('../host/cluster/nats.js'), import('../host/cluster/cluster-node.js')])
-  const connected = await connectNats(cluster.url, cluster.nodeName, log).catch((error: unknown) => {
-    throw new ConfigError(`--cluster ${cluster.url}: could not reach NATS JetStream (${error instanceof Error ? error.message : String(error)})`)
-  })
-  // Counted as the node uses it, for its /metrics.
-  const { engine } = countedEngine(connected)
-  let node: ClusterNode | undefined
-  const own = SqliteThreadStore.open(nodeDir(options.dataDir, cluster.nodeName), { floorSeq: () => lostCeiling() })
-  const registry = await ThreadRegistry.open({ ...options, store: clusterStore(own.store, () => node, log) })
-  node = new ClusterNode(engine, registry, {
-    fileView: async (threadId) => initialView(threadId, await options.runtimes.readTranscript(threadId).catch(() => [])),
-    log,
-  })
-  await node.start()
-  log('info', `cluster: node ${cluster.nodeName} joined ${cluster.url}`)
-  return { registry, node }
+/** The registry, recovered, and in cluster mode the node (src/server/open-host.ts). */
+interface OpenedHost {
+  registry: ThreadRegistry
+  node?: ClusterNode
 }
 
-/** The app on its port; an app that cannot listen is closed before the failure goes on. */
-async function listen(config: Config, registry: ThreadRegistry, push: PushNotifier, logger: Logger, node?: ClusterNode): Promise<{ app: FastifyInstance; url: string }> {
+/**
+ * The app on its port; an app that cannot listen is closed before the failure goes on. `host` is a
+ * promise while the host opens behind the listener: the routes that read it wait for it (app.ts).
+ */
+async function listen(config: Config, host: OpenedHost | Promise<OpenedHost>, push: PushNotifier, logger: Logger): Promise<{ app: FastifyInstance; url: string }> {
+  const node = host instanceof Promise ? undefined : host.node
+  const opening = openingRegistry(host instanceof Promise ? host.then((h) => h.registry) : host.registry)
   const app = await buildApp({
     ...(node ? { cluster: clusterHttp(node), clusterMetrics: clusterMetrics(node) } : {}),
-    registry,
+    registry: opening,
     push,
     token: config.token,
     clientDir: config.clientDir,
     loggerInstance: logger,
     processMetrics: true,
-    plugins: config.inspector ? [debugRoutes({ registry })] : [],
+    plugins: config.inspector ? [debugRoutes({ registry: opening.registry })] : [],
   })
   try {
     const address = await app.listen({ port: config.port, host: config.host })
@@ -170,54 +118,104 @@ const HostLive = Layer.effect(
     const config = yield* Settings
     const logger = createLogger(config.logLevel)
     const log = hostLog(logger)
-    // Before anything reads the data dir: a second server on it would write the same sessions.
+    // Before anything reads the data dir or listens: a second server on it would write the same sessions.
+    const ownDir = config.cluster ? nodeDir(config.dataDir, config.cluster.nodeName) : config.dataDir
     yield* Effect.acquireRelease(
       Effect.suspend(() => {
-        const dir = config.cluster ? nodeDir(config.dataDir, config.cluster.nodeName) : config.dataDir
-        const lock = lockDataDir(dir)
+        const lock = lockDataDir(ownDir)
         return lock === 'held'
-          ? Effect.fail(new StartFailed({ message: `threadhost: another threadhost is already running on ${dir}${config.cluster ? ` as node ${config.cluster.nodeName}` : ''}; stop it, or start this one with its own --data-dir${config.cluster ? ' or --node-name' : ''}`, exitCode: 1 }))
+          ? Effect.fail(new StartFailed({ message: `threadhost: another threadhost is already running on ${ownDir}${config.cluster ? ` as node ${config.cluster.nodeName}` : ''}; stop it, or start this one with its own --data-dir${config.cluster ? ' or --node-name' : ''}`, exitCode: 1 }))
           : Effect.succeed(lock)
       }),
       (lock) => Effect.sync(() => lock.release()),
     )
-    // Released last. After a served run the drain (HttpLive) has already run or used up its bound, so
-    // this waits on nothing more; after a start that failed past this point (a taken port) it is what
-    // stops the threads and closes the store.
-    const { registry, node } = yield* Effect.acquireRelease(
-      Effect.tryPromise({ try: () => openRegistry(config, log), catch: startFailure('open its host') }),
-      ({ registry, node }) =>
-        (registry.closing ? Effect.void : bounded(() => registry.shutdown(), DRAIN_LIMIT, log, 'stopping the threads')).pipe(
-          Effect.andThen(node ? bounded(() => node.stop(), CLOSE_LIMIT, log, 'leaving the cluster') : Effect.void),
-        ),
-    )
     // Made on the first start and kept in the data dir (src/host/push/vapid.ts).
     const push = yield* Effect.try({ try: () => PushNotifier.open(config.dataDir, log), catch: startFailure('open its notification keys') })
-    return { registry, push, logger, log, ...(node ? { node } : {}) }
+    return { push, logger, log, ownDir }
   }),
 )
+
+/**
+ * The registry on pi, recovered (its modules are loaded here, once the server listens). Released after
+ * the drain (HttpLive), so after a served run this waits on nothing more; after a start that failed
+ * past this point (a taken port in cluster mode) it is what stops the threads and closes the store.
+ */
+const openedHost = (config: Config, log: HostLog, ownDir: string, told?: Told<OpenedHost>) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: () =>
+        import('./open-host.js')
+          .then(({ openHost }) => openHost(config, log, ownDir))
+          .then(
+            (host) => (told?.resolve(host), host),
+            (error: unknown) => {
+              told?.reject(error)
+              throw error
+            },
+          ),
+      catch: startFailure('open its host'),
+    }),
+    ({ registry, node }) =>
+      (registry.closing ? Effect.void : bounded(() => registry.shutdown(), DRAIN_LIMIT, log, 'stopping the threads')).pipe(
+        Effect.andThen(node ? bounded(() => node.stop(), CLOSE_LIMIT, log, 'leaving the cluster') : Effect.void),
+      ),
+  )
 
 const HttpLive = Layer.effectDiscard(
   Effect.gen(function* () {
     const config = yield* Settings
-    const { registry, push, logger, log, node } = yield* Host
-    const { app, url } = yield* Effect.acquireRelease(
-      Effect.tryPromise({ try: () => listen(config, registry, push, logger, node), catch: listenFailure(config) }),
-      ({ app }) => bounded(() => app.close(), CLOSE_LIMIT, log, 'closing the listener'),
-    )
+    const { push, logger, log, ownDir } = yield* Host
+    const listener = (host: OpenedHost | Promise<OpenedHost>) =>
+      Effect.acquireRelease(
+        Effect.tryPromise({ try: () => listen(config, host, push, logger), catch: listenFailure(config) }),
+        ({ app }) => bounded(() => app.close(), CLOSE_LIMIT, log, 'closing the listener'),
+      ).pipe(Effect.tap(({ url }) => Effect.sync(() => listening(config, url))))
+    let host: OpenedHost
+    if (config.cluster) {
+      // A node joins its cluster before it listens: its routes pass commands to their owners from the first request.
+      host = yield* openedHost(config, log, ownDir)
+      yield* listener(host)
+    } else {
+      // Listening first: the web client and health answer while pi loads and the threads are recovered.
+      const told = toldLater<OpenedHost>()
+      yield* listener(told.promise)
+      host = yield* openedHost(config, log, ownDir, told)
+      log('info', 'threads recovered: every route is served')
+    }
+    const { registry, node } = host
     // Released before the listener closes: during the drain a request is answered 503, not refused,
     // and every follower gets its last frames before its stream ends (which lets the close finish).
     yield* Effect.addFinalizer(() => drain(registry, log, node))
-    if (config.tokenGenerated) {
-      // Printed once, here only (never logged): the way in for this run.
-      console.log(
-        `threadhost: no --token given for --host ${config.host}, so this run uses a generated one: ${config.token}\n` +
-          `  open ${url}/?token=${config.token} or send Authorization: Bearer <token>; pass --token to choose your own`,
-      )
-    }
-    console.log(`threadhost listening on ${url}`)
   }),
 )
+
+/** A promise and its two ends (Promise.withResolvers, ES2024). */
+interface Told<T> {
+  promise: Promise<T>
+  resolve: (value: T) => void
+  reject: (error: unknown) => void
+}
+
+function toldLater<T>(): Told<T> {
+  let resolve!: (value: T) => void
+  let reject!: (error: unknown) => void
+  const promise = new Promise<T>((yes, no) => ((resolve = yes), (reject = no)))
+  // A failed open is said by the layer's failure; a request held for it is answered 500.
+  promise.catch(() => {})
+  return { promise, resolve, reject }
+}
+
+/** The way in, printed once the server listens. */
+function listening(config: Config, url: string): void {
+  if (config.tokenGenerated) {
+    // Printed once, here only (never logged): the way in for this run.
+    console.log(
+      `threadhost: no --token given for --host ${config.host}, so this run uses a generated one: ${config.token}\n` +
+        `  open ${url}/?token=${config.token} or send Authorization: Bearer <token>; pass --token to choose your own`,
+    )
+  }
+  console.log(`threadhost listening on ${url}`)
+}
 
 /** threadhost until interrupted: the layers built in order, then held open; interrupting releases them. */
 export const serve = (config: Config): Effect.Effect<never, StartFailed> =>

@@ -52,6 +52,8 @@ describe('a revert and SIGKILL', () => {
 
     const second = startProcess(args)
     const url2 = await second.url
+    // Held until the threads are recovered (the server listens before that): the revert is finished by then.
+    await api(url2, 'GET', '/api/threads')
     const contents = new Set(Array.from({ length: FILES }, (_, i) => readFileSync(join(repo, name(i)), 'utf8')))
     expect([...contents]).toEqual(['before\n'])
     expect(existsSync(join(checkpoints, 'pending.json'))).toBe(false)

@@ -141,8 +141,9 @@ describe('durability', () => {
 
     const second = startProcess(args)
     const url2 = await second.url
-    expect(second.output().match(/thread index rebuilt/g)).toHaveLength(1)
+    // Held until the threads are recovered (the server listens before that): the index is rebuilt by then.
     const threads = (await api(url2, 'GET', '/api/threads')).body.threads as { threadId: string; run: number }[]
+    expect(second.output().match(/thread index rebuilt/g)).toHaveLength(1)
     expect(threads.map((t) => t.threadId).sort()).toEqual(['one', 'two'])
     expect(threads.every((t) => t.run === 1)).toBe(true)
     const { first: frame } = await resume(url2, 'one', 0)

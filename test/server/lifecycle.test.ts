@@ -64,7 +64,7 @@ describe('lifecycle', () => {
 
   it('an unusable --model stops the start with pi\'s reason, naming the flag', async () => {
     const server = startProcess(['--port', '0', '--model', 'nobody/nothing'])
-    server.url.catch(() => {}) // it never listens, by design
+    server.url.catch(() => {}) // it listens before pi checks the flag, or not at all
     expect(await server.exit).toBe(2)
     expect(server.output()).toMatch(/--model nobody\/nothing: Unknown model 'nobody\/nothing'/)
     expect(server.output()).not.toMatch(/threadhost stopped/)

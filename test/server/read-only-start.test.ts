@@ -81,6 +81,8 @@ describe('a data dir read-only at start', () => {
       }
       const second = start(args, { agentDir, cleanups, ...(method === 'mount' ? { wrap: ['unshare', '-rm', ...READ_ONLY_MOUNT, dataDir] } : {}) })
       const url2 = await second.url
+      // Held until the threads are recovered (the server listens before that; health says starting until then).
+      await api(url2, 'GET', '/api/threads')
       const health = await api(url2, 'GET', '/api/health')
       expect(health.body).toMatchObject({ status: 'degraded', fault: 'read-only' })
       const threads = (await api(url2, 'GET', '/api/threads')).body.threads as ThreadSummary[]
@@ -107,6 +109,7 @@ describe('a data dir read-only at start', () => {
       if (method === 'chmod') chmodSync(dataDir, 0o755)
       const third = start(args, { agentDir, cleanups })
       const url3 = await third.url
+      await api(url3, 'GET', '/api/threads') // held until the threads are recovered, as above
       expect((await api(url3, 'GET', '/api/health')).body).toEqual({ status: 'ok', extensions: NO_EXTENSIONS })
       const again = await SseClient.open(`${url3}/api/threads/one/follow`)
       cleanups.push(() => again.close())
