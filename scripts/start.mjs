@@ -32,8 +32,8 @@ if (serverStale()) {
   }
 }
 
-// Most of what is left of start-up is compiling node_modules: node keeps the compiled code here.
-const env = { NODE_COMPILE_CACHE: join(root, 'node_modules/.cache/threadhost-compile'), ...process.env }
+// node's compile cache (most of a start is compiling the packages' code) is the server's own: src/server/main.ts.
+const env = process.env
 const args = [...server, ...process.argv.slice(2)]
 if (typeof process.execve === 'function') {
   // The server takes this process's place: one process stays, not this launcher beside it, and
