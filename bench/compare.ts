@@ -493,32 +493,40 @@ function freePort(): Promise<number> {
 }
 
 async function timeToFirst200(args: string[], env: NodeJS.ProcessEnv = process.env, attempt = 1): Promise<number> {
+  return (await timesToFirst200(args, ['/api/threads'], env, attempt))[0]
+}
+
+/** From spawning the server to the first 200 on each of `paths` (polled at once). */
+async function timesToFirst200(args: string[], paths: string[], env: NodeJS.ProcessEnv = process.env, attempt = 1): Promise<number[]> {
   try {
-    return await startOnce(args, env)
+    return await startOnce(args, env, paths)
   } catch (error) {
     // Another process may have taken the port between freePort() and the listen: try again.
     if (attempt >= 3) throw error
-    return timeToFirst200(args, env, attempt + 1)
+    return timesToFirst200(args, paths, env, attempt + 1)
   }
 }
 
-async function startOnce(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+async function startOnce(args: string[], env: NodeJS.ProcessEnv, paths: string[]): Promise<number[]> {
   const dir = mkdtempSync(join(tmpdir(), 'threadhost-bench-start-'))
   const port = await freePort()
   const started = performance.now()
   const proc = spawn(process.execPath, [...args.map((a) => a.replace('$PORT', String(port)).replace('$DIR', dir))], { cwd: root, env, stdio: 'ignore' })
   let exited = false
   proc.once('exit', () => (exited = true))
-  try {
+  const first200 = async (path: string) => {
     for (;;) {
       if (exited) throw new Error(`${args.join(' ')} exited before answering`)
       try {
-        const r = await fetch(`http://127.0.0.1:${port}/api/threads`)
+        const r = await fetch(`http://127.0.0.1:${port}${path}`)
         await r.arrayBuffer()
         if (r.status === 200) return performance.now() - started
       } catch {}
       await sleep(5)
     }
+  }
+  try {
+    return await Promise.all(paths.map(first200))
   } finally {
     proc.kill('SIGTERM')
     await new Promise((r) => (exited ? r(undefined) : proc.once('exit', r)))
@@ -531,7 +539,18 @@ const startThreadhost = () => {
   // What is stale is built first, untimed (others editing src make the client stale often):
   // the figure is the start of a built tree, as after `npm install && npm start` once.
   if (MODE === 'compiled') spawnSync(process.execPath, ['scripts/start.mjs', '--help'], { cwd: root, stdio: 'ignore' })
-  return timeToFirst200(MODE === 'tsx' ? ['--import', 'tsx', 'src/server/main.ts', ...serverFlags] : ['scripts/start.mjs', ...serverFlags])
+  // The page answers once the server listens; the threads once pi has loaded and they are recovered.
+  return timesToFirst200(MODE === 'tsx' ? ['--import', 'tsx', 'src/server/main.ts', ...serverFlags] : ['scripts/start.mjs', ...serverFlags], ['/api/threads', '/'])
+}
+/** The same start with node's compile cache empty (a fresh directory: a first start) or off. */
+const startCompileCache = async (cache: 'cold' | 'off') => {
+  const dir = mkdtempSync(join(tmpdir(), 'threadhost-bench-compile-cache-'))
+  try {
+    const env = cache === 'cold' ? { ...process.env, NODE_COMPILE_CACHE: dir } : { ...process.env, NODE_DISABLE_COMPILE_CACHE: '1' }
+    return await timesToFirst200(['scripts/start.mjs', ...serverFlags], ['/api/threads', '/'], env)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 }
 const startTsxCold = () => timeToFirst200(['--import', 'tsx', 'src/server/main.ts', ...serverFlags], { ...process.env, TSX_DISABLE_CACHE: '1' })
 const startBaseline = () => timeToFirst200(['bench/baseline-server.mjs', '--port', '$PORT'])
@@ -1192,8 +1211,15 @@ async function main() {
       }
       if (runs('startup')) {
         progress(`round ${round}: start-up`)
-        add('start-up to first 200 on /api/threads', 'ms', await startThreadhost(), await startBaseline())
+        const [threads, page] = await startThreadhost()
+        add('start-up to first 200 on /api/threads', 'ms', threads, await startBaseline())
+        add('start-up to first 200 on GET / (the server listening)', 'ms', page, undefined)
         if (MODE === 'compiled' && round === 1) notes.push(`start-up through tsx with a cold cache (the old npm start): ${fmt(await startTsxCold())} ms`)
+        if (MODE === 'compiled') {
+          // Beside the warm start above (the cache filled by the starts before): a first start, and none.
+          const [cold, off] = [await startCompileCache('cold'), await startCompileCache('off')]
+          notes.push(`round ${round}: start-up to / and /api/threads with node's compile cache warm ${fmt(page)} / ${fmt(threads)} ms, cold ${fmt(cold[1])} / ${fmt(cold[0])}, off ${fmt(off[1])} / ${fmt(off[0])}`)
+        }
       }
       if (runs('npm')) {
         progress(`round ${round}: npm start`)
