@@ -14,7 +14,7 @@ import type { Config } from './config.js'
 enableCompileCache()
 
 async function main(): Promise<void> {
-  const [{ ConfigError, parseConfig }, { probePort }, { log }] = await Promise.all([import('./config.js'), import('./listen-problem.js'), import('./log.js')])
+  const [{ ConfigError, parseConfig }, { probePort }] = await Promise.all([import('./config.js'), import('./listen-problem.js')])
   let config: Config
   try {
     config = parseConfig(process.argv.slice(2))
@@ -28,7 +28,8 @@ async function main(): Promise<void> {
     console.error(taken)
     process.exit(1)
   }
-  const [{ Cause, Effect, Fiber }, { serve, SHUTDOWN_LIMIT, StartFailed }] = await Promise.all([import('effect'), import('./serve.js')])
+  // The logger brings fastify and pino: loaded with the rest, after a wrong flag or a taken port was answered.
+  const [{ Cause, Effect, Fiber }, { serve, SHUTDOWN_LIMIT, StartFailed }, { log }] = await Promise.all([import('effect'), import('./serve.js'), import('./log.js')])
   const fiber = Effect.runFork(serve(config))
   let stopping = false
   const stop = (signal: string) => {
