@@ -24,6 +24,7 @@ import { errorText } from '../runtime/extension-ui.js'
 import { AskBridge } from './ask-bridge.js'
 import { DialogBridge } from './dialog-bridge.js'
 import { TerminalBridge, type TerminalInputOutcome } from './terminal-bridge.js'
+import { SHARED_CLOCK } from './shared-clock.js'
 import type { Feed } from './feed.js'
 
 export type PromptOutcome =
@@ -80,15 +81,6 @@ function sameEntry<V>(map: Record<string, V>, key: string, value: V | undefined)
   return value !== undefined && JSON.stringify(map[key]) === JSON.stringify(value)
 }
 
-/**
- * The clock the thread's machines keep time on (its idle release, its questions' expiry): the real
- * one, whose timers never hold the process open on their own.
- */
-const UNREF_CLOCK = {
-  setTimeout: (fn: (...args: unknown[]) => void, ms: number) => setTimeout(fn, ms).unref(),
-  clearTimeout: (id: unknown) => clearTimeout(id as NodeJS.Timeout),
-}
-
 export class LiveThread {
   readonly #actor: ThreadActor
   readonly threadId: string
@@ -126,7 +118,8 @@ export class LiveThread {
       id: `thread:${options.threadId}`,
       systemId: `thread:${options.threadId}`,
       input: { threadId: options.threadId, run: options.run, idleMs: options.idleMs },
-      clock: UNREF_CLOCK,
+      // One timer per delay for every thread's machines, not one per idle thread (shared-clock.ts).
+      clock: SHARED_CLOCK,
     })
     LiveThread.#bySystem.set(this.actor.system, this)
     this.actor.on('*', (e) => this.#onReply(e as ThreadEmitted))
