@@ -94,6 +94,11 @@ export class LiveThread {
   #terminalBridge?: TerminalBridge
   /** Requests waiting for their one reply, by correlation id (a prompt's messageId, else a fresh id). */
   #replies?: Map<string, PendingReply>
+  /**
+   * The thread's replies are listened to only while a request waits for one (with `#replies`): no
+   * reply is anybody's otherwise, and an idle thread would hold the listener for nothing.
+   */
+  #listening?: Subscription
   readonly #options: LiveThreadOptions
   #runtime?: AgentRuntime
   #unsubscribe?: () => void
@@ -122,7 +127,6 @@ export class LiveThread {
       clock: SHARED_CLOCK,
     })
     LiveThread.#bySystem.set(this.actor.system, this)
-    this.actor.on('*', (e) => this.#onReply(e as ThreadEmitted))
     this.#subscription = this.actor.subscribe({
       next: (snapshot) => {
         if (snapshot.status === 'done' || (snapshot.value === 'cold' && this.#runtime === undefined && this.#wasLive)) {
@@ -334,9 +338,20 @@ export class LiveThread {
   #request<R>(replyTo: string, event: ThreadEvent, ifGone: R, read: (reply: Reply) => R): Promise<R> {
     if (this.actor.getSnapshot().status !== 'active') return Promise.resolve(ifGone)
     return new Promise((resolve) => {
-      ;(this.#replies ??= new Map<string, PendingReply>()).set(replyTo, { deliver: (reply) => resolve(read(reply)), gone: () => resolve(ifGone) })
+      if (!this.#replies) {
+        this.#replies = new Map<string, PendingReply>()
+        this.#listening = this.actor.on('*', (e) => this.#onReply(e as ThreadEmitted))
+      }
+      this.#replies.set(replyTo, { deliver: (reply) => resolve(read(reply)), gone: () => resolve(ifGone) })
       this.actor.send(event)
     })
+  }
+
+  /** Nothing waits for a reply any more: let go of the map and stop listening. */
+  #noReplies(): void {
+    this.#replies = undefined
+    this.#listening?.unsubscribe()
+    this.#listening = undefined
   }
 
   #onReply(reply: Reply): void {
@@ -345,7 +360,7 @@ export class LiveThread {
     if (!pending) return
     this.#replies!.delete(id)
     // Let go of the map between requests: an idle thread waits on none.
-    if (this.#replies!.size === 0) this.#replies = undefined
+    if (this.#replies!.size === 0) this.#noReplies()
     pending.deliver(reply)
   }
 
@@ -521,6 +536,7 @@ export class LiveThread {
       this.#replies!.delete(id)
       pending.gone()
     }
+    this.#noReplies()
     // Nothing decides a question once the machine has ended: one asked re-entrantly as it ended is refused.
     this.#dialogBridge?.refuseAll()
     this.#askBridge?.cancelAll()
