@@ -54,13 +54,24 @@ export class Feed {
   readonly ringSize: number
   readonly idleRingSize: number
   readonly #onUnfollowed?: () => void
+  /**
+   * The observer of every feed (thread-feeds.ts): one function all feeds share, dispatching to what
+   * watches all threads (metrics, search, push), rather than a closure of each on every feed.
+   */
+  readonly #everyFeed?: (feed: Feed, o: Observation) => void
+  readonly threadId: string
 
-  constructor(initial: ThreadView, options: { ringSize?: number; idleRingSize?: number; onUnfollowed?: () => void } = {}) {
+  constructor(
+    initial: ThreadView,
+    options: { ringSize?: number; idleRingSize?: number; onUnfollowed?: () => void; everyFeed?: (feed: Feed, o: Observation) => void } = {},
+  ) {
+    this.threadId = initial.threadId
     this.#view = new IncrementalView(initial)
     this.ringSize = Math.max(1, options.ringSize ?? 2000)
     this.idleRingSize = Math.min(this.ringSize, Math.max(0, options.idleRingSize ?? 32))
     this.#busy = initial.status.busy
     this.#onUnfollowed = options.onUnfollowed
+    this.#everyFeed = options.everyFeed
   }
 
   get seq(): number {
@@ -87,6 +98,7 @@ export class Feed {
       this.#ringStart = (this.#ringStart + 1) % this.ringSize
     }
     for (const observer of this.#observers) observer(observation)
+    this.#everyFeed?.(this, observation)
     if (this.#followers) for (const follower of this.#followers) follower.send(frame, observation)
     if (observation.type === 'status') {
       this.#busy = observation.busy
@@ -181,7 +193,7 @@ export class Feed {
     followers.clear()
   }
 
-  /** In-process observers (the registry's waiters, tests); called before followers. */
+  /** In-process observers (the journal, the registry's waiters, tests); called before the observer of every feed and followers. */
   observe(observer: (o: Observation) => void): () => void {
     this.#observers.add(observer)
     return () => this.#observers.delete(observer)

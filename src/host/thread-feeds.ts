@@ -6,7 +6,7 @@
  */
 import { isDeepStrictEqual } from 'node:util'
 import type { RuntimeFactory } from '../runtime/port.js'
-import type { ThreadChanges } from '../schemas/index.js'
+import type { Observation, ThreadChanges } from '../schemas/index.js'
 import { SessionDamaged } from '../runtime/port.js'
 import { initialView, type ThreadView } from '../shared/projection.js'
 import { Feed } from './feed.js'
@@ -30,6 +30,11 @@ export interface ThreadFeedsOptions {
 
 export class ThreadFeeds {
   readonly #watchers = new Set<(threadId: string, feed: Feed) => void>()
+  readonly #observers = new Set<(threadId: string, feed: Feed, o: Observation) => void>()
+  /** Every feed's one observer beside its own (feed.ts): made once, shared by all feeds. */
+  readonly #everyFeed = (feed: Feed, o: Observation): void => {
+    for (const observer of this.#observers) observer(feed.threadId, feed, o)
+  }
   /**
    * Cluster mode (src/host/cluster): where a thread's feed starts when its log holds its history —
    * the fold of the log, not the transcript — so its seq continues the log's. Undefined: the transcript.
@@ -48,6 +53,16 @@ export class ThreadFeeds {
     return () => this.#watchers.delete(watcher)
   }
 
+  /**
+   * Every observation of every feed, after the feed's own observers (its journal first) and before
+   * its followers: for what watches all threads (metrics, search, push), one registration here
+   * rather than a closure on each feed.
+   */
+  observe(observer: (threadId: string, feed: Feed, o: Observation) => void): () => void {
+    this.#observers.add(observer)
+    return () => this.#observers.delete(observer)
+  }
+
   /** The slot's feed, loading its persisted transcript (and owed reports) the first time. */
   of(slot: ThreadSlot): Promise<Feed> {
     if (slot.feed) return Promise.resolve(slot.feed)
@@ -60,7 +75,7 @@ export class ThreadFeeds {
 
   #fromView(slot: ThreadSlot, view: ThreadView): Feed {
     if (slot.feed) return slot.feed
-    const feed = new Feed(view, { ringSize: this.options.ringSize, onUnfollowed: () => this.release(slot) })
+    const feed = new Feed(view, { ringSize: this.options.ringSize, onUnfollowed: () => this.release(slot), everyFeed: this.#everyFeed })
     feed.observe((o) => slot.journal.observe(o))
     slot.feed = feed
     for (const watcher of this.#watchers) watcher(slot.threadId, feed)
@@ -89,6 +104,7 @@ export class ThreadFeeds {
     const feed = new Feed({ ...view, status: { live: false, busy: false, run: slot.record.run } }, {
       ringSize: this.options.ringSize,
       onUnfollowed: () => this.release(slot),
+      everyFeed: this.#everyFeed,
     })
     // First observer: the seq ceiling is reserved (and the journal written) before any follower gets a frame.
     feed.observe((o) => slot.journal.observe(o))

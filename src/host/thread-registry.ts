@@ -10,7 +10,7 @@
  * outcomes to status codes.
  */
 import { randomUUID } from 'node:crypto'
-import type { CommandInfo, ExtensionList, ModelList, ThreadSummary } from '../schemas/index.js'
+import type { CommandInfo, ExtensionList, ModelList, Observation, ThreadSummary } from '../schemas/index.js'
 import type { ChangesOutcome, CreateOutcome, DialogOutcomeForRoute, EditOutcome, PromptRouteOutcome, RestoreRouteOutcome, ShortcutOutcome, TakeQueueOutcome, TerminalInputRouteOutcome, VersionOutcome } from '../schemas/outcomes.js'
 import { SessionDamaged, type ModelCatalog, type RuntimeFactory } from '../runtime/port.js'
 import type { ThreadView } from '../shared/projection.js'
@@ -154,6 +154,7 @@ export class ThreadRegistry {
       threads: () => registry.list(),
       readTranscript: (threadId) => options.runtimes.readTranscript(threadId),
       watchFeeds: (watcher) => registry.watchFeeds(watcher),
+      observeFeeds: (observer) => registry.observeFeeds(observer),
       log: options.log,
     })
     return registry
@@ -211,7 +212,12 @@ export class ThreadRegistry {
     return () => this.#liveListeners.delete(listener)
   }
 
-  /** Every feed as it is loaded, and at once those loaded now (metrics). */
+  /** Every observation of every feed, after the feed's journal and before its followers (metrics, search, push). */
+  observeFeeds(observer: (threadId: string, feed: Feed, o: Observation) => void): () => void {
+    return this.#feeds.observe(observer)
+  }
+
+  /** Every feed as it is loaded, and at once those loaded now (search, the cluster). */
   watchFeeds(watcher: (threadId: string, feed: Feed) => void): () => void {
     return this.#feeds.watch(watcher, this.#slots.values())
   }

@@ -5,7 +5,7 @@
  * is reflected) — and, behind the start, every thread the index has not seen read once from its
  * session file.
  */
-import type { TranscriptEntry } from '../schemas/index.js'
+import type { Observation, TranscriptEntry } from '../schemas/index.js'
 import type { Feed } from './feed.js'
 import type { Log } from './store/journal.js'
 import { MessageIndex, type IndexedMessage, type MessageHit } from './store/sqlite/message-index.js'
@@ -17,6 +17,8 @@ export interface ThreadSearchOptions {
   threads: () => ReadonlyArray<{ threadId: string; title: string }>
   readTranscript: (threadId: string) => Promise<TranscriptEntry[]>
   watchFeeds: (watcher: (threadId: string, feed: Feed) => void) => () => void
+  /** Every observation of every feed (one registration, not a closure on each feed). */
+  observeFeeds: (observer: (threadId: string, feed: Feed, o: Observation) => void) => () => void
   log?: Log
 }
 
@@ -34,6 +36,7 @@ export class ThreadSearch {
   readonly #index: MessageIndex
   readonly #options: ThreadSearchOptions
   readonly #unwatch: () => void
+  readonly #unobserve: () => void
   /** Resolves once every thread the index had not seen at the start is indexed. */
   readonly built: Promise<void>
   #closed = false
@@ -42,6 +45,7 @@ export class ThreadSearch {
     this.#options = options
     this.#index = MessageIndex.open(options.file)
     this.#unwatch = options.watchFeeds((threadId, feed) => this.#follow(threadId, feed))
+    this.#unobserve = options.observeFeeds((threadId, _feed, o) => this.#observe(threadId, o))
     this.built = this.#build()
   }
 
@@ -57,12 +61,13 @@ export class ThreadSearch {
 
   #follow(threadId: string, feed: Feed): void {
     this.#guard('indexing a transcript', () => this.#index.replaceThread(threadId, indexedMessages(feed.view.transcript)))
-    feed.observe((o) => {
-      if (o.type === 'user-message') this.#guard('indexing a prompt', () => this.#index.add(threadId, { messageId: o.messageId, kind: 'user', text: o.text }))
-      else if (o.type === 'assistant-end') this.#guard('indexing a reply', () => this.#index.add(threadId, { messageId: o.messageId, kind: 'assistant', text: o.text }))
-      // Another branch of the session (ctx.navigateTree): what the thread says now is that branch alone.
-      else if (o.type === 'branch') this.#guard('indexing a branch', () => this.#index.replaceThread(threadId, indexedMessages(o.transcript)))
-    })
+  }
+
+  #observe(threadId: string, o: Observation): void {
+    if (o.type === 'user-message') this.#guard('indexing a prompt', () => this.#index.add(threadId, { messageId: o.messageId, kind: 'user', text: o.text }))
+    else if (o.type === 'assistant-end') this.#guard('indexing a reply', () => this.#index.add(threadId, { messageId: o.messageId, kind: 'assistant', text: o.text }))
+    // Another branch of the session (ctx.navigateTree): what the thread says now is that branch alone.
+    else if (o.type === 'branch') this.#guard('indexing a branch', () => this.#index.replaceThread(threadId, indexedMessages(o.transcript)))
   }
 
   /** Indexes, one at a time, every thread the index does not hold yet, and forgets those that are gone. */
@@ -100,6 +105,7 @@ export class ThreadSearch {
   close(): void {
     this.#closed = true
     this.#unwatch()
+    this.#unobserve()
     this.#index.close()
   }
 }

@@ -2,7 +2,7 @@
  * Prometheus metrics at `GET /metrics` (behind the same guard as /api).
  *
  * Everything is counted from outside the code it describes: threads from the registry's list; runs,
- * dialogs and frames from each feed's observations (through the registry's `watchFeeds`); followers
+ * dialogs and frames from each feed's observations (through the registry's `observeFeeds`); followers
  * and bytes from the follow responses' sockets; prompt admissions and HTTP answers from what the
  * routes answered. The follow stream's own code (follow.ts, event-stream.ts) is not touched, so its
  * fan-out can change freely. Nothing here decides anything, and nothing on the request path waits on it.
@@ -168,7 +168,7 @@ export function installMetrics(
   const runStarts = new Map<string, { run: number; at?: number }>()
   const dialogStarts = new Map<string, number>()
   let closed = false
-  const observe = (threadId: string) => (o: Observation) => {
+  const observe = (threadId: string, o: Observation) => {
     if (closed) return
     const count = appended.get(threadId)
     if (count) count.n++
@@ -205,9 +205,7 @@ export function installMetrics(
       }
     }
   }
-  const unwatch = registry.watchFeeds((threadId, feed) => {
-    feed.observe(observe(threadId))
-  })
+  const unwatch = registry.observeFeeds((threadId, _feed, o) => observe(threadId, o))
   app.addHook('onClose', async () => {
     closed = true
     unwatch()

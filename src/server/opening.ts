@@ -17,14 +17,14 @@ export interface OpeningRegistry {
   readonly opened: Promise<ThreadRegistry>
   /**
    * What the routes hold: the registry itself when it was open already; else it stands for it. Read
-   * before the registry is open it throws, but for its two subscriptions (`watchFeeds`,
+   * before the registry is open it throws, but for its subscriptions (`watchFeeds`, `observeFeeds`,
    * `onLiveChange`), which the app makes as it is built: they take effect as the registry opens.
    */
   readonly registry: ThreadRegistry
 }
 
 /** The calls an app makes while it is built, before any request: made on the registry once it is open. */
-const SUBSCRIPTIONS = new Set<PropertyKey>(['watchFeeds', 'onLiveChange'] satisfies (keyof ThreadRegistry)[])
+const SUBSCRIPTIONS = new Set<PropertyKey>(['watchFeeds', 'observeFeeds', 'onLiveChange'] satisfies (keyof ThreadRegistry)[])
 
 export function openingRegistry(opening: ThreadRegistry | Promise<ThreadRegistry>): OpeningRegistry {
   if (!(opening instanceof Promise)) return { current: opening, opened: Promise.resolve(opening), registry: opening }

@@ -14,9 +14,9 @@ import { deliver } from './deliver.js'
 import { PushSubscriptions } from './subscriptions.js'
 import { vapidKeys, type VapidKeys } from './vapid.js'
 
-/** What the notifier needs of the host: each feed as it loads, and a thread's title. */
+/** What the notifier needs of the host: every feed's observations, and a thread's title. */
 export interface PushHost {
-  watchFeeds(watcher: (threadId: string, feed: Feed) => void): () => void
+  observeFeeds(observer: (threadId: string, feed: Feed, o: Observation) => void): () => void
   get(threadId: string): { title: string } | undefined
 }
 
@@ -54,7 +54,7 @@ export class PushNotifier {
   /** Starts notifying for `host`'s threads; the returned function stops it. */
   watch(host: PushHost): () => void {
     this.#unwatch?.()
-    const unwatch = host.watchFeeds((threadId, feed) => feed.observe((o) => this.#observe(host, threadId, feed, o)))
+    const unwatch = host.observeFeeds((threadId, feed, o) => this.#observe(host, threadId, feed, o))
     this.#unwatch = unwatch
     return () => {
       unwatch()
