@@ -19,6 +19,7 @@ import { RequestLog } from './log.js'
 import { installMetrics } from './metrics.js'
 import { registerOpenApi } from './openapi.js'
 import { replyWith } from './responses.js'
+import { schemaCompilers } from './schema-compilers.js'
 import { dialogRoutes } from './routes/dialogs.js'
 import { changeRoutes } from './routes/changes.js'
 import { followRoutes } from './routes/follow.js'
@@ -82,11 +83,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Followers hold their sockets open; close must not wait for them.
     forceCloseConnections: true,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
+    // Validators built at a route's first request; bodies serialized by JSON.stringify (schema-compilers.ts).
+    schemaController: schemaCompilers(),
   }).withTypeProvider<TypeBoxTypeProvider>()
-
-  // Response schemas document and are tested; they do not shape the bytes. A schema-built
-  // serializer would silently drop any field a schema does not name, so bodies stay JSON.stringify.
-  app.setSerializerCompiler(() => (data) => JSON.stringify(data))
 
   app.setErrorHandler((error: { validation?: unknown; statusCode?: number; message: string; code?: string }, request, reply) => {
     if (error.validation) return replyWith(reply, guardOutcomes, { kind: 'bad-request', message: `bad request: ${error.message}` }, undefined)
