@@ -710,7 +710,8 @@ async function npmStart() {
     const [page, health] = await Promise.all([first200('/'), first200('/api/health')])
     await sleep(2000)
     const tree = processTree(proc.pid!)
-    const server = tree.find((p) => p.cmdline.includes('dist/server/main.js') || p.cmdline.includes('src/server/main.ts'))
+    // scripts/start.mjs imports the server in its own process (or, with no build, exec's tsx on src/server/main.ts).
+    const server = tree.find((p) => /scripts\/start\.mjs|dist\/server\/main\.js|src\/server\/main\.ts/.test(p.cmdline))
     const total = tree.reduce((s, p) => s + p.rss, 0)
     const others = tree.filter((p) => p !== server)
     // Beside RSS, what each process allocated itself (heap, stacks: anonymous memory), without the file pages

@@ -21,11 +21,14 @@ export function newest(dir) {
   return t
 }
 
-/** Whether dist/server/main.js is missing or older than anything in src (or this script). */
-export function serverStale() {
+/**
+ * Whether dist/server/main.js is missing or older than anything in src (or this script). `sources`:
+ * the newest time under src, when the caller has it already.
+ */
+export function serverStale(sources = newest(join(root, 'src'))) {
   if (!existsSync(serverEntry)) return true
   const built = statSync(serverEntry).mtimeMs
-  return newest(join(root, 'src')) > built || statSync(fileURLToPath(import.meta.url)).mtimeMs > built
+  return sources > built || statSync(fileURLToPath(import.meta.url)).mtimeMs > built
 }
 
 export async function buildServer() {

