@@ -228,7 +228,8 @@ export class ClusterNode {
     await this.registry.fence(threadId)
     const view = mirror.position > 0 ? mirror.feed?.view : undefined
     if (view) this.registry.adopt({ threadId, run: view.status.run })
-    const writer = new LogWriter(threadId, this.engine.logs, mirror.position, () => void this.#lose(threadId), this.options.log)
+    // The owner's followers get its records as soon as they are in the log: from the acknowledgement, not back through the reader.
+    const writer = new LogWriter(threadId, this.engine.logs, mirror.position, () => void this.#lose(threadId), this.options.log, (record, position) => this.#mirrors.get(threadId)?.appended(record, position))
     const owned: Owned = { ownership, writer, stopServing: () => {}, attached: new WeakSet() }
     this.#owned.set(threadId, owned)
     const epoch = { kind: 'epoch' as const, node: this.self.id, name: this.self.name, revision: ownership.revision, seq: view?.seq ?? 0 }

@@ -1,7 +1,10 @@
 /**
  * The only way a node writes a thread's log: records in order, one append in flight at a time, each
- * conditional on the position of this writer's own last record. Frames that pile up while an append
- * is in flight go together in the next one. A refused append means another node owns the thread:
+ * conditional on the position of this writer's own last record. What piles up while an append is in
+ * flight goes together in the next one (one `batch` record), and so does what one turn of the event
+ * loop pushes to an idle writer (a prompt's `accepted` record and the first frames of the run it
+ * starts): each append is a round trip to the engine that the next one waits for, and the answer to a
+ * command waits for them all. A refused append means another node owns the thread:
  * the writer stops for good and says so (`onFenced`); it never retries it. Any other failure (the
  * engine restarting) is tried again every 100 ms, in order: the same record under the same id, so an
  * append that landed but whose answer was lost is recognised by the engine, not written twice.
@@ -15,8 +18,8 @@ const RETRY_MS = 100
 export class LogWriter {
   /** Records not sent yet: frames pushed meanwhile may still join the last one. */
   #queue: ThreadRecord[] = []
-  /** The record being appended, under the id every attempt at it carries; never changed once sent. */
-  #inFlight?: { record: ThreadRecord; id: string }
+  /** The record being appended (`count` records made), under the id every attempt at it carries; never changed once sent. */
+  #inFlight?: { record: ThreadRecord; id: string; count: number }
   #pumping = false
   #fenced = false
   #closed = false
@@ -34,6 +37,8 @@ export class LogWriter {
     public position: number,
     private readonly onFenced: (error: Fenced) => void,
     private readonly log?: Log,
+    /** Each record once it is in the log, at its position, in order. */
+    private readonly onAppended?: (record: ThreadRecord, position: number) => void,
   ) {}
 
   get fenced(): boolean {
@@ -74,13 +79,16 @@ export class LogWriter {
     this.#pumping = true
     let failingSince: number | undefined
     try {
+      // What the rest of this turn pushes goes in the same append.
+      await new Promise((resolve) => setImmediate(resolve))
       while ((this.#inFlight || this.#queue.length > 0) && !this.#fenced && !this.#closed) {
-        this.#inFlight ??= { record: this.#queue.shift()!, id: randomUUID() }
-        const { record, id } = this.#inFlight
+        this.#inFlight ??= this.#take()
+        const { record, id, count } = this.#inFlight
         try {
           this.position = await this.logs.append(this.threadId, record, this.position, id)
           this.#inFlight = undefined
-          this.#appended++
+          this.#appended += count
+          this.onAppended?.(record, this.position)
           this.#settle()
           if (failingSince !== undefined) {
             this.log?.('warn', `[${this.threadId}] cluster: appends go through again after ${Date.now() - failingSince} ms`)
@@ -108,6 +116,13 @@ export class LogWriter {
       if ((this.#inFlight || this.#queue.length > 0) && !this.#fenced && !this.#closed) void this.#pump()
       else this.#settle()
     }
+  }
+
+  /** Everything queued, as one record. */
+  #take(): { record: ThreadRecord; id: string; count: number } {
+    const records = this.#queue
+    this.#queue = []
+    return { record: records.length === 1 ? records[0] : { kind: 'batch', records }, id: randomUUID(), count: records.length }
   }
 
   /** Answers the waiters whose records are all in the log, or every waiter once the writer stopped. */

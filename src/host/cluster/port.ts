@@ -88,6 +88,8 @@ export type ThreadRecord =
   | { kind: 'prompt'; op: 'accepted'; messageId: string; text: string; key?: { key: string; fingerprint: string; run: number } }
   | { kind: 'prompt'; op: 'admitted'; messageId: string; run: number; queued: boolean }
   | { kind: 'prompt'; op: 'settled'; messageId: string; withdrawn?: true }
+  /** Records made while the append before was in flight: one append, read in order. */
+  | { kind: 'batch'; records: ThreadRecord[] }
 
 /** An append refused because another writer appended since this one's last record. */
 export class Fenced extends Error {

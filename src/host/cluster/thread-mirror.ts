@@ -62,9 +62,18 @@ export class ThreadMirror {
   start(): void {
     this.#reader = this.logs.read(
       this.threadId,
-      (record, position) => this.#apply(record, position),
+      (record, position) => this.appended(record, position),
       () => void this.#caughtUp(),
     )
+  }
+
+  /**
+   * A record at its position in the log, folded once: the owner's own appends come here as soon as the
+   * engine acknowledges them (its followers need not wait for the reader to bring them back), and the
+   * reader's copy of each is then passed over.
+   */
+  appended(record: ThreadRecord, position: number): void {
+    if (position > this.position) this.#apply(record, position)
   }
 
   /** Resolves once every record there was at the start is folded and there is a feed. */
@@ -100,6 +109,9 @@ export class ThreadMirror {
   #apply(record: ThreadRecord, position: number): void {
     this.position = position
     switch (record.kind) {
+      case 'batch':
+        for (const one of record.records) this.#apply(one, position)
+        return
       case 'epoch':
         // Only the first epoch of a log carries a base; one equal to the view already shown changes nothing.
         if (record.base && (!this.feed || this.#framesSinceBase > 0 || this.feed.seq !== (record.base as ThreadView).seq)) this.#rebase(record.base as ThreadView)
