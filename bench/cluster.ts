@@ -16,6 +16,11 @@
  *
  * Each figure is printed beside the issue's target (issue 23). Skipped, saying why, where
  * nats-server is not installed. Not a test: nothing here asserts.
+ *
+ * BENCH_CLUSTER_BEFORE=<a checkout with dist/server/main.js built>: a second cluster of three nodes
+ * of that build (on its own nats-server) is measured in the same rounds — command, frame and dialog,
+ * the order of the two clusters alternating round by round — so a change is read against the code
+ * before it under the same load.
  */
 import type { ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
@@ -61,9 +66,11 @@ class Node {
     return this.server.child
   }
 
-  static async start(name: string, mode: 'tsx' | 'compiled', dataDir: string, extra: string[]): Promise<Node> {
+  /** `script`: another build's dist/server/main.js (BENCH_CLUSTER_BEFORE). */
+  static async start(name: string, mode: 'tsx' | 'compiled', dataDir: string, extra: string[], script?: string): Promise<Node> {
     const args = ['--port', '0', '--data-dir', dataDir, '--agent-dir', join(dataDir, 'agent'), '--workspace', join(dataDir, 'ws'), '--model', 'demo', '--demo-delay-ms', String(PACE_MS), '--inspector', 'off', '--log-level', 'warn', ...extra]
-    const server = spawnServer({ args, entry: mode, node: [...STAMP, ...(mode === 'compiled' ? ['--enable-source-maps'] : [])], ipc: true })
+    const compiled = mode === 'compiled' || script !== undefined
+    const server = spawnServer({ args, entry: mode, ...(script ? { script } : {}), node: [...STAMP, ...(compiled ? ['--enable-source-maps'] : [])], ipc: true })
     return new Node(name, server, (await server.url).replace('localhost', '127.0.0.1'))
   }
 
@@ -135,6 +142,8 @@ class Tab {
 }
 
 const runEnd = (run: number) => `"busy":false,"run":${run},`
+/** The label of BENCH_CLUSTER_BEFORE's figures. */
+const BEFORE = ' [before]'
 let threads = 0
 
 export class ClusterBench {
@@ -149,6 +158,8 @@ export class ClusterBench {
     readonly embeddedDir: string,
     readonly embedded: Node,
     readonly nodes: Node[],
+    /** BENCH_CLUSTER_BEFORE's cluster: the same figures (not failover) from another build. */
+    readonly before?: { nats: NatsServer; dataDir: string; nodes: Node[] },
   ) {}
 
   /** Undefined (and a line saying why) where nats-server is not installed. */
@@ -164,14 +175,26 @@ export class ClusterBench {
     for (const dir of [dataDir, embeddedDir]) mkdirSync(join(dir, 'ws'), { recursive: true })
     const embedded = await Node.start('embedded', options.mode, embeddedDir, [])
     const nodes = await Promise.all(['n1', 'n2', 'n3'].map((name) => Node.start(name, options.mode, dataDir, ['--cluster', nats.url, '--node-name', name])))
-    const bench = new ClusterBench(options, nats, dataDir, embeddedDir, embedded, nodes)
-    for (;;) {
-      const health = await nodes[0].api('GET', '/api/health')
-      if (health.body?.cluster?.nodes?.length === 3) break
-      await sleep(100)
+    let before: ClusterBench['before']
+    const beforeDir = process.env.BENCH_CLUSTER_BEFORE
+    if (beforeDir) {
+      const script = join(resolve(beforeDir), 'dist/server/main.js')
+      const beforeNats = await startNats()
+      const beforeData = mkdtempSync(join(tmpdir(), 'threadhost-bench-cluster-before-'))
+      mkdirSync(join(beforeData, 'ws'), { recursive: true })
+      const beforeNodes = await Promise.all(['b1', 'b2', 'b3'].map((name) => Node.start(name, options.mode, beforeData, ['--cluster', beforeNats.url, '--node-name', name], script)))
+      before = { nats: beforeNats, dataDir: beforeData, nodes: beforeNodes }
+    }
+    const bench = new ClusterBench(options, nats, dataDir, embeddedDir, embedded, nodes, before)
+    for (const cluster of [nodes, ...(before ? [before.nodes] : [])]) {
+      for (;;) {
+        const health = await cluster[0].api('GET', '/api/health')
+        if (health.body?.cluster?.nodes?.length === 3) break
+        await sleep(100)
+      }
     }
     // Untimed: one run on each server, so the first round does not time the JIT warming up.
-    for (const server of [embedded, ...nodes]) {
+    for (const server of [embedded, ...nodes, ...(before?.nodes ?? [])]) {
       const id = await bench.#thread(server)
       await bench.#run(server, id, 'slow 50')
     }
@@ -210,30 +233,41 @@ export class ClusterBench {
   async round(round: number, clients: FollowerProcesses): Promise<void> {
     const { progress, quick } = this.options
     const owner = this.nodes[(round - 1) % 3]
-    const other = this.nodes[round % 3]
+    // The clusters measured after the embedded node, in turn: the order alternates round by round.
+    const clusters: Array<[string, Node[]]> = [['', this.nodes], ...(this.before ? [[BEFORE, this.before.nodes] as [string, Node[]]] : [])]
+    if (round % 2 === 0) clusters.reverse()
     progress(`round ${round}: cluster — command latency`)
     const times = quick ? 15 : 30
     const single = await this.#thread(this.embedded)
     await this.#run(this.embedded, single, 'hello')
     this.#add('command, embedded', await this.#commands(this.embedded, this.embedded, single, times))
-    // Owned by `owner` from here: the first prompt on a thread nobody owns is taken by the node it reaches.
-    const id = await this.#thread(owner)
-    await this.#run(owner, id, 'hello')
-    this.#add('command, to the owner', await this.#commands(owner, owner, id, times))
-    this.#add('command, to another node (passed on to the owner)', await this.#commands(owner, other, id, times))
+    for (const [label, nodes] of clusters) {
+      const owning = nodes[(round - 1) % 3]
+      const other = nodes[round % 3]
+      // Owned by `owning` from here: the first prompt on a thread nobody owns is taken by the node it reaches.
+      const id = await this.#thread(owning)
+      await this.#run(owning, id, 'hello')
+      this.#add(`command, to the owner${label}`, await this.#commands(owning, owning, id, times))
+      this.#add(`command, to another node (passed on to the owner)${label}`, await this.#commands(owning, other, id, times))
+    }
 
     progress(`round ${round}: cluster — frame latency`)
     const words = quick ? 200 : 400
     const e = await this.#frames(this.embedded, [this.embedded], words)
     this.#add('frame, embedded', e[0])
-    const c = await this.#frames(owner, this.nodes, words)
-    this.#add("frame, followers on the owner's node", c[this.nodes.indexOf(owner)])
-    this.#add('frame, followers on the other nodes', this.nodes.filter((n) => n !== owner).flatMap((n) => c[this.nodes.indexOf(n)]))
+    for (const [label, nodes] of clusters) {
+      const owning = nodes[(round - 1) % 3]
+      const c = await this.#frames(owning, nodes, words)
+      this.#add(`frame, followers on the owner's node${label}`, c[nodes.indexOf(owning)])
+      this.#add(`frame, followers on the other nodes${label}`, nodes.filter((n) => n !== owning).flatMap((n) => c[nodes.indexOf(n)]))
+    }
 
     progress(`round ${round}: cluster — dialog answer → last of 100 followers`)
     const dialogs = quick ? 15 : 30
     this.#add('dialog, embedded (100 followers)', await this.#dialogs(clients, this.embedded, [this.embedded], dialogs))
-    this.#add('dialog, 3 nodes (100 followers spread over them)', await this.#dialogs(clients, owner, this.nodes, dialogs))
+    for (const [label, nodes] of clusters) {
+      this.#add(`dialog, 3 nodes (100 followers spread over them)${label}`, await this.#dialogs(clients, nodes[(round - 1) % 3], nodes, dialogs))
+    }
 
     progress(`round ${round}: cluster — failover (kill -9 of an owner)`)
     this.#add('failover', await this.#failover(owner, quick ? 3 : 5))
@@ -372,6 +406,11 @@ export class ClusterBench {
       return xs.length ? percentile(xs, q) : NaN
     }
     const n = (figure: string) => this.samples.get(figure)?.length ?? 0
+    for (const label of ['', ...(this.before ? [BEFORE] : [])]) this.#table(label, p, n, fmt)
+    for (const note of new Set(this.notes)) console.log(`  ${note}`)
+  }
+
+  #table(label: string, p: (figure: string, q: number) => number, n: (figure: string) => number, fmt: (x: number) => string): void {
     const rows: Array<[string, string, number, string, (v: number) => boolean]> = []
     const added = (what: string, embedded: string, cluster: string, q: number, bound: number) => {
       rows.push([`${what}, p${q}: ${fmt(p(cluster, q))} vs ${fmt(p(embedded, q))} embedded (${n(cluster)} / ${n(embedded)} samples)`, 'ms added', p(cluster, q) - p(embedded, q), `≤ +${bound}`, (v) => v <= bound])
@@ -379,30 +418,32 @@ export class ClusterBench {
     const absolute = (what: string, figure: string, q: number, bound: number, unit = 'ms') => {
       rows.push([`${what}, p${q} (${n(figure)} samples)`, unit, p(figure, q), `≤ ${bound}`, (v) => v <= bound])
     }
-    for (const q of [50, 99]) added('prompt → 202 sent to the owner', 'command, embedded', 'command, to the owner', q, q === 50 ? 2 : 10)
-    for (const q of [50, 99]) added('prompt → 202 sent to another node', 'command, embedded', 'command, to another node (passed on to the owner)', q, q === 50 ? 2 : 10)
-    for (const q of [50, 99]) added("delta append → follower on the owner's node", 'frame, embedded', "frame, followers on the owner's node", q, q === 50 ? 1 : 5)
-    for (const q of [50, 99]) absolute('delta append → followers on the other nodes', 'frame, followers on the other nodes', q, q === 50 ? 2 : 10)
-    absolute('dialog answer → last of 100 followers over 3 nodes settled', 'dialog, 3 nodes (100 followers spread over them)', 99, 15)
+    for (const q of [50, 99]) added('prompt → 202 sent to the owner', 'command, embedded', `command, to the owner${label}`, q, q === 50 ? 2 : 10)
+    for (const q of [50, 99]) added('prompt → 202 sent to another node', 'command, embedded', `command, to another node (passed on to the owner)${label}`, q, q === 50 ? 2 : 10)
+    for (const q of [50, 99]) added("delta append → follower on the owner's node", 'frame, embedded', `frame, followers on the owner's node${label}`, q, q === 50 ? 1 : 5)
+    for (const q of [50, 99]) absolute('delta append → followers on the other nodes', `frame, followers on the other nodes${label}`, q, q === 50 ? 2 : 10)
+    absolute('dialog answer → last of 100 followers over 3 nodes settled', `dialog, 3 nodes (100 followers spread over them)${label}`, 99, 15)
     absolute('… the same, embedded (100 followers on one node)', 'dialog, embedded (100 followers)', 99, Infinity)
-    absolute('… over 3 nodes', 'dialog, 3 nodes (100 followers spread over them)', 50, Infinity)
-    absolute('failover: kill -9 of an owner → settled {aborted} at survivors\' followers', 'failover', 99, 5000)
-    absolute('… the same', 'failover', 50, Infinity)
+    absolute('… over 3 nodes', `dialog, 3 nodes (100 followers spread over them)${label}`, 50, Infinity)
+    if (!label) {
+      absolute('failover: kill -9 of an owner → settled {aborted} at survivors\' followers', 'failover', 99, 5000)
+      absolute('… the same', 'failover', 50, Infinity)
+    }
     console.log('')
-    console.log('cluster: 3 nodes on nats-server -js (loopback) against the embedded node, same run')
+    console.log(`cluster${label}: 3 nodes on nats-server -js (loopback) against the embedded node, same run${label ? ` (BENCH_CLUSTER_BEFORE=${process.env.BENCH_CLUSTER_BEFORE})` : ''}`)
     console.log('| figure | value | target |')
     console.log('|---|---|---|')
     for (const [figure, unit, value, target, met] of rows) {
       const bounded = target.endsWith('Infinity') ? '' : `${target} ${unit.replace(' added', '')}: ${Number.isFinite(value) ? (met(value) ? 'met' : 'not met') : '—'}`
       console.log(`| ${figure} | ${fmt(value)} ${unit} | ${bounded} |`)
     }
-    for (const note of new Set(this.notes)) console.log(`  ${note}`)
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.embedded, ...this.nodes].map((n) => n.server.stop(5000)))
-    await this.nats.stop()
+    await Promise.all([this.embedded, ...this.nodes, ...(this.before?.nodes ?? [])].map((n) => n.server.stop(5000)))
+    await Promise.all([this.nats.stop(), this.before?.nats.stop()])
     rmSync(this.dataDir, { recursive: true, force: true })
+    if (this.before) rmSync(this.before.dataDir, { recursive: true, force: true })
     rmSync(this.embeddedDir, { recursive: true, force: true })
   }
 }
