@@ -44,6 +44,8 @@ export class PromptAdmission {
     } catch (error) {
       return { kind: 'not-durable', fault: writeFault(error) ?? { kind: 'read-only', code: 'EIO', message: String(error) } }
     }
+    // Cluster mode: in the thread's log before the machine sees it (a fenced node's answer is then a 503).
+    if (this.store.promptLogged) await this.store.promptLogged(threadId, messageId)
     const outcome = await live.prompt({ messageId, text, admission, deliverAs, ...(run !== undefined ? { run } : {}) }, images)
     if (outcome.kind === 'admitted') this.#admitted(slot, text, outcome)
     else this.#withdraw(threadId, messageId)

@@ -34,6 +34,14 @@ const PASSED_HEADERS = ['authorization', 'content-type', 'idempotency-key']
 const OWNER_HEADER = 'x-threadhost-owner'
 const ANSWER_HEADERS = ['content-type', 'retry-after', 'idempotent-replayed']
 
+const PROMPT_ROUTE = `${apiRoutes.prompt.method} ${apiRoutes.prompt.path}`
+
+/** The prompt a 202 of the prompt route accepted (its body names it): that answer waits for the prompt's record only. */
+function admittedPrompt(request: FastifyRequest, status: number, payload: unknown): string | undefined {
+  if (status !== 202 || typeof payload !== 'string' || `${request.method} ${request.routeOptions.url}` !== PROMPT_ROUTE) return undefined
+  return /"messageId":"([^"]+)"/.exec(payload)?.[1]
+}
+
 export interface ClusterHttp {
   install(app: FastifyInstance): void
   health(): Promise<object>
@@ -95,11 +103,12 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
       refuseWhileDraining(app, node)
 
       // Before the write guards record an idempotent answer: nothing is answered before it is in the log.
+      // A prompt's 202 promises the prompt (its `accepted` record), not the first frames of the run it started.
       app.addHook('onSend', async (request, reply, payload) => {
         const threadId = local.get(request)
         if (threadId === undefined) return payload
         try {
-          if ((await node.flushed(threadId)) || reply.statusCode >= 300) return payload
+          if ((await node.flushed(threadId, admittedPrompt(request, reply.statusCode, payload))) || reply.statusCode >= 300) return payload
           const { status, body } = answerOf(guardOutcomes, { kind: 'owner-changed', threadId }, undefined)
           reply.code(status).header('retry-after', '1').type('application/json; charset=utf-8')
           return JSON.stringify(body)

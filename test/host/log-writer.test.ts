@@ -23,16 +23,11 @@ function heldLog() {
       ),
     read: () => ({ stop() {} }),
   }
-  /** Resolves once an append has been sent (the writer sends what a turn pushed at the end of that turn). */
-  const sent = async () => {
-    while (pending.length === 0) await new Promise((resolve) => setImmediate(resolve))
-  }
   const land = async () => {
-    await sent()
-    pending.shift()!()
+    pending.shift()?.()
     await new Promise((resolve) => setTimeout(resolve, 0))
   }
-  return { logs, records, land, sent, pending }
+  return { logs, records, land, pending }
 }
 
 describe('the log writer', () => {
@@ -44,7 +39,6 @@ describe('the log writer', () => {
     let answered = false
     void accepted.then(() => (answered = true))
     // The run starts streaming while the accepted record is on its way.
-    await log.sent()
     writer.push({ kind: 'frames', frames: ['a'] })
     writer.push({ kind: 'frames', frames: ['b'] })
     await log.land()
@@ -64,32 +58,41 @@ describe('the log writer', () => {
     expect(await writer.flushed()).toBe(true)
   })
 
-  it('what one turn pushes to an idle writer goes in one append, and what piles up behind it in the next: a flush waits for one append each', async () => {
+  it('what piles up behind an append in flight goes in the next one, whatever it is; a flush up to a record waits for that record, not for what follows it', async () => {
     const log = heldLog()
     const appended: [ThreadRecord, number][] = []
     const writer = new LogWriter('t', log.logs, 0, () => {}, undefined, (record, position) => appended.push([record, position]))
-    // A prompt admitted and the run it starts, in one turn: one append, not two in a row.
-    writer.push({ kind: 'prompt', op: 'accepted', messageId: 'm1', text: 'hi' })
     writer.push({ kind: 'frames', frames: ['a'] })
+    // While the run's frame is on its way, a prompt is accepted and the next run starts streaming.
+    writer.push({ kind: 'prompt', op: 'accepted', messageId: 'm2', text: 'next' })
+    const accepted = writer.made
     writer.push({ kind: 'frames', frames: ['b'] })
-    const first = writer.flushed()
-    await log.sent()
-    // While it is on its way, a prompt settles and more frames come: together in the next one.
     writer.push({ kind: 'frames', frames: ['c'] })
     writer.push({ kind: 'prompt', op: 'settled', messageId: 'm1' })
-    writer.push({ kind: 'frames', frames: ['d'] })
-    const second = writer.flushed()
     expect(log.pending).toHaveLength(1)
     await log.land()
-    expect(await first).toBe(true)
+    // The four went in one append: two round trips, not five.
+    expect(log.pending).toHaveLength(1)
+    writer.push({ kind: 'frames', frames: ['d'] })
+    let all = false
+    void writer.flushed().then(() => (all = true))
+    // The accepted prompt's flush, asked after the whole log's, does not wait behind it.
+    let prompt = false
+    void writer.flushed(accepted).then(() => (prompt = true))
     await log.land()
-    expect(await second).toBe(true)
-    expect(log.records).toEqual([
-      { kind: 'batch', records: [{ kind: 'prompt', op: 'accepted', messageId: 'm1', text: 'hi' }, { kind: 'frames', frames: ['a', 'b'] }] },
-      { kind: 'batch', records: [{ kind: 'frames', frames: ['c'] }, { kind: 'prompt', op: 'settled', messageId: 'm1' }, { kind: 'frames', frames: ['d'] }] },
+    expect(prompt).toBe(true)
+    expect(all).toBe(false)
+    await log.land()
+    expect(all).toBe(true)
+    expect(log.records.slice(0, 2)).toEqual([
+      { kind: 'frames', frames: ['a'] },
+      {
+        kind: 'batch',
+        records: [{ kind: 'prompt', op: 'accepted', messageId: 'm2', text: 'next' }, { kind: 'frames', frames: ['b', 'c'] }, { kind: 'prompt', op: 'settled', messageId: 'm1' }],
+      },
     ])
-    // Each told once it is in the log, at its position, in order.
-    expect(appended.map(([, position]) => position)).toEqual([1, 2])
+    // Each told once it is in the log, at its position, in order (the owner's followers read them from here).
+    expect(appended.map(([, position]) => position)).toEqual([1, 2, 3])
   })
 
   it('every flush waiting when the writer is fenced resolves false, and nothing more is written', async () => {
@@ -102,7 +105,6 @@ describe('the log writer', () => {
     expect(await flushed).toBe(false)
     expect(fenced).toBe(1)
     writer.push({ kind: 'frames', frames: ['more'] })
-    await new Promise((resolve) => setImmediate(resolve))
     expect(log.pending).toHaveLength(0)
     expect(await writer.flushed()).toBe(false)
   })

@@ -44,6 +44,8 @@ const COMMAND_TIMEOUT_MS = 5000
 const SCAN_EVERY_MS = 250
 /** The node ranked second for a dead node's thread waits this long per rank before trying. */
 const RANK_DELAY_MS = 1000
+/** Prompts' accepted marks kept for their answers at most (see `promptAccepted`). */
+const MAX_ACCEPTED = 1000
 
 interface Owned {
   ownership: Ownership
@@ -60,6 +62,8 @@ export class ClusterNode {
   /** Threads with a runtime on this node, and commands running here per thread: what keeps an owned thread from being given back. */
   readonly #liveHere = new Set<string>()
   readonly #commandsHere = new Map<string, number>()
+  /** Prompts accepted here and not settled yet: how many records their writer had made with their `accepted` record. */
+  readonly #accepted = new Map<string, { writer: LogWriter; upTo: number }>()
   #handler?: (request: CommandRequest) => Promise<CommandReply>
   #scan?: ReturnType<typeof setInterval>
   #index?: { stop(): void }
@@ -169,9 +173,16 @@ export class ClusterNode {
     await this.engine.owners.release(owned.ownership).catch((error: unknown) => this.options.log?.('warn', `[${threadId}] cluster: giving the thread back failed: ${String(error)}`))
   }
 
-  /** Resolves true once what this node wrote for the thread so far is in its log (false: fenced meanwhile). */
-  flushed(threadId: string): Promise<boolean> {
-    return this.#owned.get(threadId)?.writer.flushed() ?? Promise.resolve(true)
+  /**
+   * Resolves true once what this node wrote for the thread so far is in its log (false: fenced
+   * meanwhile). With the `messageId` of a prompt accepted here: once its `accepted` record (and what
+   * was written before it) is — a 202 promises the prompt, not the frames of the run it started.
+   */
+  flushed(threadId: string, messageId?: string): Promise<boolean> {
+    const accepted = messageId === undefined ? undefined : this.#accepted.get(messageId)
+    const writer = this.#owned.get(threadId)?.writer
+    if (!writer) return Promise.resolve(true)
+    return accepted?.writer === writer ? writer.flushed(accepted.upTo) : writer.flushed()
   }
 
   /** The owner's name, for the thread's summary. */
@@ -311,7 +322,12 @@ export class ClusterNode {
    * never ran. A keyed prompt's key is claimed in it (see `keyedAdmission`).
    */
   promptAccepted(threadId: string, messageId: string, text: string, key?: { key: string; fingerprint: string; run: number }): void {
-    this.#owned.get(threadId)?.writer.push({ kind: 'prompt', op: 'accepted', messageId, text, ...(key ? { key } : {}) })
+    const writer = this.#owned.get(threadId)?.writer
+    if (!writer) return
+    writer.push({ kind: 'prompt', op: 'accepted', messageId, text, ...(key ? { key } : {}) })
+    // Kept until the prompt settles (withdrawn, rejected or run); bounded all the same.
+    if (this.#accepted.size >= MAX_ACCEPTED) this.#accepted.delete(this.#accepted.keys().next().value!)
+    this.#accepted.set(messageId, { writer, upTo: writer.made })
   }
 
   /** A keyed prompt's receipt (its run, whether it was queued): what its 202 said, for a retry answered from the log. */
@@ -320,6 +336,7 @@ export class ClusterNode {
   }
 
   promptSettled(threadId: string, messageId: string, withdrawn = false): void {
+    this.#accepted.delete(messageId)
     this.#owned.get(threadId)?.writer.push({ kind: 'prompt', op: 'settled', messageId, ...(withdrawn ? { withdrawn: true as const } : {}) })
   }
 
@@ -458,6 +475,7 @@ export function clusterStore(store: ThreadStore, node: () => ClusterNode | undef
   const index = (work: () => Promise<void>) => void work().catch((e: unknown) => log?.('warn', `cluster: index write failed: ${String(e)}`))
   return new Proxy(store, {
     get(target, property, receiver) {
+      if (property === 'promptLogged') return (threadId: string, messageId: string) => node()?.flushed(threadId, messageId) ?? Promise.resolve(true)
       const value = Reflect.get(target, property, receiver) as unknown
       if (typeof value !== 'function') return value
       switch (property) {

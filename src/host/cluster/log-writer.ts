@@ -1,10 +1,8 @@
 /**
  * The only way a node writes a thread's log: records in order, one append in flight at a time, each
  * conditional on the position of this writer's own last record. What piles up while an append is in
- * flight goes together in the next one (one `batch` record), and so does what one turn of the event
- * loop pushes to an idle writer (a prompt's `accepted` record and the first frames of the run it
- * starts): each append is a round trip to the engine that the next one waits for, and the answer to a
- * command waits for them all. A refused append means another node owns the thread:
+ * flight goes together in the next one (one `batch` record: each append is a round trip to the engine
+ * that the next one waits for). A refused append means another node owns the thread:
  * the writer stops for good and says so (`onFenced`); it never retries it. Any other failure (the
  * engine restarting) is tried again every 100 ms, in order: the same record under the same id, so an
  * append that landed but whose answer was lost is recognised by the engine, not written twice.
@@ -56,15 +54,20 @@ export class LogWriter {
     void this.#pump()
   }
 
+  /** How many records were made so far: `flushed(made)` waits for those alone. */
+  get made(): number {
+    return this.#made
+  }
+
   /**
-   * Resolves true once everything pushed so far is in the log; false if the writer was fenced (or
-   * closed) first. What is pushed after the call is not waited for: a prompt's 202 waits for its own
-   * record, not for the frames of the run it started.
+   * Resolves true once the first `upTo` records made (everything pushed so far, by default) are in the
+   * log; false if the writer was fenced (or closed) first. What is pushed after is not waited for: a
+   * prompt's 202 waits for its own record, not for the frames of the run it started.
    */
-  flushed(): Promise<boolean> {
+  flushed(upTo = this.#made): Promise<boolean> {
     if (this.#fenced || this.#closed) return Promise.resolve(false)
-    if (this.#appended >= this.#made) return Promise.resolve(true)
-    return new Promise((resolve) => this.#waiting.push({ upTo: this.#made, resolve }))
+    if (this.#appended >= upTo) return Promise.resolve(true)
+    return new Promise((resolve) => this.#waiting.push({ upTo, resolve }))
   }
 
   close(): void {
@@ -79,8 +82,6 @@ export class LogWriter {
     this.#pumping = true
     let failingSince: number | undefined
     try {
-      // What the rest of this turn pushes goes in the same append.
-      await new Promise((resolve) => setImmediate(resolve))
       while ((this.#inFlight || this.#queue.length > 0) && !this.#fenced && !this.#closed) {
         this.#inFlight ??= this.#take()
         const { record, id, count } = this.#inFlight
@@ -128,6 +129,12 @@ export class LogWriter {
   /** Answers the waiters whose records are all in the log, or every waiter once the writer stopped. */
   #settle(): void {
     const stopped = this.#fenced || this.#closed
-    while (this.#waiting.length > 0 && (stopped || this.#waiting[0].upTo <= this.#appended)) this.#waiting.shift()!.resolve(!stopped)
+    if (this.#waiting.length === 0) return
+    const still: { upTo: number; resolve: (ok: boolean) => void }[] = []
+    for (const waiter of this.#waiting) {
+      if (stopped || waiter.upTo <= this.#appended) waiter.resolve(!stopped)
+      else still.push(waiter)
+    }
+    this.#waiting = still
   }
 }

@@ -118,6 +118,12 @@ export interface ThreadStore {
    */
   admitPrompt(prompt: PromptRow, thread: ThreadRow, claim?: IdempotencyClaim): void
   /**
+   * Cluster mode (src/host/cluster/cluster-node.ts): resolves once the prompt `admitPrompt` journaled is
+   * in the thread's log too, the record every node reads (false: another node owns the thread now). The
+   * machine is given the prompt only then, as it is given it only once journaled. Absent in one process.
+   */
+  promptLogged?(threadId: string, messageId: string): Promise<boolean>
+  /**
    * The machine's answer to a prompt journaled (by `admitPrompt`) before it was sent: its run and
    * whether it was queued, with the thread's row, in one commit.
    */
