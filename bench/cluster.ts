@@ -4,7 +4,8 @@
  * round (embedded, then the cluster, for each figure, so the machine's load hits both alike):
  *
  * - **command**: `POST …/prompt` → its `202`, sent to the embedded node, to the thread's owner and
- *   to a node that passes it on to the owner;
+ *   to a node that passes it on to the owner; then the same with an `Idempotency-Key` on each (as the
+ *   web client sends every prompt);
  * - **frame**: a delta's append (the moment the owner's feed encodes it, noted inside the server by
  *   bench/cluster-stamp.mjs) → its arrival at a follower: on the embedded node, on the owner's node
  *   and on each other node (a `slow` run paced by the demo model);
@@ -86,8 +87,8 @@ class Node {
     })
   }
 
-  async api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-    const res = await fetch(this.url + path, { method, ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) })
+  async api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+    const res = await fetch(this.url + path, { method, ...(body === undefined ? { headers } : { headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }) })
     const text = await res.text()
     return { status: res.status, body: text ? JSON.parse(text) : undefined }
   }
@@ -241,6 +242,7 @@ export class ClusterBench {
     const single = await this.#thread(this.embedded)
     await this.#run(this.embedded, single, 'hello')
     this.#add('command, embedded', await this.#commands(this.embedded, this.embedded, single, times))
+    this.#add('keyed command, embedded', await this.#commands(this.embedded, this.embedded, single, times, true))
     for (const [label, nodes] of clusters) {
       const owning = nodes[(round - 1) % 3]
       const other = nodes[round % 3]
@@ -249,6 +251,8 @@ export class ClusterBench {
       await this.#run(owning, id, 'hello')
       this.#add(`command, to the owner${label}`, await this.#commands(owning, owning, id, times))
       this.#add(`command, to another node (passed on to the owner)${label}`, await this.#commands(owning, other, id, times))
+      this.#add(`keyed command, to the owner${label}`, await this.#commands(owning, owning, id, times, true))
+      this.#add(`keyed command, to another node${label}`, await this.#commands(owning, other, id, times, true))
     }
 
     progress(`round ${round}: cluster — frame latency`)
@@ -273,8 +277,8 @@ export class ClusterBench {
     this.#add('failover', await this.#failover(owner, quick ? 3 : 5))
   }
 
-  /** `times` prompts on thread `id` (owned by `owner`), each sent to `via`: ms to the 202. */
-  async #commands(owner: Node, via: Node, id: string, times: number): Promise<number[]> {
+  /** `times` prompts on thread `id` (owned by `owner`), each sent to `via` (`keyed`: each with its own Idempotency-Key, as the web client sends them): ms to the 202. */
+  async #commands(owner: Node, via: Node, id: string, times: number, keyed = false): Promise<number[]> {
     const tab = new Tab(owner.url, id)
     await tab.ready()
     const out: number[] = []
@@ -282,7 +286,7 @@ export class ClusterBench {
       for (let k = 0; k < times; k++) {
         const from = tab.mark()
         const t0 = process.hrtime.bigint()
-        const r = await via.api('POST', `/api/threads/${id}/prompt`, { message: 'hi' })
+        const r = await via.api('POST', `/api/threads/${id}/prompt`, { message: 'hi' }, keyed ? { 'idempotency-key': `bench-${id}-${process.hrtime.bigint()}` } : {})
         const t1 = process.hrtime.bigint()
         if (r.status !== 202 || r.body?.queued) throw new Error(`prompt via ${via.name}: ${r.status} ${JSON.stringify(r.body)}`)
         out.push(Number(t1 - t0) / 1e6)
@@ -420,6 +424,8 @@ export class ClusterBench {
     }
     for (const q of [50, 99]) added('prompt → 202 sent to the owner', 'command, embedded', `command, to the owner${label}`, q, q === 50 ? 2 : 10)
     for (const q of [50, 99]) added('prompt → 202 sent to another node', 'command, embedded', `command, to another node (passed on to the owner)${label}`, q, q === 50 ? 2 : 10)
+    added('keyed prompt (Idempotency-Key) → 202 sent to the owner', 'keyed command, embedded', `keyed command, to the owner${label}`, 50, 2)
+    added('keyed prompt (Idempotency-Key) → 202 sent to another node', 'keyed command, embedded', `keyed command, to another node${label}`, 50, 2)
     for (const q of [50, 99]) added("delta append → follower on the owner's node", 'frame, embedded', `frame, followers on the owner's node${label}`, q, q === 50 ? 1 : 5)
     for (const q of [50, 99]) absolute('delta append → followers on the other nodes', `frame, followers on the other nodes${label}`, q, q === 50 ? 2 : 10)
     absolute('dialog answer → last of 100 followers over 3 nodes settled', `dialog, 3 nodes (100 followers spread over them)${label}`, 99, 15)
