@@ -99,12 +99,29 @@ class Tab {
   readonly arrivals = new Map<number, bigint>()
   #text = ''
   #waiters: Array<{ test: (text: string) => boolean; resolve: () => void }> = []
-  #request: ClientRequest
+  #request?: ClientRequest
+  #closed = false
 
-  constructor(url: string, threadId: string) {
-    this.#request = httpRequest(`${url}/api/threads/${threadId}/follow`, { headers: { accept: 'text/event-stream' } })
+  constructor(
+    readonly url: string,
+    readonly threadId: string,
+  ) {
+    this.#open(Date.now() + 10_000)
+  }
+
+  /**
+   * A node that has not heard of the thread yet (its row reaches the other nodes through the index a
+   * moment after the create) answers 404: the follow is sent again until `deadline`.
+   */
+  #open(deadline: number): void {
+    if (this.#closed) return
+    this.#request = httpRequest(`${this.url}/api/threads/${this.threadId}/follow`, { headers: { accept: 'text/event-stream' } })
     this.#request.on('error', () => {})
     this.#request.on('response', (response) => {
+      if (response.statusCode !== 200 && Date.now() < deadline) {
+        response.resume()
+        return void setTimeout(() => this.#open(deadline), 50)
+      }
       response.setEncoding('latin1')
       response.on('data', (chunk: string) => {
         const at = process.hrtime.bigint()
@@ -134,11 +151,12 @@ class Tab {
 
   /** Resolves once the stream has any frame (its snapshot). */
   ready(): Promise<void> {
-    return this.#text.includes('\n\n') ? Promise.resolve() : new Promise((resolve) => this.#waiters.push({ test: (t) => t.includes('\n\n'), resolve }))
+    return this.until('\n\n', 0)
   }
 
   close(): void {
-    this.#request.destroy()
+    this.#closed = true
+    this.#request?.destroy()
   }
 }
 
@@ -373,6 +391,7 @@ export class ClusterBench {
     for (let k = 0; k < threads; k++) ids.push(await this.#thread(victim))
     const tabs = ids.map((id, k) => new Tab(survivors[k % survivors.length].url, id))
     const out: number[] = []
+    let killed = false
     try {
       await Promise.all(tabs.map((t) => t.ready()))
       const started = ids.map((_, k) => tabs[k].until('event: assistant-delta'))
@@ -386,11 +405,14 @@ export class ClusterBench {
         if (owner !== victim.name) throw new Error(`thread ${id} is owned by ${owner}, not ${victim.name}`)
       }
       const aborted = tabs.map((t) => t.until(/event: settled\ndata: \{[^\n]*"aborted":true/, t.mark(), 30_000).then(() => process.hrtime.bigint()))
-      const killed = process.hrtime.bigint()
+      const at0 = process.hrtime.bigint()
       victim.child.kill('SIGKILL')
-      for (const at of await Promise.all(aborted)) out.push(Number(at - killed) / 1e6)
+      killed = true
+      for (const at of await Promise.all(aborted)) out.push(Number(at - at0) / 1e6)
     } finally {
       for (const t of tabs) t.close()
+      // Killed all the same when the sample failed before the kill: it is started again below either way.
+      if (!killed) victim.child.kill('SIGKILL')
       await victim.server.exit
       const again = await Node.start(victim.name, this.options.mode, this.dataDir, ['--cluster', this.nats.url, '--node-name', victim.name])
       this.nodes[this.nodes.indexOf(victim)] = again
