@@ -21,7 +21,7 @@ import type { ThreadRow, ThreadStore } from '../store/port.js'
 import { fenceGuard, type FenceGuard } from './fence-guard.js'
 import { LogWriter } from './log-writer.js'
 import { EngineAway, type ClusterEngine, type CommandReply, type CommandRequest, type NodeInfo, type Ownership } from './port.js'
-import { ThreadMirror, type KeyedAdmission } from './thread-mirror.js'
+import { lastFrame, ThreadMirror, type KeyedAdmission } from './thread-mirror.js'
 
 /** What the node needs of the thread registry (thread-registry.ts). */
 export interface ClusterRegistry {
@@ -289,7 +289,8 @@ export class ClusterNode {
       writer.epochWritten = true
       writer.push({ kind: 'epoch', node: this.self.id, name: this.self.name, revision: owned.ownership.revision, seq: feed.seq, base: feed.snapshot() })
     }
-    feed.observe((o) => writer.push({ kind: 'frames', frames: [encodeObservation(o).toString('utf8')] }))
+    // The frame the feed encoded for its followers, not a second encoding of it.
+    feed.observe((o) => writer.push({ kind: 'frames', frames: [(lastFrame(feed, o) ?? encodeObservation(o)).toString('utf8')] }))
   }
 
   /** Where this node's feed of a thread starts: the fold of its log, when the log holds anything. */
