@@ -175,8 +175,9 @@ export class ClusterNode {
 
   /**
    * Resolves true once what this node wrote for the thread so far is in its log (false: fenced
-   * meanwhile). With the `messageId` of a prompt accepted here: once its `accepted` record (and what
-   * was written before it) is — a 202 promises the prompt, not the frames of the run it started.
+   * meanwhile). With the `messageId` of a prompt accepted here: once its `accepted` record (a keyed
+   * prompt's: its receipt, `admitted`) and what was written before it are — a 202 promises the prompt,
+   * not the frames of the run it started.
    */
   flushed(threadId: string, messageId?: string): Promise<boolean> {
     const accepted = messageId === undefined ? undefined : this.#accepted.get(messageId)
@@ -333,7 +334,12 @@ export class ClusterNode {
 
   /** A keyed prompt's receipt (its run, whether it was queued): what its 202 said, for a retry answered from the log. */
   promptAdmitted(threadId: string, messageId: string, run: number, queued: boolean): void {
-    this.#owned.get(threadId)?.writer.push({ kind: 'prompt', op: 'admitted', messageId, run, queued })
+    const writer = this.#owned.get(threadId)?.writer
+    if (!writer) return
+    writer.push({ kind: 'prompt', op: 'admitted', messageId, run, queued })
+    // A keyed prompt's 202 waits for its receipt too: a retry answered from the log gets what the 202 said.
+    const accepted = this.#accepted.get(messageId)
+    if (accepted?.writer === writer) accepted.upTo = writer.made
   }
 
   promptSettled(threadId: string, messageId: string, withdrawn = false): void {
