@@ -23,7 +23,7 @@ export interface PromptRequestBody {
   images?: PromptImage[]
 }
 
-export type AdmissionOutcome = PromptOutcome | { kind: 'not-durable'; fault: WriteFault }
+export type AdmissionOutcome = PromptOutcome | { kind: 'not-durable'; fault: WriteFault } | { kind: 'owner-changed'; threadId: string }
 
 export class PromptAdmission {
   constructor(
@@ -44,8 +44,12 @@ export class PromptAdmission {
     } catch (error) {
       return { kind: 'not-durable', fault: writeFault(error) ?? { kind: 'read-only', code: 'EIO', message: String(error) } }
     }
-    // Cluster mode: in the thread's log before the machine sees it (a fenced node's answer is then a 503).
-    if (this.store.promptLogged) await this.store.promptLogged(threadId, messageId)
+    // Cluster mode: in the thread's log before the machine sees it. A node that lost the thread before
+    // the record was in (fenced, its lease gone) hands the prompt to no machine: the caller retries.
+    if (this.store.promptLogged && !(await this.store.promptLogged(threadId, messageId))) {
+      this.#withdraw(threadId, messageId)
+      return { kind: 'owner-changed', threadId }
+    }
     const outcome = await live.prompt({ messageId, text, admission, deliverAs, ...(run !== undefined ? { run } : {}) }, images)
     if (outcome.kind === 'admitted') this.#admitted(slot, text, outcome)
     else this.#withdraw(threadId, messageId)

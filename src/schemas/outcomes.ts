@@ -123,6 +123,8 @@ export type PromptRouteOutcome =
   | { kind: 'closing' }
   | { kind: 'build-failed'; reason: string }
   | { kind: 'not-durable'; fault: WriteFault }
+  /** Cluster mode: this node lost the thread before the prompt was in the thread's log; nothing of it ran. */
+  | { kind: 'owner-changed'; threadId: string }
   /** Images to a model without image input: refused before anything was stored. */
   | { kind: 'no-images'; model: string }
 
@@ -290,6 +292,12 @@ const notDurable: Split<{ fault: WriteFault }, unknown> = {
   },
 }
 
+const ownerChanged: OutcomeTable<{ kind: 'owner-changed'; threadId: string }, unknown>['owner-changed'] = refusal(
+  503,
+  'OWNER_CHANGED',
+  (o) => `thread ${o.threadId} passed to another node before this answer was recorded; retry (with the same Idempotency-Key)`,
+)
+
 export const guardOutcomes: OutcomeTable<GuardOutcome, unknown> = {
   'bad-request': refusal(400, 'BAD_REQUEST', (o) => o.message),
   'token-required': refusal(401, 'TOKEN_REQUIRED', () => 'a bearer token is required'),
@@ -307,7 +315,7 @@ export const guardOutcomes: OutcomeTable<GuardOutcome, unknown> = {
   }),
   'not-durable': notDurable,
   'owner-unreachable': refusal(503, 'OWNER_UNREACHABLE', (o) => `the node that owns thread ${o.threadId} did not answer in time; retry (with the same Idempotency-Key)`),
-  'owner-changed': refusal(503, 'OWNER_CHANGED', (o) => `thread ${o.threadId} passed to another node before this answer was recorded; retry (with the same Idempotency-Key)`),
+  'owner-changed': ownerChanged,
   'key-running': refusal(503, 'KEY_RUNNING', () => 'the request with this Idempotency-Key is still running on another node; retry'),
 }
 
@@ -367,6 +375,7 @@ export const promptOutcomes: OutcomeTable<PromptRouteOutcome, PromptContext> = {
   unavailable,
   closing: guardOutcomes.closing,
   'not-durable': notDurable,
+  'owner-changed': ownerChanged,
   'build-failed': refusal(502, 'RUNTIME_FAILED', (o) => `the thread's runtime could not start: ${o.reason}`),
   'no-images': refusal(422, 'IMAGES_NOT_SUPPORTED', (o) => `the model ${o.model} does not take images: pick a model that does, or send the text alone`),
   rejected: {

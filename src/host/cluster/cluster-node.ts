@@ -63,7 +63,7 @@ export class ClusterNode {
   readonly #liveHere = new Set<string>()
   readonly #commandsHere = new Map<string, number>()
   /** Prompts accepted here and not settled yet: how many records their writer had made with their `accepted` record. */
-  readonly #accepted = new Map<string, { writer: LogWriter; upTo: number }>()
+  readonly #accepted = new Map<string, { writer: LogWriter | undefined; upTo: number }>()
   #handler?: (request: CommandRequest) => Promise<CommandReply>
   #scan?: ReturnType<typeof setInterval>
   #index?: { stop(): void }
@@ -181,9 +181,12 @@ export class ClusterNode {
    */
   flushed(threadId: string, messageId?: string): Promise<boolean> {
     const accepted = messageId === undefined ? undefined : this.#accepted.get(messageId)
+    // A prompt's answer asks the writer its record went to, also once the thread left this node: a
+    // writer fenced or closed before the record was in the log says false, so no 202 goes out for it.
+    if (accepted) return accepted.writer ? accepted.writer.flushed(accepted.upTo) : Promise.resolve(false)
     const writer = this.#owned.get(threadId)?.writer
     if (!writer) return Promise.resolve(true)
-    return accepted?.writer === writer ? writer.flushed(accepted.upTo) : writer.flushed()
+    return writer.flushed()
   }
 
   /** The owner's name, for the thread's summary. */
@@ -325,11 +328,11 @@ export class ClusterNode {
    */
   promptAccepted(threadId: string, messageId: string, text: string, key?: { key: string; fingerprint: string; run: number }): void {
     const writer = this.#owned.get(threadId)?.writer
-    if (!writer) return
-    writer.push({ kind: 'prompt', op: 'accepted', messageId, text, ...(key ? { key } : {}) })
-    // Kept until the prompt settles (withdrawn, rejected or run); bounded all the same.
+    writer?.push({ kind: 'prompt', op: 'accepted', messageId, text, ...(key ? { key } : {}) })
+    // Kept until the prompt settles (withdrawn, rejected or run); bounded all the same. With no writer
+    // (the thread left this node before the admission) the prompt is in no log: `flushed` says so.
     if (this.#accepted.size >= MAX_ACCEPTED) this.#accepted.delete(this.#accepted.keys().next().value!)
-    this.#accepted.set(messageId, { writer, upTo: writer.made })
+    this.#accepted.set(messageId, { writer, upTo: writer?.made ?? 0 })
   }
 
   /** A keyed prompt's receipt (its run, whether it was queued): what its 202 said, for a retry answered from the log. */

@@ -65,8 +65,9 @@ export class LogWriter {
    * prompt's 202 waits for its own record, not for the frames of the run it started.
    */
   flushed(upTo = this.#made): Promise<boolean> {
-    if (this.#fenced || this.#closed) return Promise.resolve(false)
+    // Records appended before the writer stopped are in the log all the same.
     if (this.#appended >= upTo) return Promise.resolve(true)
+    if (this.#fenced || this.#closed) return Promise.resolve(false)
     return new Promise((resolve) => this.#waiting.push({ upTo, resolve }))
   }
 

@@ -33,6 +33,8 @@ export function runRoutes(registry: ThreadRegistry, writes: WriteGuards): RouteH
         const body = { message, admission, deliverAs, ...(run !== undefined ? { run } : {}), ...(images?.length ? { images } : {}) }
         const outcome = await registry.prompt(id, body, writes.claimOf(request))
         if (outcome.kind === 'not-durable') request.log.warn({ code: outcome.fault.code }, `prompt refused: ${outcome.fault.message}`)
+        // As the cluster's other 503s: the retry, with the same key, reaches the thread's new owner.
+        if (outcome.kind === 'owner-changed') reply.header('retry-after', '1')
         return replyWith(reply, promptOutcomes, outcome, { threadId: id, run, damage: () => registry.get(id)?.unavailable })
       },
     },
