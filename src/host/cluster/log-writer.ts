@@ -90,8 +90,13 @@ export class LogWriter {
           this.position = await this.logs.append(this.threadId, record, this.position, id)
           this.#inFlight = undefined
           this.#appended += count
-          this.onAppended?.(record, this.position)
           this.#settle()
+          // Its own failure (a follower's fold) is not the append's: that is in the log, never retried.
+          try {
+            this.onAppended?.(record, this.position)
+          } catch (error) {
+            this.log?.('error', `[${this.threadId}] cluster: folding an appended record failed: ${String(error)}`)
+          }
           if (failingSince !== undefined) {
             this.log?.('warn', `[${this.threadId}] cluster: appends go through again after ${Date.now() - failingSince} ms`)
             failingSince = undefined
