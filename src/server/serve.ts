@@ -33,8 +33,12 @@ import { openingRegistry } from './opening.js'
 const DRAIN_LIMIT: Duration.Input = '15 seconds'
 /** How long the listener may take to close once the threads have stopped and every stream has ended. */
 const CLOSE_LIMIT: Duration.Input = '5 seconds'
-/** The whole way out (main.ts): the parts' own bounds (a cluster node's drain first: RUN_GRACE_MS) and a margin; past it the process exits 1. */
-export const SHUTDOWN_LIMIT: Duration.Input = '35 seconds'
+/**
+ * The whole way out (main.ts); past it the process exits 1. Its parts' own bounds, at their worst: a
+ * cluster node's drain (RUN_GRACE_MS, 10 s), the threads (15 s), leaving the cluster (5 s, and 5 s more
+ * where the host's release waits on the same hung leave), the listener (5 s) — 40 s — and a margin.
+ */
+export const SHUTDOWN_LIMIT: Duration.Input = '50 seconds'
 
 type HostLog = (level: LogLevel, message: string) => void
 
