@@ -27,6 +27,9 @@ export interface KeyedAdmission {
   queued: boolean
 }
 
+/** The keyed prompts a mirror remembers, newest first kept: a thread's every prompt is keyed by the web client. */
+const MAX_KEYED = 1000
+
 const FATES = new Set(['user-message', 'prompt-rejected', 'prompt-handled'])
 
 /**
@@ -141,10 +144,14 @@ export class ThreadMirror {
       if (!record.key) return
       const { key, fingerprint, run } = record.key
       this.#keyOf.set(record.messageId, key)
+      // A retry comes within seconds of its first's owner dying: the newest keys are the ones asked for.
+      if (this.keyed.size >= MAX_KEYED) this.keyed.delete(this.keyed.keys().next().value!)
       this.keyed.set(key, { messageId: record.messageId, fingerprint, run, queued: false })
       return
     }
     const key = this.#keyOf.get(record.messageId)
+    // Settled: no record of this prompt follows.
+    if (record.op === 'settled') this.#keyOf.delete(record.messageId)
     const admission = key === undefined ? undefined : this.keyed.get(key)
     if (!admission || admission.messageId !== record.messageId) return
     if (record.op === 'admitted') this.keyed.set(key!, { ...admission, run: record.run, queued: record.queued })
