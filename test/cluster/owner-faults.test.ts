@@ -160,7 +160,10 @@ describe.skipIf(skip !== undefined)(`owner faults in a cluster of threadhost nod
     // A tab on the owner itself: once the owner wakes and lets the thread go, its stream ends and it goes on elsewhere.
     const frozenTab = new Follower(() => [owner.url, ...survivors], 'writer', 0)
     const all = [...followers.sleeper, ...followers.writer]
-    await expect.poll(() => all.every((f) => f.has((x) => x.event === 'tool-start')) && frozenTab.has((x) => x.event === 'tool-start'), { timeout: 15_000 }).toBe(true)
+    // A tab that attached after the tool started has it in its snapshot's transcript, not as a frame.
+    const sawTool = (f: Follower) =>
+      f.has((x) => x.event === 'tool-start') || f.snapshots.some((s) => (s.data.transcript as { kind: string }[]).some((e) => e.kind === 'tool'))
+    await expect.poll(() => all.every(sawTool) && sawTool(frozenTab), { timeout: 15_000 }).toBe(true)
     await expect.poll(() => processesMatching(`sleep ${tool}`).length, { timeout: 5000 }).toBeGreaterThan(0)
 
     const pid = nodePid(owner.server)
