@@ -15,71 +15,41 @@
  */
 import type { SqliteThreadStore } from '../store/sqlite.js'
 import {
-  Fenced,
   KEY_TTL_MS,
   type ClusterEngine,
   type IdempotencyKeys,
   type KeyRecord,
-  type OwnerRecord,
+  type ThreadLogs,
   type ThreadRecord,
 } from './port.js'
-import { LocalMembers, localCommandBus, localIndex } from './in-process.js'
+import { LocalMembers, localCommandBus, localIndex, localLogs, localOwners } from './in-process.js'
 
 export class EmbeddedCluster {
   readonly members = new LocalMembers()
-  /** Appends by id (this process's life): what a retried append resolves to. */
-  readonly #appended = new Map<string, number>()
-  readonly #owners = new Map<string, { record: OwnerRecord; revision: number }>()
-  #revision = 0
-  readonly #readers = new Map<string, Set<(record: ThreadRecord, position: number) => void>>()
+  readonly #owners = localOwners(new Map())
   readonly #commands = localCommandBus()
   readonly #index = localIndex({ put: (row) => this.store.putThread(row), delete: (id) => this.store.deleteThread(id), all: () => this.store.threads() })
   readonly #tables: ReturnType<SqliteThreadStore['clusterTables']>
 
+  readonly #logs: ThreadLogs
+
   constructor(private readonly store: SqliteThreadStore) {
     this.#tables = store.clusterTables()
+    const { log } = this.#tables
+    this.#logs = localLogs({
+      last: (threadId) => log.last(threadId),
+      append: (threadId, record, expected) => log.append(threadId, JSON.stringify(record), expected),
+      since: (threadId) => [...log.since(threadId, 0)].map(({ position, record }) => ({ record: JSON.parse(record) as ThreadRecord, position })),
+    })
   }
 
   engine(name = 'local'): ClusterEngine {
     const membership = this.members.membership(name)
-    const { log } = this.#tables
     return {
       mode: 'embedded',
       membership,
-      owners: {
-        owner: async (threadId) => this.#owners.get(threadId),
-        acquire: async (threadId, record, expected) => {
-          if (this.#owners.get(threadId)?.revision !== expected) return undefined
-          const revision = ++this.#revision
-          this.#owners.set(threadId, { record, revision })
-          return { threadId, revision }
-        },
-        release: async ({ threadId, revision }) => {
-          if (this.#owners.get(threadId)?.revision === revision) this.#owners.delete(threadId)
-        },
-        list: async () => new Map(this.#owners),
-      },
-      logs: {
-        last: async (threadId) => log.last(threadId),
-        append: async (threadId, record, expected, id) => {
-          // A retry of an append that landed: its position, as the engine's duplicate window answers.
-          const landed = id === undefined ? undefined : this.#appended.get(id)
-          if (landed !== undefined) return landed
-          const position = log.append(threadId, JSON.stringify(record), expected)
-          if (typeof position !== 'number') throw new Fenced(threadId, `wrong last sequence: ${position.last}`)
-          if (id !== undefined) this.#appended.set(id, position)
-          for (const reader of this.#readers.get(threadId) ?? []) reader(record, position)
-          return position
-        },
-        read: (threadId, onRecord, caughtUp) => {
-          for (const { position, record } of log.since(threadId, 0)) onRecord(JSON.parse(record) as ThreadRecord, position)
-          caughtUp()
-          const readers = this.#readers.get(threadId) ?? new Set()
-          this.#readers.set(threadId, readers)
-          readers.add(onRecord)
-          return { stop: () => void readers.delete(onRecord) }
-        },
-      },
+      owners: this.#owners,
+      logs: this.#logs,
       commands: this.#commands,
       index: this.#index,
       keys: this.#keys(),

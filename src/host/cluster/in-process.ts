@@ -3,11 +3,12 @@
  * joins, hears when its lease is ended from outside (`expire`, as a dead node's lapses), and rejoins
  * under a new life with the same name — the same rules the engine's adapter keeps across processes.
  * The command bus: a function call to the handler serving the thread, no-owner when none does. The
- * index: rows kept here, each change told to every watching node.
+ * index: rows kept here, each change told to every watching node. Owners: compare-and-set on a map.
+ * Thread logs: appends conditional on the last position over storage each adapter keeps its own way.
  */
 import { randomUUID } from 'node:crypto'
 import type { ThreadRow } from '../store/port.js'
-import type { CommandBus, CommandReply, CommandRequest, Membership, NodeInfo, ThreadIndex } from './port.js'
+import { Fenced, type CommandBus, type CommandReply, type CommandRequest, type Membership, type NodeInfo, type OwnerDirectory, type OwnerRecord, type ThreadIndex, type ThreadLogs, type ThreadRecord } from './port.js'
 
 /** The threads list over rows this process keeps (`rows`), every change told to the nodes that watch. */
 export function localIndex(rows: { put(row: ThreadRow): void; delete(threadId: string): void; all(): Iterable<ThreadRow> }): ThreadIndex {
@@ -89,5 +90,62 @@ export class LocalMembers {
       leave: async () => leave(),
       close: leave,
     }
+  }
+}
+
+/** Thread owners by compare-and-set on `owners` (kept by the caller: tests read it). */
+export function localOwners(owners: Map<string, { record: OwnerRecord; revision: number }>): OwnerDirectory {
+  let last = 0
+  return {
+    owner: async (threadId) => owners.get(threadId),
+    acquire: async (threadId, record, expected) => {
+      if (owners.get(threadId)?.revision !== expected) return undefined
+      const revision = ++last
+      owners.set(threadId, { record, revision })
+      return { threadId, revision }
+    },
+    release: async ({ threadId, revision }) => {
+      if (owners.get(threadId)?.revision === revision) owners.delete(threadId)
+    },
+    list: async () => new Map(owners),
+  }
+}
+
+/** Where an adapter keeps its thread logs: positions count from 1, and an append names the last. */
+export interface LogStorage {
+  last(threadId: string): number
+  /** The new record's position, or the log's actual last when `expected` is not it (nothing written). */
+  append(threadId: string, record: ThreadRecord, expected: number): number | { last: number }
+  since(threadId: string): Iterable<{ record: ThreadRecord; position: number }>
+}
+
+/**
+ * Thread logs over `storage`: a stale writer's append refused (`Fenced`), a retried append (its id seen
+ * before) answered with where it landed, as the engine's duplicate window answers, and every reader told
+ * of each append after it has read the log so far.
+ */
+export function localLogs(storage: LogStorage): ThreadLogs {
+  /** Append ids → the position they landed at (this process's life). */
+  const appended = new Map<string, number>()
+  const readers = new Map<string, Set<(record: ThreadRecord, position: number) => void>>()
+  return {
+    last: async (threadId) => storage.last(threadId),
+    append: async (threadId, record, expected, id) => {
+      const landed = id === undefined ? undefined : appended.get(id)
+      if (landed !== undefined) return landed
+      const position = storage.append(threadId, record, expected)
+      if (typeof position !== 'number') throw new Fenced(threadId, `wrong last sequence: ${position.last}`)
+      if (id !== undefined) appended.set(id, position)
+      for (const reader of readers.get(threadId) ?? []) reader(record, position)
+      return position
+    },
+    read: (threadId, onRecord, caughtUp) => {
+      for (const { record, position } of storage.since(threadId)) onRecord(record, position)
+      caughtUp()
+      const set = readers.get(threadId) ?? new Set()
+      readers.set(threadId, set)
+      set.add(onRecord)
+      return { stop: () => void set.delete(onRecord) }
+    },
   }
 }

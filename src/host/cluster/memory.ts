@@ -5,9 +5,8 @@
  * `MemoryCluster`; `expire` ends a node's lease as a dead node's lapses.
  */
 import type { ThreadRow } from '../store/port.js'
-import { LocalMembers, localCommandBus, localIndex } from './in-process.js'
+import { LocalMembers, localCommandBus, localIndex, localLogs, localOwners } from './in-process.js'
 import {
-  Fenced,
   KEY_TTL_MS,
   type ClusterEngine,
   type IdempotencyKeys,
@@ -19,11 +18,20 @@ import {
 export class MemoryCluster {
   readonly members = new LocalMembers()
   readonly owners = new Map<string, { record: OwnerRecord; revision: number }>()
+  readonly #owners = localOwners(this.owners)
   #revision = 0
   readonly logs = new Map<string, ThreadRecord[]>()
-  /** Append ids → the position they landed at. */
-  readonly #appended = new Map<string, number>()
-  readonly #readers = new Map<string, Set<(record: ThreadRecord, position: number) => void>>()
+  readonly #logs = localLogs({
+    last: (threadId) => this.logs.get(threadId)?.length ?? 0,
+    append: (threadId, record, expected) => {
+      const log = this.logs.get(threadId) ?? []
+      if (log.length !== expected) return { last: log.length }
+      log.push(record)
+      this.logs.set(threadId, log)
+      return log.length
+    },
+    since: (threadId) => (this.logs.get(threadId) ?? []).map((record, i) => ({ record, position: i + 1 })),
+  })
   readonly #commands = localCommandBus()
   readonly rows = new Map<string, ThreadRow>()
   readonly #index = localIndex({ put: (row) => void this.rows.set(row.threadId, row), delete: (id) => void this.rows.delete(id), all: () => this.rows.values() })
@@ -40,45 +48,8 @@ export class MemoryCluster {
     return {
       mode: 'memory',
       membership,
-      owners: {
-        owner: async (threadId) => cluster.owners.get(threadId),
-        acquire: async (threadId, record, expected) => {
-          const current = cluster.owners.get(threadId)
-          if ((current?.revision ?? undefined) !== expected) return undefined
-          const revision = ++cluster.#revision
-          cluster.owners.set(threadId, { record, revision })
-          return { threadId, revision }
-        },
-        release: async ({ threadId, revision }) => {
-          if (cluster.owners.get(threadId)?.revision === revision) cluster.owners.delete(threadId)
-        },
-        list: async () => new Map(cluster.owners),
-      },
-      logs: {
-        last: async (threadId) => cluster.logs.get(threadId)?.length ?? 0,
-        append: async (threadId, record, expected, id) => {
-          const log = cluster.logs.get(threadId) ?? []
-          // A retry of an append that landed: its position, as the engine's duplicate window answers.
-          const landed = id === undefined ? undefined : cluster.#appended.get(id)
-          if (landed !== undefined) return landed
-          if (log.length !== expected) throw new Fenced(threadId, `wrong last sequence: ${log.length}`)
-          log.push(record)
-          cluster.logs.set(threadId, log)
-          const position = log.length
-          if (id !== undefined) cluster.#appended.set(id, position)
-          for (const reader of cluster.#readers.get(threadId) ?? []) reader(record, position)
-          return position
-        },
-        read: (threadId, onRecord, caughtUp) => {
-          const log = cluster.logs.get(threadId) ?? []
-          log.forEach((record, i) => onRecord(record, i + 1))
-          caughtUp()
-          const readers = cluster.#readers.get(threadId) ?? new Set()
-          cluster.#readers.set(threadId, readers)
-          readers.add(onRecord)
-          return { stop: () => void readers.delete(onRecord) }
-        },
-      },
+      owners: cluster.#owners,
+      logs: cluster.#logs,
       commands: cluster.#commands,
       index: cluster.#index,
       keys: cluster.#keys(),
