@@ -3,7 +3,8 @@
 //   {cmd:'open', port, path, n, stall}  n follows; stalled ones never read a byte after connecting
 //   {cmd:'open', port, paths}           one follow of each path
 //   {cmd:'arm', marker, record}         counts from now; reports {event:'done'} once every fast
-//                                       follow has seen `marker` (first/last arrival, hrtime ns)
+//                                       follow has seen `marker` (first/last arrival, hrtime ns; the
+//                                       frames, bytes and socket reads since, and this process's CPU)
 //   {cmd:'times', marker}               from now every fast follow notes when each frame holding
 //                                       `marker` arrives (performance.now, in a typed array)
 //   {cmd:'gaps', from, to}              stops noting; per follow, the time between consecutive such
@@ -43,7 +44,7 @@ function counter(needle) {
 function open(port, path, stall) {
   return new Promise((resolve, reject) => {
     const sock = connect(port, '127.0.0.1')
-    const conn = { sock, seen: false, at: 0n, frames: 0, bytes: 0, countFrames: counter('\nevent: '), findMarker: undefined, record: undefined, findTimed: undefined, times: undefined, nTimes: 0 }
+    const conn = { sock, seen: false, at: 0n, frames: 0, bytes: 0, reads: 0, countFrames: counter('\nevent: '), findMarker: undefined, record: undefined, findTimed: undefined, times: undefined, nTimes: 0 }
     sock.setNoDelay(true)
     sock.on('error', () => {})
     sock.once('connect', () => {
@@ -61,6 +62,7 @@ function open(port, path, stall) {
     sock.once('close', () => reject(new Error('closed before it started')))
     sock.on('data', (chunk) => {
       conn.bytes += chunk.length
+      conn.reads++
       conn.frames += conn.countFrames(chunk)
       if (conn.record) conn.record.push(chunk)
       if (conn.findTimed) {
@@ -134,6 +136,9 @@ function settle() {
     last: String(times.reduce((a, b) => (b > a ? b : a), times[0] ?? 0n)),
     frames: fast.reduce((s, c) => s + c.frames, 0),
     bytes: fast.reduce((s, c) => s + c.bytes, 0),
+    reads: fast.reduce((s, c) => s + c.reads, 0),
+    // What reading cost this process (µs, user + system): one read per chunk the socket delivers, and the count.
+    cpu: (({ user, system }) => user + system)(process.cpuUsage(armed.cpu)),
     closed: fast.filter((c) => c.closed).length,
     record: fast[0]?.record ? fast[0].record.map((c) => c.toString('latin1')) : undefined,
   })
@@ -148,11 +153,12 @@ process.on('message', async (m) => {
       return reply({ re: 'open' })
     }
     case 'arm':
-      armed = { reported: false }
+      armed = { reported: false, cpu: process.cpuUsage() }
       for (const c of fast) {
         c.seen = false
         c.frames = 0
         c.bytes = 0
+        c.reads = 0
         c.findMarker = counter(m.marker)
         c.record = undefined
       }

@@ -187,6 +187,10 @@ interface Done {
   last: bigint
   frames: number
   bytes: number
+  /** Socket reads the followers made (one per chunk a socket delivered). */
+  reads: number
+  /** The client processes' CPU (user + system) from arming to done, seconds. */
+  readerCpu: number
   closed: number
   record?: string[]
 }
@@ -284,6 +288,8 @@ class Clients {
         last: withFollows.map((d) => BigInt(d.last)).reduce((a, b) => (b > a ? b : a), 0n),
         frames: all.reduce((s, d) => s + d.frames, 0),
         bytes: all.reduce((s, d) => s + d.bytes, 0),
+        reads: all.reduce((s, d) => s + d.reads, 0),
+        readerCpu: all.reduce((s, d) => s + d.cpu, 0) / 1e6,
         closed: all.reduce((s, d) => s + d.closed, 0),
         record: all[0].record,
       }
@@ -406,7 +412,14 @@ async function pacedRun(th: Server, floor: Server, base: Server, clients: Client
   if (a.done.record && !recorded.has(key)) recorded.set(key, bursts(a.done.record))
   const c = await piRun(floor, clients, n, `slow ${chunks}`, false, `paced${n}-`)
   const b = await rawRun(base, clients, n, key, PACE_MS)
-  const figures = (r: { cpu: number; done: Done }) => ({ perChunk: r.cpu / chunks, perFrame: r.cpu / r.done.frames })
+  const figures = (r: { cpu: number; done: Done }) => ({
+    perChunk: r.cpu / chunks,
+    perFrame: r.cpu / r.done.frames,
+    // The followers' side: what reading a frame costs a client (every browser tab pays it).
+    readerPerFrame: r.done.readerCpu / r.done.frames,
+    readsPerFrame: r.done.reads / r.done.frames,
+    bytesPerFrame: r.done.bytes / r.done.frames,
+  })
   return { a: figures(a), b: figures(b), c: figures(c) }
 }
 
@@ -1213,6 +1226,9 @@ async function main() {
             target: { of: 'floor', op: '≤', x: n >= 100 ? 1 : 1.15 },
           })
           add(`… CPU per streamed chunk (all its followers), ${n} follower${n > 1 ? 's' : ''}`, 'µs', r.a.perChunk * 1e6, r.b.perChunk * 1e6, { c: r.c.perChunk * 1e6 })
+          add(`… the followers' CPU per frame they read, ${n} follower${n > 1 ? 's' : ''}`, 'µs', r.a.readerPerFrame * 1e6, r.b.readerPerFrame * 1e6, { c: r.c.readerPerFrame * 1e6 })
+          add(`… socket reads per frame, ${n} follower${n > 1 ? 's' : ''}`, 'reads', r.a.readsPerFrame, r.b.readsPerFrame, { c: r.c.readsPerFrame })
+          add(`… bytes per frame, ${n} follower${n > 1 ? 's' : ''}`, 'B', r.a.bytesPerFrame, r.b.bytesPerFrame, { c: r.c.bytesPerFrame })
         }
         const slope = (k: 'a' | 'b' | 'c') => ((perChunk[100][k] - perChunk[10][k]) / 90) * 1e6
         add(`CPU per extra follower per paced chunk (slope 10 → 100 followers)`, 'µs', slope('a'), slope('b'), { c: slope('c'), target: { of: 'value', op: '≤', x: 3 } })
