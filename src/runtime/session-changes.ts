@@ -12,11 +12,14 @@ import { THINKING_LEVELS, type ThinkingLevel } from '../schemas/index.js'
 import type { SessionChange } from './port.js'
 
 /** A level threadhost's API can name (pi may know more, e.g. `max`): one it cannot is left unsaid. */
-const known = (level: string): ThinkingLevel | undefined => (THINKING_LEVELS as readonly string[]).includes(level) ? (level as ThinkingLevel) : undefined
+const known = (level: string | undefined): ThinkingLevel | undefined =>
+  level !== undefined && (THINKING_LEVELS as readonly string[]).includes(level) ? (level as ThinkingLevel) : undefined
 
 export function sessionChangesExtension(changed: (change: SessionChange) => void, nameOf: (model: Model<Api>) => string): ExtensionFactory {
   return (pi) => {
-    pi.on('model_select', (event) => changed({ model: nameOf(event.model), thinkingLevel: known(pi.getThinkingLevel()) }))
+    // The level from the handler's context, as `pi.getThinkingLevel()` reads it: a handler that kept
+    // `pi` would keep the whole extension API (≈ 2.5 KiB of closures) for the session's life.
+    pi.on('model_select', (event, ctx) => changed({ model: nameOf(event.model), thinkingLevel: known(ctx.thinkingLevel) }))
     pi.on('thinking_level_select', (event) => changed({ thinkingLevel: known(event.level) }))
     // pi's normalized name; cleared is the empty name, as pi's own `session_info` records it.
     pi.on('session_info_changed', (event) => changed({ name: event.name ?? '' }))
