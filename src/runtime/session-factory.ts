@@ -57,6 +57,13 @@ export interface PiRuntimeFactoryOptions {
   shutdownMs?: number
 }
 
+/** Several of the host's synchronous hooks as one extension, registered in their order. */
+function hostHooks(hooks: ExtensionFactory[]): ExtensionFactory {
+  return (pi) => {
+    for (const hook of hooks) void hook(pi)
+  }
+}
+
 export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): RuntimeFactory {
   const log = options.log ?? consoleLogger
   const { agentDir, models } = options
@@ -86,14 +93,21 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
     }
     // Cluster mode: a stale node's tool calls are refused, before a question is asked and again after.
     const fenced = fence ? [ownershipFenceExtension(fence)] : []
+    // The host's own hooks load as one extension: each extension costs a session ≈ 1.5 KiB of pi's
+    // bookkeeping (its maps of handlers, tools, commands…) for its life. The checkpoint's `tool_call`
+    // handler comes after the tool policy's and before the fence's second check; pi tells no fence
+    // of a session's changes, so their handlers keep their order among their events' handlers.
+    const hooks = [
+      ...(beforeFileChange ? [checkpointHookExtension(beforeFileChange)] : []),
+      ...(onSessionChange ? [sessionChangesExtension(onSessionChange, (m) => models.nameOf(m))] : []),
+    ]
     const extensionFactories: ExtensionFactory[] = [
       ...fenced,
       ...own(ASK_USER_QUESTION, askUserQuestionExtension(ui, log)),
       ...own(UI_DIALOG, uiDialogExtension(ui, log)),
       toolPermissionExtension(toolPolicy, askPermission),
-      ...(beforeFileChange ? [checkpointHookExtension(beforeFileChange)] : []),
+      ...(hooks.length > 0 ? [hostHooks(hooks)] : []),
       ...fenced,
-      ...(onSessionChange ? [sessionChangesExtension(onSessionChange, (m) => models.nameOf(m))] : []),
       ...(options.extraExtensions?.(ui) ?? []),
     ]
     const resourceLoader = new DefaultResourceLoader({
