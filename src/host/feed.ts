@@ -144,12 +144,18 @@ export class Feed {
   }
 
   /**
-   * No run and nobody following: keep only the newest `idleRingSize` frames, copied into one buffer
-   * of their exact size (a small frame is a view into an 8 KiB pool slab it would otherwise keep alive).
+   * No run and nobody following: keep only the newest `idleRingSize` frames (none when it is 0),
+   * copied into one buffer of their exact size (a small frame is a view into an 8 KiB pool slab it
+   * would otherwise keep alive).
    */
   #trimIfIdle(): void {
     const count = this.#ring.length
     if (this.#busy || this.followerCount > 0 || this.#packed || count === 0) return
+    if (this.idleRingSize === 0) {
+      this.#ring = []
+      this.#ringStart = 0
+      return
+    }
     const tail: Buffer[] = []
     for (let i = Math.max(0, count - this.idleRingSize); i < count; i++) tail.push(this.#ring[(this.#ringStart + i) % count])
     const bytes = Buffer.allocUnsafeSlow(tail.reduce((n, f) => n + f.length, 0))

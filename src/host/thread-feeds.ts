@@ -44,6 +44,16 @@ export class ThreadFeeds {
   constructor(private readonly options: ThreadFeedsOptions) {}
 
   /**
+   * What every thread's feed is made with. An idle thread nobody follows keeps no frames for a
+   * resume (its ring's last frames were ≈ 1.6 KiB of every idle live thread's heap): a tab that
+   * comes back having seen everything gets nothing to catch up on, one that missed frames a
+   * snapshot — as the follow contract allows (docs/flows/follow.md).
+   */
+  #feedOptions(slot: ThreadSlot) {
+    return { ringSize: this.options.ringSize, idleRingSize: 0, onUnfollowed: () => this.release(slot), everyFeed: this.#everyFeed }
+  }
+
+  /**
    * Every feed as it is loaded (and, at once, those in `loaded`): for watchers outside the host
    * (metrics). A watcher must not be what keeps a feed alive.
    */
@@ -75,7 +85,7 @@ export class ThreadFeeds {
 
   #fromView(slot: ThreadSlot, view: ThreadView): Feed {
     if (slot.feed) return slot.feed
-    const feed = new Feed(view, { ringSize: this.options.ringSize, onUnfollowed: () => this.release(slot), everyFeed: this.#everyFeed })
+    const feed = new Feed(view, this.#feedOptions(slot))
     feed.observe((o) => slot.journal.observe(o))
     slot.feed = feed
     for (const watcher of this.#watchers) watcher(slot.threadId, feed)
@@ -101,11 +111,7 @@ export class ThreadFeeds {
     const view = initialView(threadId, withReports(transcript, reports.filter((r) => r.delivered)), slot.record.seq)
     const changes = this.options.changes?.(threadId)
     if (changes) view.changes = changes
-    const feed = new Feed({ ...view, status: { live: false, busy: false, run: slot.record.run } }, {
-      ringSize: this.options.ringSize,
-      onUnfollowed: () => this.release(slot),
-      everyFeed: this.#everyFeed,
-    })
+    const feed = new Feed({ ...view, status: { live: false, busy: false, run: slot.record.run } }, this.#feedOptions(slot))
     // First observer: the seq ceiling is reserved (and the journal written) before any follower gets a frame.
     feed.observe((o) => slot.journal.observe(o))
     slot.feed = feed
