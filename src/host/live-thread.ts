@@ -25,6 +25,7 @@ import { AskBridge } from './ask-bridge.js'
 import { DialogBridge } from './dialog-bridge.js'
 import { TerminalBridge, type TerminalInputOutcome } from './terminal-bridge.js'
 import { SHARED_CLOCK } from './shared-clock.js'
+import { ThreadUiBridge } from './thread-ui-bridge.js'
 import type { Feed } from './feed.js'
 
 export type PromptOutcome =
@@ -72,16 +73,7 @@ export interface LiveThreadOptions {
   onRetired: (thread: LiveThread) => void
 }
 
-/** A thread title is at most this long (as a rename's). */
-const MAX_TITLE = 200
-
-/** The map already holds exactly this value for the key (undefined: the key is absent). */
-function sameEntry<V>(map: Record<string, V>, key: string, value: V | undefined): boolean {
-  if (!Object.hasOwn(map, key)) return value === undefined
-  return value !== undefined && JSON.stringify(map[key]) === JSON.stringify(value)
-}
-
-export class LiveThread {
+export class LiveThread extends ThreadUiBridge {
   readonly #actor: ThreadActor
   readonly threadId: string
   readonly #feed: Feed
@@ -107,8 +99,6 @@ export class LiveThread {
   #retired = false
   #wasLive = false
   #releasing = false
-  /** The editor's text as pi's getEditorText() sees it: the latest a tab reported or an extension set. */
-  #editorText = ''
   /**
    * Prompts' images by messageId, from admission until pi takes the prompt (its user message) or it
    * is refused: the machine carries ids and texts; whoever hands a prompt to the runtime adds its images.
@@ -116,6 +106,7 @@ export class LiveThread {
   #images?: Map<string, PromptImage[]>
 
   constructor(options: LiveThreadOptions) {
+    super()
     this.#options = options
     this.threadId = options.threadId
     this.#feed = options.feed
@@ -175,32 +166,29 @@ export class LiveThread {
     return this.#actor
   }
 
-  /** The UI bridge the runtime is built with; it must exist before the runtime does. */
-  readonly ui: UiBridge = {
-    ask: (request) => this.#dialogs.ask(request),
-    askUser: (question, options) => this.#asks.askUser(question, options),
-    // pi's fire-and-forget calls: facts on the feed. Extensions set them from session_start too, so
-    // they are taken before the runtime is attached — and dropped once its release has begun.
-    notify: (message, level) => this.#show({ type: 'notify', message, level }),
-    setStatus: (key, text) => {
-      if (!sameEntry(this.#feed.view.statusItems, key, text)) this.#show({ type: 'status-item', key, ...(text !== undefined ? { text } : {}) })
-    },
-    setWidget: (key, lines, placement) => {
-      if (!sameEntry(this.#feed.view.widgets, key, lines)) this.#show({ type: 'widget', key, ...(lines !== undefined ? { lines, ...(placement ? { placement } : {}) } : {}) })
-    },
-    setWorking: (working) => {
-      if (JSON.stringify(this.#feed.view.working) !== JSON.stringify(working)) this.#show({ type: 'working', ...working })
-    },
-    setTitle: (title) => {
-      const clean = title.replace(/\s+/g, ' ').trim().slice(0, MAX_TITLE)
-      if (clean) this.#show({ type: 'title', title: clean })
-    },
-    setEditorText: (text) => {
-      this.#editorText = text
-      this.#show({ type: 'editor-text', text })
-    },
-    editorText: () => this.#editorText,
-    showTerminal: (request) => this.#terminals.show(request),
+  /** The UI bridge the runtime is built with (thread-ui-bridge.ts): the thread itself. */
+  get ui(): UiBridge {
+    return this
+  }
+
+  protected uiView() {
+    return this.#feed.view
+  }
+
+  protected uiShow(observation: ObservationInput): void {
+    this.#show(observation)
+  }
+
+  protected uiDialogs(): DialogBridge {
+    return this.#dialogs
+  }
+
+  protected uiAsks(): AskBridge {
+    return this.#asks
+  }
+
+  protected uiTerminals(): TerminalBridge {
+    return this.#terminals
   }
 
   #show(observation: ObservationInput): void {
@@ -234,11 +222,6 @@ export class LiveThread {
   get busy(): boolean {
     const snapshot = this.actor.getSnapshot()
     return snapshot.status === 'active' && snapshot.value !== 'idle' && snapshot.value !== 'cold'
-  }
-
-  /** A tab's draft as the user types it; the next getEditorText() of an extension reads it. */
-  reportDraft(text: string): void {
-    this.#editorText = text
   }
 
   /** What pi handles itself in a prompt (none before the runtime is attached). */
