@@ -2,12 +2,16 @@
  * The machine inspector's server side: what every thread, dialog and ask-queue actor did, as
  * compact numbered records with a bounded history per actor.
  *
- * Cost rule: nothing is observed while nobody watches. `actor.system.inspect` is attached to the
- * live threads only while at least one client is connected, and detached when the last one leaves;
- * xstate's own dispatcher returns early when a system has no observer, so an unwatched run makes
- * no record, no digest and no closure. The price is a gap in the history between two inspector
- * sessions; on attach each actor is re-read (an `attached` snapshot) so the gap is visible and the
- * picture is current. See docs/inspector.md.
+ * Cost rule: nothing is observed while nobody watches. `system.inspect` is attached to the live
+ * threads' actor systems only while at least one client is connected, and detached when the last
+ * one leaves; xstate's own dispatcher returns early when a system has no observer, so an unwatched
+ * run makes no record, no digest and no closure. The price is a gap in the history between two
+ * inspector sessions; on attach each actor is re-read (an `attached` snapshot) so the gap is
+ * visible and the picture is current. See docs/inspector.md.
+ *
+ * Threads share an actor system (thread-system.ts): it is observed once, however many of its
+ * threads are attached, and an event is a thread's when its actor or an ancestor is that thread's
+ * root actor — the actor the registry names, whose own parent (the system's root) is not the thread's.
  */
 import type { AnyActorRef, InspectionEvent, Subscription } from 'xstate'
 import { transitionKey } from '../machines/diagram.js'
@@ -44,7 +48,12 @@ type Listener = (record: InspectionRecord) => void
 export class Inspection {
   readonly #histories = new Map<string, History>()
   readonly #listeners = new Set<Listener>()
-  readonly #attached = new Map<string, { actor: AnyActorRef; subscription: Subscription }>()
+  /** The attached threads' root actors, by thread. */
+  readonly #attached = new Map<string, AnyActorRef>()
+  /** Every thread root ever attached, to its thread: where an actor's path and parents stop. */
+  readonly #roots = new WeakMap<object, string>()
+  /** The observed actor systems, with how many attached threads run in each. */
+  readonly #systems = new Map<object, { subscription: Subscription; threads: number }>()
   /** Transition keys taken in the microsteps of the macrostep under way, per actor. */
   readonly #taken = new WeakMap<object, string[]>()
   readonly #paths = new WeakMap<object, string>()
@@ -122,10 +131,13 @@ export class Inspection {
 
   #attach(threadId: string, actor: AnyActorRef): void {
     const existing = this.#attached.get(threadId)
-    if (existing?.actor === actor) return
+    if (existing === actor) return
     if (existing) this.#detach(threadId, true)
-    const subscription = actor.system.inspect((e: InspectionEvent) => this.#onInspection(threadId, e))
-    this.#attached.set(threadId, { actor, subscription })
+    this.#attached.set(threadId, actor)
+    this.#roots.set(actor, threadId)
+    const observed = this.#systems.get(actor.system)
+    if (observed) observed.threads++
+    else this.#systems.set(actor.system, { subscription: actor.system.inspect((e: InspectionEvent) => this.#onInspection(e)), threads: 1 })
     // Whatever happened before we looked (or while nobody looked): read each actor as it is now.
     const seen = new Set<string>()
     const walk = (ref: AnyActorRef) => {
@@ -142,9 +154,28 @@ export class Inspection {
   }
 
   #detach(threadId: string, threadGone: boolean): void {
-    this.#attached.get(threadId)?.subscription.unsubscribe()
+    const actor = this.#attached.get(threadId)
     this.#attached.delete(threadId)
+    const observed = actor && this.#systems.get(actor.system)
+    if (observed && --observed.threads === 0) {
+      observed.subscription.unsubscribe()
+      this.#systems.delete(actor.system)
+    }
     if (threadGone) this.#stopMissing(threadId, new Set())
+  }
+
+  /** The attached thread an actor runs in: its own root, or its ancestors'. */
+  #threadOf(ref: AnyActorRef): string | undefined {
+    for (let r: AnyActorRef | undefined = ref; r; r = parentOf(r)) {
+      const threadId = this.#roots.get(r)
+      if (threadId !== undefined) return this.#attached.get(threadId) === r ? threadId : undefined
+    }
+    return undefined
+  }
+
+  /** An actor's parent within its thread: a thread's root has none. */
+  #parentOf(ref: AnyActorRef): AnyActorRef | undefined {
+    return this.#roots.has(ref) ? undefined : parentOf(ref)
   }
 
   /** Actors believed live that are no longer there stopped while nobody looked. */
@@ -154,8 +185,10 @@ export class Inspection {
     }
   }
 
-  #onInspection(threadId: string, e: InspectionEvent): void {
+  #onInspection(e: InspectionEvent): void {
     if (!runsMachine(e.actorRef as AnyActorRef)) return
+    const threadId = this.#threadOf(e.actorRef as AnyActorRef)
+    if (threadId === undefined) return
     switch (e.type) {
       case '@xstate.actor':
         // Registered before its snapshot exists; the first snapshot follows at start.
@@ -191,7 +224,7 @@ export class Inspection {
 
   #started(threadId: string, ref: AnyActorRef): void {
     const actorId = this.#pathOf(ref)
-    const parent = parentOf(ref)
+    const parent = this.#parentOf(ref)
     const history = this.#histories.get(actorId)
     if (history?.live) return
     const systemId = systemIdOf(ref)
@@ -257,7 +290,7 @@ export class Inspection {
   #pathOf(ref: AnyActorRef): string {
     const known = this.#paths.get(ref)
     if (known !== undefined) return known
-    const parent = parentOf(ref)
+    const parent = this.#parentOf(ref)
     const path = parent ? `${this.#pathOf(parent)}/${ref.id}` : ref.id
     this.#paths.set(ref, path)
     return path

@@ -6,7 +6,7 @@
  * the machine emits, so a route never second-guesses the machine.
  */
 import { randomUUID } from 'node:crypto'
-import { createActor, fromCallback, fromPromise, type ActorRefFrom, type Subscription } from 'xstate'
+import { createActor, fromCallback, fromPromise, type ActorRefFrom, type AnyActorRef, type Subscription } from 'xstate'
 import type { CommandInfo, DialogOutcome, ObservationInput, PromptImage, ThinkingLevel } from '../schemas/index.js'
 import { chosenOf } from '../schemas/dialog-chosen.js'
 import { askQueueMachine, type CardOutcome } from '../machines/ask-queue.machine.js'
@@ -26,6 +26,8 @@ import { DialogBridge } from './dialog-bridge.js'
 import { TerminalBridge, type TerminalInputOutcome } from './terminal-bridge.js'
 import { SHARED_CLOCK } from './shared-clock.js'
 import { ThreadUiBridge } from './thread-ui-bridge.js'
+import { parentFor } from './thread-system.js'
+import { parentOf } from '../shared/xstate-internals.js'
 import type { Feed } from './feed.js'
 
 export type PromptOutcome =
@@ -68,6 +70,8 @@ export interface LiveThreadOptions {
   /** The run counter to continue from (kept in the thread index). */
   run: number
   idleMs: number
+  /** The host's thread system (thread-system.ts); none: the thread's actor has a system of its own. */
+  system?: AnyActorRef
   log?: (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void
   /** Called as the thread goes cold (idle timeout) or is disposed, from within its machine's step: the registry lets go of it. */
   onRetired: (thread: LiveThread) => void
@@ -110,14 +114,18 @@ export class LiveThread extends ThreadUiBridge {
     this.#options = options
     this.threadId = options.threadId
     this.#feed = options.feed
+    const systemId = `thread:${options.threadId}`
+    const parent = parentFor(options.system, systemId)
     this.#actor = createActor(LiveThread.#machine(), {
-      id: `thread:${options.threadId}`,
-      systemId: `thread:${options.threadId}`,
+      id: systemId,
+      systemId,
       input: { threadId: options.threadId, run: options.run, idleMs: options.idleMs },
-      // One timer per delay for every thread's machines, not one per idle thread (shared-clock.ts).
+      // One timer per delay for every thread's machines, not one per idle thread (shared-clock.ts);
+      // under a thread system, its clock (the same one) is what its scheduler uses.
       clock: SHARED_CLOCK,
+      ...(parent ? { parent } : {}),
     })
-    LiveThread.#bySystem.set(this.actor.system, this)
+    LiveThread.#byActor.set(this.#actor, this)
     this.#subscription = this.actor.subscribe({
       next: (snapshot) => {
         if (snapshot.status === 'done' || (snapshot.value === 'cold' && this.#runtime === undefined && this.#wasLive)) {
@@ -356,11 +364,11 @@ export class LiveThread extends ThreadUiBridge {
   /**
    * The thread machine with this file's actions, provided once for every thread: `provide` copies
    * the machine's whole state tree (≈ 30 KiB a thread, most of an idle thread's host-side heap). An
-   * action finds its thread through the actor system, which each thread's root actor has alone and
-   * its dialog and ask-queue children share.
+   * action finds its thread by the thread's actor: its own, or the one it runs under (a dialog, the
+   * ask-queue, an invoked helper — threads share one actor system, thread-system.ts).
    */
   static #provided: ReturnType<typeof LiveThread.provideMachine> | undefined
-  static readonly #bySystem = new WeakMap<object, LiveThread>()
+  static readonly #byActor = new WeakMap<object, LiveThread>()
 
   static #machine() {
     LiveThread.#provided ??= LiveThread.provideMachine()
@@ -368,40 +376,46 @@ export class LiveThread extends ThreadUiBridge {
   }
 
   private static provideMachine() {
-    const of = (system: object) => LiveThread.#bySystem.get(system)!
+    const of = (self: AnyActorRef): LiveThread => {
+      for (let ref: AnyActorRef | undefined = self; ref; ref = parentOf(ref)) {
+        const thread = LiveThread.#byActor.get(ref)
+        if (thread) return thread
+      }
+      throw new Error(`actor ${self.id} runs under no thread`)
+    }
     return threadMachine.provide({
       actions: {
-        publishStatus: ({ system }, status) => void of(system).#feed.append({ type: 'status', ...status }),
-        startRun: ({ system }, { prompt, run }) => of(system).#runtime?.prompt(of(system).#withImages(prompt), run),
-        adoptRun: ({ system }, { run }) => of(system).#runtime?.adoptRun(run),
-        queuePrompt: ({ system }, { prompt }) => {
-          const queued = of(system).#withImages(prompt)
-          if (prompt.deliverAs === 'followUp') of(system).#runtime?.followUp(queued)
-          else of(system).#runtime?.steer(queued)
+        publishStatus: ({ self }, status) => void of(self).#feed.append({ type: 'status', ...status }),
+        startRun: ({ self }, { prompt, run }) => of(self).#runtime?.prompt(of(self).#withImages(prompt), run),
+        adoptRun: ({ self }, { run }) => of(self).#runtime?.adoptRun(run),
+        queuePrompt: ({ self }, { prompt }) => {
+          const queued = of(self).#withImages(prompt)
+          if (prompt.deliverAs === 'followUp') of(self).#runtime?.followUp(queued)
+          else of(self).#runtime?.steer(queued)
         },
-        recordError: ({ system }, { message }) => {
-          const thread = of(system)
+        recordError: ({ self }, { message }) => {
+          const thread = of(self)
           thread.#log('error', message)
           thread.#feed.append({ type: 'failure', message })
         },
-        tellRuntimeAbort: ({ system }) => {
-          const thread = of(system)
+        tellRuntimeAbort: ({ self }) => {
+          const thread = of(self)
           thread.#runtime?.abort().catch((error) => thread.#log('error', `abort failed: ${errorText(error)}`))
         },
-        recordSettled: ({ system }, settled) => void of(system).#feed.append({ type: 'settled', ...settled }),
-        disposeRuntime: ({ system }, { reason }) => {
-          const thread = of(system)
+        recordSettled: ({ self }, settled) => void of(self).#feed.append({ type: 'settled', ...settled }),
+        disposeRuntime: ({ self }, { reason }) => {
+          const thread = of(self)
           thread.#disposing = thread.#releaseRuntime(reason)
         },
-        rejectPrompt: ({ system }, { messageId, reason }) => {
-          of(system).#feed.append({ type: 'prompt-rejected', messageId, reason })
+        rejectPrompt: ({ self }, { messageId, reason }) => {
+          of(self).#feed.append({ type: 'prompt-rejected', messageId, reason })
         },
       },
       actors: {
         // Answers as it starts: the runtime's clearQueue is synchronous, so the stop's reply comes before anything can settle the run.
-        clearQueue: fromCallback<ThreadEvent, { run: number }>(({ sendBack, system }) => {
+        clearQueue: fromCallback<ThreadEvent, { run: number }>(({ sendBack, self }) => {
           try {
-            const cleared = of(system).#runtime?.clearQueue() ?? { steering: [], followUp: [] }
+            const cleared = of(self).#runtime?.clearQueue() ?? { steering: [], followUp: [] }
             sendBack({ type: 'QUEUE_CLEARED', steering: cleared.steering.map(waiting), followUp: cleared.followUp.map(waiting) })
           } catch (error) {
             sendBack({ type: 'QUEUE_CLEAR_FAILED', message: errorText(error) })
@@ -409,8 +423,8 @@ export class LiveThread extends ThreadUiBridge {
         }),
         dialog: dialogMachine.provide({
           actions: {
-            showRequest: ({ context, self, system }) => {
-              const thread = of(system)
+            showRequest: ({ context, self }) => {
+              const thread = of(self)
               // An open question replies to the answers that name it (answered or refused) itself.
               self.on('*', (reply) => thread.#onReply(reply as DialogEmitted))
               thread.#feed.append({
@@ -424,21 +438,21 @@ export class LiveThread extends ThreadUiBridge {
               })
               thread.#dialogs.shown(context.id)
             },
-            recordSettle: ({ context, system }) => {
+            recordSettle: ({ context, self }) => {
               const chosen = context.outcome === 'answered' ? chosenOf(context.spec, context.answer) : undefined
-              of(system).#feed.append({ type: 'dialog-settled', id: context.id, outcome: context.outcome as DialogOutcome, ...(chosen !== undefined ? { chosen } : {}) })
+              of(self).#feed.append({ type: 'dialog-settled', id: context.id, outcome: context.outcome as DialogOutcome, ...(chosen !== undefined ? { chosen } : {}) })
             },
-            resolveExtension: ({ context, system }) => of(system).#dialogs.resolve(context.id, { outcome: context.outcome!, answer: context.answer }),
-            resolveWithdrawn: ({ context, system }) => of(system).#dialogs.resolve(context.id, { outcome: 'refused' }),
+            resolveExtension: ({ context, self }) => of(self).#dialogs.resolve(context.id, { outcome: context.outcome!, answer: context.answer }),
+            resolveWithdrawn: ({ context, self }) => of(self).#dialogs.resolve(context.id, { outcome: 'refused' }),
           },
         }),
         askQueue: askQueueMachine.provide({
           actors: {
             // Starts once the queue has taken its step, so opening the card (an ASK to the thread) never lands inside it.
-            card: fromPromise<CardOutcome, { askId: string }>(({ input, system }) => of(system).#asks.card(input.askId)),
+            card: fromPromise<CardOutcome, { askId: string }>(({ input, self }) => of(self).#asks.card(input.askId)),
           },
           actions: {
-            resolve: ({ system }, { askId, status, answer }) => of(system).#asks.resolve(askId, status, answer),
+            resolve: ({ self }, { askId, status, answer }) => of(self).#asks.resolve(askId, status, answer),
           },
         }),
       },

@@ -4,10 +4,11 @@
  * or threadhost is shutting down meanwhile); a retired thread's row is written before its runtime
  * goes; a removed thread is disposed before its files and row go.
  */
-import { fromPromise } from 'xstate'
+import { fromPromise, type AnyActorRef } from 'xstate'
 import { threadSlotMachine } from '../machines/thread-slot.machine.js'
 import { SessionDamaged, type RuntimeFactory, type SessionChange, type ThreadActions } from '../runtime/port.js'
 import { LiveThread } from './live-thread.js'
+import { stopThread, threadSystem } from './thread-system.js'
 import type { Checkpoints } from './checkpoints/checkpoints.js'
 import { watchRuns, type RunWatch } from './checkpoints/run-watch.js'
 import type { Worktrees } from './worktrees.js'
@@ -42,9 +43,11 @@ export interface SlotLifecycleDeps {
 
 export function provideSlotMachine(deps: SlotLifecycleDeps) {
   const slotOf = (threadId: string) => deps.slot(threadId)!
+  // One actor system for this host's live threads (thread-system.ts).
+  const system = threadSystem()
   return threadSlotMachine.provide({
     actors: {
-      build: fromPromise(({ input }) => build(deps, slotOf(input.threadId))),
+      build: fromPromise(({ input }) => build(deps, slotOf(input.threadId), system)),
       release: fromPromise(({ input }) => (input.thread as LiveThread).released),
       remove: fromPromise(async ({ input }) => {
         const slot = slotOf(input.threadId)
@@ -83,7 +86,7 @@ export function provideSlotMachine(deps: SlotLifecycleDeps) {
 }
 
 /** Builds the runtime for a slot; a delete or a shutdown meanwhile disposes what was built. */
-async function build(deps: SlotLifecycleDeps, slot: ThreadSlot): Promise<LiveThread> {
+async function build(deps: SlotLifecycleDeps, slot: ThreadSlot, system: AnyActorRef): Promise<LiveThread> {
   const feed = await deps.feeds.of(slot)
   const { threadId, model, thinkingLevel, cwd } = slot.record
   let runs: RunWatch | undefined
@@ -92,6 +95,7 @@ async function build(deps: SlotLifecycleDeps, slot: ThreadSlot): Promise<LiveThr
     feed,
     run: slot.record.run,
     idleMs: deps.idleMs,
+    system,
     log: deps.log,
     onRetired: (thread) => {
       runs?.stop()
@@ -124,7 +128,7 @@ async function build(deps: SlotLifecycleDeps, slot: ThreadSlot): Promise<LiveThr
     return live
   } catch (error) {
     runs?.stop()
-    live.actor.stop()
+    stopThread(live.actor)
     deps.notifyLive(live, 'retired')
     throw error
   }
@@ -163,7 +167,7 @@ function keep(deps: SlotLifecycleDeps, slot: ThreadSlot): void {
 function retired(deps: SlotLifecycleDeps, slot: ThreadSlot, thread: LiveThread): void {
   if (slot.thread === thread) slot.retired()
   queueMicrotask(() => {
-    thread.actor.stop()
+    stopThread(thread.actor)
     deps.notifyLive(thread, 'retired')
   })
 }
