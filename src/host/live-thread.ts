@@ -26,7 +26,7 @@ import { DialogBridge } from './dialog-bridge.js'
 import { TerminalBridge, type TerminalInputOutcome } from './terminal-bridge.js'
 import { SHARED_CLOCK } from './shared-clock.js'
 import { ThreadUiBridge } from './thread-ui-bridge.js'
-import { parentFor } from './thread-system.js'
+import { parentFor, stopChildren } from './thread-system.js'
 import { parentOf } from '../shared/xstate-internals.js'
 import type { Feed } from './feed.js'
 
@@ -132,7 +132,10 @@ export class LiveThread extends ThreadUiBridge {
           this.#retire()
         }
       },
-      error: (error) => this.#log('error', `thread machine failed: ${String(error)}`),
+      error: (error) => {
+        this.#log('error', `thread machine failed: ${String(error)}`)
+        stopChildren(this.actor)
+      },
     })
     this.actor.start()
   }

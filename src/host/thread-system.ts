@@ -30,6 +30,21 @@ export function parentFor(root: AnyActorRef | undefined, systemId: string): AnyA
   return root && root.system.get(systemId) === undefined ? root : undefined
 }
 
+/**
+ * What a failed thread's actor leaves in the shared system, stopped: xstate stops no child of an
+ * actor that errors (its ask-queue, its open dialogs), and they would stay registered for the
+ * process's life — keeping the thread, and its pi runtime, from being collected — and take the
+ * systemIds a rebuilt thread's own children need.
+ */
+export function stopChildren(actor: AnyActorRef): void {
+  const system = actor.system as unknown as { _unregister(ref: AnyActorRef): void }
+  for (const child of Object.values(actor.getSnapshot().children ?? {}) as (AnyActorRef | undefined)[]) {
+    if (!child) continue
+    system._unregister(child)
+    ;(child as unknown as { _stop(): void })._stop()
+  }
+}
+
 /** Stops a thread's actor, a root or a child of a thread system's root. */
 export function stopThread(actor: AnyActorRef): void {
   if (parentOf(actor) === undefined) actor.stop()

@@ -50,6 +50,27 @@ describe('thread system', () => {
     expect(again.thread.live).toBe(true)
   })
 
+  it("a thread whose machine fails leaves nothing registered in the shared system: its ask-queue stops, and the thread built again asks", async () => {
+    const system = threadSystem()
+    const failing = liveThread('t1', system)
+    void failing.thread.askUser({ id: 'q1', prompt: 'which?', mode: 'single', allowOther: false, options: [{ label: 'a', value: 'a' }] }, {}).catch(() => {})
+    expect(system.system.get('askQueue:t1')).toBeDefined()
+    failing.runtime.prompt = () => {
+      throw new Error('boom')
+    }
+    void failing.thread.prompt({ text: 'hello', admission: 'reject', deliverAs: 'steer' })
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    expect(failing.thread.actor.getSnapshot().status).toBe('error')
+    expect(system.system.get('thread:t1')).toBeUndefined()
+    expect(system.system.get('askQueue:t1')).toBeUndefined()
+
+    const again = liveThread('t1', system)
+    expect(parentOf(again.thread.actor)).toBe(system)
+    void again.thread.askUser({ id: 'q2', prompt: 'which now?', mode: 'single', allowOther: false, options: [{ label: 'a', value: 'a' }] }, {}).catch(() => {})
+    expect(again.thread.actor.getSnapshot().status).toBe('active')
+    expect(system.system.get('askQueue:t1')).toBeDefined()
+  })
+
   it('a thread built again while its old actor is still registered gets an actor system of its own', () => {
     const system = threadSystem()
     const old = liveThread('t1', system)
