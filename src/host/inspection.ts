@@ -76,7 +76,8 @@ export class Inspection {
       // The one cost an unwatched host pays: a set-size check per thread start or retire.
       if (this.#listeners.size === 0) return
       if (event === 'started') this.#attach(thread.threadId, thread.actor)
-      else this.#detach(thread.threadId, true)
+      // A thread built again before its old actor retired is already attached as the new one.
+      else if ((this.#attached.get(thread.threadId) ?? thread.actor) === thread.actor) this.#detach(thread.threadId, true)
     })
   }
 
