@@ -7,7 +7,7 @@
  * its own that every session loads.
  */
 import type { Api, Model } from '@earendil-works/pi-ai'
-import type { ExtensionFactory } from '@earendil-works/pi-coding-agent'
+import type { ExtensionAPI } from '@earendil-works/pi-coding-agent'
 import { THINKING_LEVELS, type ThinkingLevel } from '../schemas/index.js'
 import type { SessionChange } from './port.js'
 
@@ -15,7 +15,7 @@ import type { SessionChange } from './port.js'
 const known = (level: string | undefined): ThinkingLevel | undefined =>
   level !== undefined && (THINKING_LEVELS as readonly string[]).includes(level) ? (level as ThinkingLevel) : undefined
 
-export function sessionChangesExtension(changed: (change: SessionChange) => void, nameOf: (model: Model<Api>) => string): ExtensionFactory {
+export function sessionChangesExtension(changed: (change: SessionChange) => void, nameOf: (model: Model<Api>) => string): (pi: ExtensionAPI) => void {
   return (pi) => {
     // The level from the handler's context, as `pi.getThinkingLevel()` reads it: a handler that kept
     // `pi` would keep the whole extension API (≈ 2.5 KiB of closures) for the session's life.

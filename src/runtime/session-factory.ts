@@ -12,6 +12,7 @@ import {
   DefaultResourceLoader,
   SessionManager,
   SettingsManager,
+  type ExtensionAPI,
   type ExtensionFactory,
 } from '@earendil-works/pi-coding-agent'
 import type { AgentRuntime, RuntimeFactory, RuntimeOptions, UiBridge } from './port.js'
@@ -57,10 +58,13 @@ export interface PiRuntimeFactoryOptions {
   shutdownMs?: number
 }
 
+/** A hook of the host's that registers its handlers at once (pi would await an async factory; this wrapper does not). */
+type HostHook = (pi: ExtensionAPI) => void
+
 /** Several of the host's synchronous hooks as one extension, registered in their order. */
-function hostHooks(hooks: ExtensionFactory[]): ExtensionFactory {
+function hostHooks(hooks: HostHook[]): ExtensionFactory {
   return (pi) => {
-    for (const hook of hooks) void hook(pi)
+    for (const hook of hooks) hook(pi)
   }
 }
 
@@ -97,7 +101,7 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
     // bookkeeping (its maps of handlers, tools, commands…) for its life. The checkpoint's `tool_call`
     // handler comes after the tool policy's and before the fence's second check; pi tells no fence
     // of a session's changes, so their handlers keep their order among their events' handlers.
-    const hooks = [
+    const hooks: HostHook[] = [
       ...(beforeFileChange ? [checkpointHookExtension(beforeFileChange)] : []),
       ...(onSessionChange ? [sessionChangesExtension(onSessionChange, (m) => models.nameOf(m))] : []),
     ]

@@ -3,13 +3,13 @@
  * policy's (tool-permission.ts) so a call that policy blocks takes no checkpoint, that awaits the
  * host's `beforeFileChange` for pi's `write`, `edit` and `bash`. It never blocks a call.
  */
-import type { ExtensionFactory } from '@earendil-works/pi-coding-agent'
+import type { ExtensionAPI } from '@earendil-works/pi-coding-agent'
 import { toolPath } from '../paths.js'
 import type { FileChangeIntent } from '../port.js'
 
 const CHANGING = new Set(['write', 'edit', 'bash'])
 
-export function checkpointHookExtension(beforeFileChange: (change: FileChangeIntent) => Promise<void>): ExtensionFactory {
+export function checkpointHookExtension(beforeFileChange: (change: FileChangeIntent) => Promise<void>): (pi: ExtensionAPI) => void {
   return (pi) => {
     pi.on('tool_call', async (event, ctx) => {
       if (!CHANGING.has(event.toolName)) return undefined
