@@ -1295,10 +1295,11 @@ async function main() {
         progress(`round ${round}: heap`)
         const heap = await heapPerThread(base, clients, HEAP_THREADS)
         add(`heap per idle live thread (${HEAP_THREADS} threads)`, 'KiB', heap.a / 1024, heap.b / 1024, { c: heap.c / 1024 })
-        add('… the host\'s share (threadhost minus the floor)', 'KiB', (heap.a - heap.c) / 1024, undefined, { target: { of: 'value', op: '≤', x: 16 } })
+        add('… the host\'s share (threadhost minus the floor)', 'KiB', (heap.a - heap.c) / 1024, undefined)
         // The split by runtime: threadhost's own pi sessions (its extensions and tools included) measured alone, the same way.
         add('… threadhost\'s pi sessions alone (same runtimes as the server, measured alone)', 'KiB', heap.pi / 1024, undefined)
-        add('… the host beside its own pi sessions (threadhost minus the above)', 'KiB', (heap.a - heap.pi) / 1024, undefined)
+        // Issue 24's "host heap per idle live thread" (≤ 16 KiB): what the host keeps beside the pi sessions it builds.
+        add('… the host beside its own pi sessions (threadhost minus the above)', 'KiB', (heap.a - heap.pi) / 1024, undefined, { target: { of: 'value', op: '≤', x: 16 } })
         if (heap.d !== undefined) {
           add('heap per idle live thread, the tree at BENCH_BEFORE', 'KiB', heap.d / 1024, undefined)
           add('… the host beside its own pi sessions, the tree at BENCH_BEFORE (its pi sessions taken as this tree\'s)', 'KiB', (heap.d - heap.pi) / 1024, undefined)
