@@ -100,9 +100,10 @@ export class Feed {
     for (const observer of this.#observers) observer(observation)
     this.#everyFeed?.(this, observation)
     if (this.#followers) for (const follower of this.#followers) follower.send(frame, observation)
-    if (observation.type === 'status') this.#busy = observation.busy
-    // Keeping none costs nothing, so a fact an extension shows while the thread idles is let go at once too.
-    if (observation.type === 'status' || this.idleRingSize === 0) this.#trimIfIdle()
+    if (observation.type === 'status') {
+      this.#busy = observation.busy
+      this.#trimIfIdle()
+    }
     return observation
   }
 
