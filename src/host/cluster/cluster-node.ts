@@ -52,7 +52,12 @@ interface Owned {
   writer: LogWriter
   stopServing: () => void
   attached: WeakSet<Feed>
+  /** The feed this node writes the thread's frames from: where a keyed prompt's expected receipt is read. */
+  feed?: Feed
 }
+
+/** The receipt a keyed prompt's accepted record holds (see `promptAccepted`). */
+type Receipt = { run: number; queued: boolean }
 
 export class ClusterNode {
   readonly #owned = new Map<string, Owned>()
@@ -62,8 +67,11 @@ export class ClusterNode {
   /** Threads with a runtime on this node, and commands running here per thread: what keeps an owned thread from being given back. */
   readonly #liveHere = new Set<string>()
   readonly #commandsHere = new Map<string, number>()
-  /** Prompts accepted here and not settled yet: how many records their writer had made with their `accepted` record. */
-  readonly #accepted = new Map<string, { writer: LogWriter | undefined; upTo: number }>()
+  /**
+   * Prompts accepted here and not settled yet: how many records their writer had made with their
+   * `accepted` record, and the receipt that record holds for a keyed one.
+   */
+  readonly #accepted = new Map<string, { writer: LogWriter | undefined; upTo: number; receipt?: Receipt }>()
   #handler?: (request: CommandRequest) => Promise<CommandReply>
   #scan?: ReturnType<typeof setInterval>
   #index?: { stop(): void }
@@ -288,6 +296,7 @@ export class ClusterNode {
     const owned = this.#owned.get(threadId)
     if (!owned || owned.attached.has(feed)) return
     owned.attached.add(feed)
+    owned.feed = feed
     const { writer } = owned
     if (!writer.epochWritten) {
       writer.epochWritten = true
@@ -324,21 +333,32 @@ export class ClusterNode {
 
   /**
    * The record at the prompt's admission (the 202 waits for it): what a takeover reports back if it
-   * never ran. A keyed prompt's key is claimed in it (see `keyedAdmission`).
+   * never ran. A keyed prompt's key is claimed in it (see `keyedAdmission`), with the receipt the
+   * machine will give it as the thread stands now — idle: the next run; running: queued into this
+   * one — so that in the usual case its 202 needs no record after the machine's answer: that one
+   * would wait behind the frames of the run the prompt starts, and the start's own work.
    */
   promptAccepted(threadId: string, messageId: string, text: string, key?: { key: string; fingerprint: string; run: number }): void {
-    const writer = this.#owned.get(threadId)?.writer
-    writer?.push({ kind: 'prompt', op: 'accepted', messageId, text, ...(key ? { key } : {}) })
+    const owned = this.#owned.get(threadId)
+    const writer = owned?.writer
+    const status = owned?.feed?.view.status
+    const receipt: Receipt | undefined = key && (status ? (status.busy ? { run: status.run, queued: true } : { run: status.run + 1, queued: false }) : { run: key.run, queued: false })
+    writer?.push({ kind: 'prompt', op: 'accepted', messageId, text, ...(key ? { key: { ...key, ...receipt } } : {}) })
     // Kept until the prompt settles (withdrawn, rejected or run); bounded all the same. With no writer
     // (the thread left this node before the admission) the prompt is in no log: `flushed` says so.
     if (this.#accepted.size >= MAX_ACCEPTED) this.#accepted.delete(this.#accepted.keys().next().value!)
-    this.#accepted.set(messageId, { writer, upTo: writer?.made ?? 0 })
+    this.#accepted.set(messageId, { writer, upTo: writer?.made ?? 0, ...(receipt ? { receipt } : {}) })
   }
 
-  /** A keyed prompt's receipt (its run, whether it was queued): what its 202 said, for a retry answered from the log. */
+  /**
+   * A keyed prompt's receipt (its run, whether it was queued): what its 202 said, for a retry answered
+   * from the log. Written only when it is not the one its accepted record already holds.
+   */
   promptAdmitted(threadId: string, messageId: string, run: number, queued: boolean): void {
     const writer = this.#owned.get(threadId)?.writer
     if (!writer) return
+    const expected = this.#accepted.get(messageId)?.receipt
+    if (expected && expected.run === run && expected.queued === queued) return
     writer.push({ kind: 'prompt', op: 'admitted', messageId, run, queued })
     // A keyed prompt's 202 waits for its receipt too: a retry answered from the log gets what the 202 said.
     const accepted = this.#accepted.get(messageId)

@@ -82,10 +82,11 @@ export type ThreadRecord =
   /**
    * A prompt accepted (before its 202) or given its fate: what a takeover reports back `owner-lost`.
    * `key`: the request's `Idempotency-Key`, claimed in this same record, so a node that takes the
-   * thread over knows it was admitted; `admitted` (keyed prompts only) is the machine's answer that
-   * went into the 202, `withdrawn` a prompt the machine refused (nothing of it ran).
+   * thread over knows it was admitted, with the receipt (`run`, `queued`) the owner expects the
+   * machine to give it; `admitted` (keyed prompts only) is the machine's answer that went into the
+   * 202, written only when it is not that receipt; `withdrawn` a prompt the machine refused (nothing of it ran).
    */
-  | { kind: 'prompt'; op: 'accepted'; messageId: string; text: string; key?: { key: string; fingerprint: string; run: number } }
+  | { kind: 'prompt'; op: 'accepted'; messageId: string; text: string; key?: { key: string; fingerprint: string; run: number; queued?: boolean } }
   | { kind: 'prompt'; op: 'admitted'; messageId: string; run: number; queued: boolean }
   | { kind: 'prompt'; op: 'settled'; messageId: string; withdrawn?: true }
   /** Records made while the append before was in flight: one append, read in order. */

@@ -142,11 +142,11 @@ export class ThreadMirror {
   #keyed(record: Extract<ThreadRecord, { kind: 'prompt' }>): void {
     if (record.op === 'accepted') {
       if (!record.key) return
-      const { key, fingerprint, run } = record.key
+      const { key, fingerprint, run, queued = false } = record.key
       this.#keyOf.set(record.messageId, key)
       // A retry comes within seconds of its first's owner dying: the newest keys are the ones asked for.
       if (this.keyed.size >= MAX_KEYED) this.keyed.delete(this.keyed.keys().next().value!)
-      this.keyed.set(key, { messageId: record.messageId, fingerprint, run, queued: false })
+      this.keyed.set(key, { messageId: record.messageId, fingerprint, run, queued })
       return
     }
     const key = this.#keyOf.get(record.messageId)

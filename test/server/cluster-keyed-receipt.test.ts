@@ -1,0 +1,57 @@
+/**
+ * A keyed prompt's 202 in cluster mode waits for what the thread's log must hold for a retry to get
+ * the same answer on any node — its admission, with the key and the receipt — and not for a record
+ * written after the machine's answer (it would queue behind the frames of the run the prompt starts).
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { MemoryCluster } from '../../src/host/cluster/memory.js'
+import type { ClusterEngine, ThreadRecord } from '../../src/host/cluster/port.js'
+import { api, is, SseClient } from './harness.js'
+import { startNode, type InProcessNode } from './in-process-cluster.js'
+
+/** Every record of a thread's log, batches opened. */
+function recordsOf(cluster: MemoryCluster, threadId: string): ThreadRecord[] {
+  const open = (record: ThreadRecord): ThreadRecord[] => (record.kind === 'batch' ? record.records.flatMap(open) : [record])
+  return (cluster.logs.get(threadId) ?? []).flatMap(open)
+}
+
+describe("a keyed prompt's 202 in cluster mode", () => {
+  let dataDir: string
+  const nodes: InProcessNode[] = []
+  const tabs: SseClient[] = []
+  afterEach(async () => {
+    for (const tab of tabs.splice(0)) tab.close()
+    for (const node of nodes.splice(0).reverse()) await node.close()
+    await rm(dataDir, { recursive: true, force: true })
+  })
+
+  async function node(cluster: MemoryCluster, name: string, engine?: (engine: ClusterEngine) => ClusterEngine, demoDelayMs = 2) {
+    dataDir ??= await mkdtemp(join(tmpdir(), 'threadhost-keyed-receipt-'))
+    const started = await startNode(cluster, name, dataDir, { demoDelayMs, ...(engine ? { engine } : {}) })
+    nodes.push(started)
+    return started
+  }
+
+  it('is in the log with its admission: the accepted record holds the receipt the 202 gave, idle (the next run) or running (queued), and no record follows the answer', async () => {
+    const cluster = new MemoryCluster()
+    const a = await node(cluster, 'na', undefined, 20)
+    expect((await api(a.url, 'POST', '/api/threads', { id: 'r1' })).status).toBe(201)
+    const tab = await SseClient.open(`${a.url}/api/threads/r1/follow`)
+    tabs.push(tab)
+    const idle = await api(a.url, 'POST', '/api/threads/r1/prompt', { message: 'slow 40' }, { 'idempotency-key': 'idle-1' })
+    expect(idle).toMatchObject({ status: 202, body: { run: 1, queued: false } })
+    await tab.waitFor(is('assistant-delta'))
+    const running = await api(a.url, 'POST', '/api/threads/r1/prompt', { message: 'after it', deliverAs: 'followUp' }, { 'idempotency-key': 'running-1' })
+    expect(running).toMatchObject({ status: 202, body: { run: 1, queued: true } })
+    await tab.waitFor(is('settled', { run: 1 }))
+
+    const records = recordsOf(cluster, 'r1')
+    const accepted = (messageId: string) => records.find((r) => r.kind === 'prompt' && r.op === 'accepted' && r.messageId === messageId)
+    expect(accepted(idle.body.messageId)).toMatchObject({ key: { key: 'idle-1', run: 1, queued: false } })
+    expect(accepted(running.body.messageId)).toMatchObject({ key: { key: 'running-1', run: 1, queued: true } })
+    expect(records.filter((r) => r.kind === 'prompt' && r.op === 'admitted')).toEqual([])
+  })
+})
