@@ -65,7 +65,8 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
   }
   return {
     health: () => node.health(),
-    keys: new ClusterKeys(node.engine, undefined, (threadId, key) => node.keyedAdmission(threadId, key)),
+    // A keyed prompt's 202 leaves once its admission (key and receipt) is in the log: the onSend hook below.
+    keys: new ClusterKeys(node.engine, undefined, (threadId, key) => node.keyedAdmission(threadId, key), (route, status) => status === 202 && route === PROMPT_ROUTE),
     install(app) {
       node.serveWith(async (command) => {
         const response = await app.inject({

@@ -90,7 +90,10 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
         unrecorded.set(answer.key, answer)
       }
     }
-    const recorded = claim.shared === undefined ? undefined : shareAnswer(request, claim.shared, answer)
+    // An answer the thread's log holds already goes to the engine's keys after it is sent.
+    const later = claim.shared !== undefined && shared!.answeredInLog(`${request.method} ${request.routeOptions.url}`, status)
+    if (later) void shared!.settleAfter(claim.shared!, answer)
+    const recorded = claim.shared === undefined || later ? undefined : shareAnswer(request, claim.shared, answer)
     const done = () => {
       inflight.delete(claim.key)
       claim.resolve(answer)
@@ -101,17 +104,18 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
 
   /**
    * Cluster mode: the key's claimer died before recording its answer, and the thread's log shows the
-   * prompt it admitted under the key — the retry gets that prompt's receipt, recorded here and in the
-   * engine before it is sent; nothing runs again (the prompt's fate is on the thread's feed).
+   * prompt it admitted under the key — the retry gets that prompt's receipt, recorded here before it
+   * is sent and in the engine after; nothing runs again (the prompt's fate is on the thread's feed).
    */
-  const fromLog = async (request: FastifyRequest, claim: { key: string; fingerprint: string }, threadId: string, outcome: { revision: number; admission: KeyedAdmission }) => {
+  const fromLog = (claim: { key: string; fingerprint: string }, threadId: string, outcome: { revision: number; admission: KeyedAdmission }) => {
     const answer = receiptOf({ ...claim, at: Date.now() }, threadId, outcome.admission)
     try {
       store().recordIdempotent(answer, answer.at - IDEMPOTENCY_TTL_MS)
     } catch {
       unrecorded.set(answer.key, answer)
     }
-    await shareAnswer(request, outcome.revision, answer)
+    // The answer is the log's: the engine's keys get it after it is sent.
+    void shared!.settleAfter(outcome.revision, answer)
     return answer
   }
   const shareAnswer = (request: FastifyRequest, revision: number, answer: IdempotentAnswer) =>
@@ -182,7 +186,7 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
       })
       if (outcome.kind === 'run') return void claims.set(request, { key, fingerprint, resolve, shared: outcome.revision })
       if (outcome.kind === 'admitted') {
-        const answer = await fromLog(request, { key, fingerprint }, threadId!, outcome)
+        const answer = fromLog({ key, fingerprint }, threadId!, outcome)
         inflight.delete(key)
         resolve(answer)
         return replay(reply, answer)

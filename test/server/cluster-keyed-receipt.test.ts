@@ -1,7 +1,8 @@
 /**
  * A keyed prompt's 202 in cluster mode waits for what the thread's log must hold for a retry to get
- * the same answer on any node — its admission, with the key and the receipt — and not for a record
- * written after the machine's answer (it would queue behind the frames of the run the prompt starts).
+ * the same answer on any node — its admission, with the key and the receipt — and for nothing else:
+ * not for a record written after the machine's answer (it would queue behind the frames of the run
+ * the prompt starts), and not for the engine's keys (`th_idem`), which get the answer after it is sent.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -53,5 +54,22 @@ describe("a keyed prompt's 202 in cluster mode", () => {
     expect(accepted(idle.body.messageId)).toMatchObject({ key: { key: 'idle-1', run: 1, queued: false } })
     expect(accepted(running.body.messageId)).toMatchObject({ key: { key: 'running-1', run: 1, queued: true } })
     expect(records.filter((r) => r.kind === 'prompt' && r.op === 'admitted')).toEqual([])
+  })
+
+  it("does not wait for the engine's keys to record it: with their writes never answering, the keyed prompt is answered 202 and its repeat replays it", async () => {
+    const cluster = new MemoryCluster()
+    const stalled = (engine: ClusterEngine): ClusterEngine => ({ ...engine, keys: { ...engine.keys, record: () => new Promise<void>(() => {}) } })
+    const a = await node(cluster, 'na', stalled)
+    const b = await node(cluster, 'nb', stalled)
+    expect((await api(a.url, 'POST', '/api/threads', { id: 'r2' })).status).toBe(201)
+    const key = { 'idempotency-key': 'no-keys-write' }
+    const first = await api(a.url, 'POST', '/api/threads/r2/prompt', { message: 'once' }, key)
+    expect(first).toMatchObject({ status: 202, body: { run: 1 } })
+    // Through the other node too: it passes the repeat on to the owner, which replays its answer.
+    for (const via of [a, b]) {
+      const again = await api(via.url, 'POST', '/api/threads/r2/prompt', { message: 'once' }, key)
+      expect({ status: again.status, body: again.body, replayed: again.headers.get('idempotent-replayed') }).toEqual({ status: 202, body: first.body, replayed: 'true' })
+    }
+    expect(cluster.keys.get('no-keys-write')?.record.answer).toBeUndefined()
   })
 })

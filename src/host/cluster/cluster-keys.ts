@@ -28,6 +28,13 @@ export type SharedClaim =
 /** A prompt admitted under a key on a thread, as the thread's log says (on the thread's owner). */
 export type AdmissionLookup = (threadId: string, key: string) => KeyedAdmission | undefined
 
+/**
+ * Whether an answer of this route (`METHOD /path`) with this status is in the thread's log before it
+ * is sent (a keyed prompt's 202: its admission holds the key and the receipt), so a repeat on the
+ * thread's next owner is answered from the log whatever the engine's keys hold.
+ */
+export type AnsweredInLog = (route: string, status: number) => boolean
+
 const POLL_MS = 50
 const RETRY_EVERY_MS = 1000
 const RETRY_FOR_MS = 5 * 60 * 1000
@@ -37,6 +44,7 @@ export class ClusterKeys {
     private readonly engine: ClusterEngine,
     private readonly waitMs = 10_000,
     private readonly admitted: AdmissionLookup = () => undefined,
+    readonly answeredInLog: AnsweredInLog = () => false,
   ) {}
 
   /** `threadId`: the thread a thread-scoped request names, whose log may hold what a dead claimer did under the key. */
@@ -84,6 +92,15 @@ export class ClusterKeys {
       this.#again(write, Date.now() + RETRY_FOR_MS)
       throw error
     }
+  }
+
+  /**
+   * `settle`, for an answer the thread's log already holds (`answeredInLog`): written after the answer
+   * is sent, never on its path — until it lands a repeat reaches the thread's owner, which replays it
+   * from its own store or, after a change of owner, from the log. Resolves once written (or given up).
+   */
+  settleAfter(revision: number, answer: IdempotentAnswer): Promise<void> {
+    return this.settle(revision, answer).catch(() => {})
   }
 
   #again(write: () => Promise<void>, until: number): void {
