@@ -6,10 +6,10 @@
  * owner that cannot be reached in time is a 503 with Retry-After (an Idempotency-Key makes the retry safe).
  */
 import { randomBytes } from 'node:crypto'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ClusterKeys } from '../host/cluster/cluster-keys.js'
 import type { ClusterNode } from '../host/cluster/cluster-node.js'
-import type { CommandRequest } from '../host/cluster/port.js'
+import type { CommandReply, CommandRequest } from '../host/cluster/port.js'
 import { apiRoutes, type RouteName } from '../schemas/api-routes.js'
 import { answerOf, guardOutcomes } from '../schemas/outcomes.js'
 import { refuseWhileDraining } from './graceful-stop.js'
@@ -32,7 +32,15 @@ const ROUTED = new Set(
 /** Passed on with the command: what the owner's guards and routes read. */
 const PASSED_HEADERS = ['authorization', 'content-type', 'idempotency-key']
 const OWNER_HEADER = 'x-threadhost-owner'
+/** Names a command the owner runs for another node, so its route can answer it as soon as the answer is final. */
+const COMMAND_HEADER = 'x-threadhost-command'
 const ANSWER_HEADERS = ['content-type', 'retry-after', 'idempotent-replayed']
+
+function replyOf(status: number, headers: Record<string, unknown>, body: string): CommandReply {
+  const passed: Record<string, string> = {}
+  for (const name of ANSWER_HEADERS) if (headers[name] !== undefined) passed[name] = String(headers[name])
+  return { status, headers: passed, body }
+}
 
 const PROMPT_ROUTE = `${apiRoutes.prompt.method} ${apiRoutes.prompt.path}`
 
@@ -68,16 +76,41 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
     // A keyed prompt's 202 leaves once its admission (key and receipt) is in the log: the onSend hook below.
     keys: new ClusterKeys(node.engine, undefined, (threadId, key) => node.keyedAdmission(threadId, key), (route, status) => status === 202 && route === PROMPT_ROUTE),
     install(app) {
-      node.serveWith(async (command) => {
-        const response = await app.inject({
-          method: command.method as 'POST',
-          url: command.url,
-          headers: { ...command.headers, [OWNER_HEADER]: secret },
-          ...(command.body !== undefined ? { payload: command.body } : {}),
-        })
-        const headers: Record<string, string> = {}
-        for (const name of ANSWER_HEADERS) if (response.headers[name] !== undefined) headers[name] = String(response.headers[name])
-        return { status: response.statusCode, headers, body: response.body }
+      // A command passed on by another node is answered from its route's last onSend hook, once every
+      // shared one has run (the log's flush, the key's record): the answer is final there, and the
+      // injected response's own end comes after the work the command set off (a run's start-up).
+      const answering = new Map<string, (reply: CommandReply) => void>()
+      let commands = 0
+      node.serveWith(async (command, answer) => {
+        const id = String(++commands)
+        answering.set(id, answer)
+        try {
+          const response = await app.inject({
+            method: command.method as 'POST',
+            url: command.url,
+            headers: { ...command.headers, [OWNER_HEADER]: secret, [COMMAND_HEADER]: id },
+            ...(command.body !== undefined ? { payload: command.body } : {}),
+          })
+          // An answer its route never gave (no such route, or refused before it) is the injected response.
+          return replyOf(response.statusCode, response.headers, response.body)
+        } finally {
+          answering.delete(id)
+        }
+      })
+      const answered = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+        const id = request.headers[COMMAND_HEADER]
+        if (request.headers[OWNER_HEADER] !== secret || typeof id !== 'string' || (payload !== undefined && typeof payload !== 'string')) return payload
+        const answer = answering.get(id)
+        answering.delete(id)
+        answer?.(replyOf(reply.statusCode, reply.getHeaders(), payload ?? ''))
+        return payload
+      }
+      // Route-level onSend hooks run after every shared one.
+      app.addHook('onRoute', (route) => {
+        const methods = Array.isArray(route.method) ? route.method : [route.method]
+        if (!methods.some((method) => routed.has(`${method} ${route.url}`))) return
+        const own = route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend]
+        route.onSend = [...own, answered]
       })
 
       app.addHook('preHandler', async (request, reply) => {

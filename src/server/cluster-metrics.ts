@@ -81,9 +81,9 @@ export function countedEngine(engine: ClusterEngine): { engine: ClusterEngine; c
   }
   const commands: Partial<CommandBus> = {
     serve(threadId, handler) {
-      return engine.commands.serve(threadId, (request) => {
+      return engine.commands.serve(threadId, (request, answer) => {
         counts.served++
-        return handler(request)
+        return handler(request, answer)
       })
     },
     async send(threadId, request, timeoutMs) {

@@ -20,7 +20,7 @@ import type { Log } from '../store/journal.js'
 import type { ThreadRow, ThreadStore } from '../store/port.js'
 import { fenceGuard, type FenceGuard } from './fence-guard.js'
 import { LogWriter } from './log-writer.js'
-import { EngineAway, type ClusterEngine, type CommandReply, type CommandRequest, type NodeInfo, type Ownership } from './port.js'
+import { EngineAway, type ClusterEngine, type CommandHandler, type CommandReply, type CommandRequest, type NodeInfo, type Ownership } from './port.js'
 import { lastFrame, ThreadMirror, type KeyedAdmission } from './thread-mirror.js'
 
 /** What the node needs of the thread registry (thread-registry.ts). */
@@ -72,7 +72,7 @@ export class ClusterNode {
    * `accepted` record, and the receipt that record holds for a keyed one.
    */
   readonly #accepted = new Map<string, { writer: LogWriter | undefined; upTo: number; receipt?: Receipt }>()
-  #handler?: (request: CommandRequest) => Promise<CommandReply>
+  #handler?: CommandHandler
   #scan?: ReturnType<typeof setInterval>
   #index?: { stop(): void }
   #stopped = false
@@ -114,7 +114,7 @@ export class ClusterNode {
   }
 
   /** The owner's side of the command bus: how this node answers a command sent to a thread it owns. */
-  serveWith(handler: (request: CommandRequest) => Promise<CommandReply>): void {
+  serveWith(handler: CommandHandler): void {
     this.#handler = handler
   }
 
@@ -263,7 +263,7 @@ export class ClusterNode {
     const feed = await this.registry.ownFeed(threadId)
     if (feed && view && previous !== undefined && previous !== this.self.id) this.#settleLeftOpen(feed, view, mirror)
     if (!(await writer.flushed())) return false
-    owned.stopServing = await this.engine.commands.serve(threadId, (request) => this.#serve(threadId, request))
+    owned.stopServing = await this.engine.commands.serve(threadId, (request, answer) => this.#serve(threadId, request, answer))
     if (previous !== undefined && previous !== this.self.id) this.options.log?.('info', `[${threadId}] cluster: taken over from ${current?.record.name}`)
     return true
   }
@@ -279,13 +279,13 @@ export class ClusterNode {
     for (const observation of settle) feed.append(observation)
   }
 
-  async #serve(threadId: string, request: CommandRequest): Promise<CommandReply> {
+  async #serve(threadId: string, request: CommandRequest, answer: (reply: CommandReply) => void): Promise<CommandReply> {
     const handler = this.#handler
     // Not serving yet, or the thread was given back as this request arrived: the sender retries.
     if (!handler || !this.owns(threadId)) return { status: 503, headers: { 'retry-after': '1' }, body: JSON.stringify({ error: `thread ${threadId} has no owner on this node right now; retry`, code: 'OWNER_CHANGED' }) }
     this.#runHere(threadId)
     try {
-      return await handler(request)
+      return await handler(request, answer)
     } finally {
       this.commandEnded(threadId)
     }

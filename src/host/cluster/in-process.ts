@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { ThreadRow } from '../store/port.js'
-import { Fenced, type CommandBus, type CommandReply, type CommandRequest, type Membership, type NodeInfo, type OwnerDirectory, type OwnerRecord, type ThreadIndex, type ThreadLogs, type ThreadRecord } from './port.js'
+import { Fenced, type CommandBus, type CommandHandler, type CommandReply, type Membership, type NodeInfo, type OwnerDirectory, type OwnerRecord, type ThreadIndex, type ThreadLogs, type ThreadRecord } from './port.js'
 
 /** The threads list over rows this process keeps (`rows`), every change told to the nodes that watch. */
 export function localIndex(rows: { put(row: ThreadRow): void; delete(threadId: string): void; all(): Iterable<ThreadRow> }): ThreadIndex {
@@ -32,7 +32,7 @@ export function localIndex(rows: { put(row: ThreadRow): void; delete(threadId: s
 }
 
 export function localCommandBus(): CommandBus {
-  const servers = new Map<string, (request: CommandRequest) => Promise<CommandReply>>()
+  const servers = new Map<string, CommandHandler>()
   return {
     serve: async (threadId, handler) => {
       servers.set(threadId, handler)
@@ -42,7 +42,7 @@ export function localCommandBus(): CommandBus {
     },
     send: async (threadId, request) => {
       const handler = servers.get(threadId)
-      return handler ? handler(request) : 'no-owner'
+      return handler ? new Promise<CommandReply>((resolve, reject) => void handler(request, resolve).then(resolve, reject)) : 'no-owner'
     },
   }
 }

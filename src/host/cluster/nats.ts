@@ -381,10 +381,13 @@ function commandsOn(nc: NatsConnection, link: Link): CommandBus {
       const sub: Subscription = nc.subscribe(subject(threadId), {
         callback: (error, msg) => {
           if (error) return
-          void handler(parse(msg.data)).then(
-            (reply) => msg.respond(json(reply)),
-            (failure: unknown) => msg.respond(json({ status: 500, headers: {}, body: json({ error: String(failure) }) } satisfies CommandReply)),
-          )
+          let answered = false
+          const answer = (reply: CommandReply) => {
+            if (answered) return
+            answered = true
+            msg.respond(json(reply))
+          }
+          void handler(parse(msg.data), answer).then(answer, (failure: unknown) => answer({ status: 500, headers: {}, body: json({ error: String(failure) }) }))
         },
       })
       // The subscription reaches the server asynchronously: until it has, a request finds no responders.

@@ -135,12 +135,19 @@ export interface CommandReply {
   body: string
 }
 
+/**
+ * How an owner answers a command: `answer` sends the reply at once (the first reply sent is the one
+ * the sender gets), for an answer that is final before the work the command set off is over; the
+ * promise's value is sent if `answer` was never called.
+ */
+export type CommandHandler = (request: CommandRequest, answer: (reply: CommandReply) => void) => Promise<CommandReply>
+
 export interface CommandBus {
   /**
    * Answers the thread's commands while this node owns it; resolves, once the engine routes them here
    * (a command sent after that reaches this node, never "no responders"), to what stops answering.
    */
-  serve(threadId: string, handler: (request: CommandRequest) => Promise<CommandReply>): Promise<() => void>
+  serve(threadId: string, handler: CommandHandler): Promise<() => void>
   /** `no-owner`: nobody answers for the thread (nobody owns it, or its owner is gone). */
   send(threadId: string, request: CommandRequest, timeoutMs: number): Promise<CommandReply | 'no-owner' | 'timeout'>
 }
