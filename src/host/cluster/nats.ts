@@ -65,11 +65,14 @@ const refused = (error: unknown) => error instanceof JetStreamApiError && error.
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const json = (value: unknown) => JSON.stringify(value)
-const parse = <T>(bytes: Uint8Array): T => JSON.parse(new TextDecoder().decode(bytes)) as T
+const utf8 = new TextDecoder()
+const parse = <T>(bytes: Uint8Array): T => JSON.parse(utf8.decode(bytes)) as T
 
 export async function connectNats(url: string, name: string, log?: Log): Promise<ClusterEngine> {
   // Reconnection attempts every ~60 ms (a refused one costs nothing): each one saved is lease margin.
-  const nc = await connect({ servers: url, name: `threadhost-${name}`, maxReconnectAttempts: -1, reconnectTimeWait: 50, reconnectJitter: 20 })
+  // No async traces: by default every request (a command, each append, each key-value write) builds two
+  // Error objects, their stacks taken, in case it fails; what fails here is told apart by its kind and code.
+  const nc = await connect({ servers: url, name: `threadhost-${name}`, maxReconnectAttempts: -1, reconnectTimeWait: 50, reconnectJitter: 20, noAsyncTraces: true })
   const jsm = await jetstreamManager(nc)
   const js = jetstream(nc)
   try {
