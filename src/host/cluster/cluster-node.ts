@@ -355,14 +355,19 @@ export class ClusterNode {
    * from the log. Written only when it is not the one its accepted record already holds.
    */
   promptAdmitted(threadId: string, messageId: string, run: number, queued: boolean): void {
-    const writer = this.#owned.get(threadId)?.writer
-    if (!writer) return
-    const expected = this.#accepted.get(messageId)?.receipt
+    const accepted = this.#accepted.get(messageId)
+    const expected = accepted?.receipt
     if (expected && expected.run === run && expected.queued === queued) return
+    const writer = this.#owned.get(threadId)?.writer
+    // A receipt that cannot follow its accepted record into the same log (the thread left this node
+    // meanwhile): no 202 goes out for it, as the next owner would answer a retry with the expected one.
+    if (!writer || (accepted && accepted.writer !== writer)) {
+      if (accepted) accepted.writer = undefined
+      return
+    }
     writer.push({ kind: 'prompt', op: 'admitted', messageId, run, queued })
     // A keyed prompt's 202 waits for its receipt too: a retry answered from the log gets what the 202 said.
-    const accepted = this.#accepted.get(messageId)
-    if (accepted?.writer === writer) accepted.upTo = writer.made
+    if (accepted) accepted.upTo = writer.made
   }
 
   promptSettled(threadId: string, messageId: string, withdrawn = false): void {
