@@ -90,10 +90,9 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
         unrecorded.set(answer.key, answer)
       }
     }
-    // An answer the thread's log holds already goes to the engine's keys after it is sent.
-    const later = claim.shared !== undefined && shared!.answeredInLog(`${request.method} ${request.routeOptions.url}`, status)
-    if (later) void shared!.settleAfter(claim.shared!, answer)
-    const recorded = claim.shared === undefined || later ? undefined : shareAnswer(request, claim.shared, answer)
+    const sharing = claim.shared === undefined ? undefined : shareAnswer(request, claim.shared, answer)
+    // An answer the thread's log holds already leaves without waiting for the engine's keys (a failure there is logged and retried).
+    const recorded = sharing && !shared!.answeredInLog(`${request.method} ${request.routeOptions.url}`, status) ? sharing : undefined
     const done = () => {
       inflight.delete(claim.key)
       claim.resolve(answer)
@@ -107,7 +106,7 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
    * prompt it admitted under the key — the retry gets that prompt's receipt, recorded here before it
    * is sent and in the engine after; nothing runs again (the prompt's fate is on the thread's feed).
    */
-  const fromLog = (claim: { key: string; fingerprint: string }, threadId: string, outcome: { revision: number; admission: KeyedAdmission }) => {
+  const fromLog = (request: FastifyRequest, claim: { key: string; fingerprint: string }, threadId: string, outcome: { revision: number; admission: KeyedAdmission }) => {
     const answer = receiptOf({ ...claim, at: Date.now() }, threadId, outcome.admission)
     try {
       store().recordIdempotent(answer, answer.at - IDEMPOTENCY_TTL_MS)
@@ -115,7 +114,7 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
       unrecorded.set(answer.key, answer)
     }
     // The answer is the log's: the engine's keys get it after it is sent.
-    void shared!.settleAfter(outcome.revision, answer)
+    void shareAnswer(request, outcome.revision, answer)
     return answer
   }
   const shareAnswer = (request: FastifyRequest, revision: number, answer: IdempotentAnswer) =>
@@ -186,7 +185,7 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
       })
       if (outcome.kind === 'run') return void claims.set(request, { key, fingerprint, resolve, shared: outcome.revision })
       if (outcome.kind === 'admitted') {
-        const answer = fromLog({ key, fingerprint }, threadId!, outcome)
+        const answer = fromLog(request, { key, fingerprint }, threadId!, outcome)
         inflight.delete(key)
         resolve(answer)
         return replay(reply, answer)

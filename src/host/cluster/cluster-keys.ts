@@ -94,15 +94,6 @@ export class ClusterKeys {
     }
   }
 
-  /**
-   * `settle`, for an answer the thread's log already holds (`answeredInLog`): written after the answer
-   * is sent, never on its path — until it lands a repeat reaches the thread's owner, which replays it
-   * from its own store or, after a change of owner, from the log. Resolves once written (or given up).
-   */
-  settleAfter(revision: number, answer: IdempotentAnswer): Promise<void> {
-    return this.settle(revision, answer).catch(() => {})
-  }
-
   #again(write: () => Promise<void>, until: number): void {
     const timer = setTimeout(() => {
       write().catch(() => {
