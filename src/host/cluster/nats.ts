@@ -388,7 +388,14 @@ function commandsOn(nc: NatsConnection, link: Link): CommandBus {
           const answer = (reply: CommandReply) => {
             if (answered) return
             answered = true
-            msg.respond(json(reply))
+            try {
+              msg.respond(json(reply))
+            } catch (error) {
+              // Too large for the engine, or the connection went: the sender hears it failed rather than waiting out its timeout.
+              try {
+                msg.respond(json({ status: 500, headers: {}, body: json({ error: `the owner's answer could not be sent: ${String(error)}` }) } satisfies CommandReply))
+              } catch {}
+            }
           }
           void handler(parse(msg.data), answer).then(answer, (failure: unknown) => answer({ status: 500, headers: {}, body: json({ error: String(failure) }) }))
         },
