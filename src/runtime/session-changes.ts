@@ -3,8 +3,8 @@
  * on, its session name — told to the host as it happens, whoever changed it: an extension
  * (`pi.setModel`, `pi.setThinkingLevel`, `pi.setSessionName`, e.g. preset.ts or session-name.ts),
  * pi's own commands, or the host's configure. pi tells these to extensions (`model_select`,
- * `thinking_level_select`, `session_info_changed`), so threadhost listens as one: an extension of
- * its own that every session loads.
+ * `thinking_level_select`, `session_info_changed`), so threadhost listens as one: a hook of the one
+ * extension of the host's own that every session loads (session-factory.ts).
  */
 import type { Api, Model } from '@earendil-works/pi-ai'
 import type { ExtensionAPI } from '@earendil-works/pi-coding-agent'
@@ -15,7 +15,7 @@ import type { SessionChange } from './port.js'
 const known = (level: string | undefined): ThinkingLevel | undefined =>
   level !== undefined && (THINKING_LEVELS as readonly string[]).includes(level) ? (level as ThinkingLevel) : undefined
 
-export function sessionChangesExtension(changed: (change: SessionChange) => void, nameOf: (model: Model<Api>) => string): (pi: ExtensionAPI) => void {
+export function sessionChangesHook(changed: (change: SessionChange) => void, nameOf: (model: Model<Api>) => string): (pi: ExtensionAPI) => void {
   return (pi) => {
     // The level from the handler's context, as `pi.getThinkingLevel()` reads it: a handler that kept
     // `pi` would keep the whole extension API (≈ 2.5 KiB of closures) for the session's life.

@@ -33,9 +33,9 @@ import { piSessionForks } from './session-fork.js'
 import { ASK_USER_QUESTION, askUserQuestionExtension } from './tools/ask-user-question.js'
 import { PERMISSION_CHOICES, TOOL_POLICY_ORIGIN, toolPermissionExtension, userShellPermission, type PermissionAsk } from './tools/tool-permission.js'
 import { UI_DIALOG, uiDialogExtension } from './tools/ui-dialog.js'
-import { checkpointHookExtension } from './tools/checkpoint-hook.js'
+import { checkpointHook } from './tools/checkpoint-hook.js'
 import { fencedShell, fenceSessionWrites, ownershipFenceExtension } from './tools/ownership-fence.js'
-import { sessionChangesExtension } from './session-changes.js'
+import { sessionChangesHook } from './session-changes.js'
 import { PiRuntime } from './pi-adapter.js'
 import { commandContextActions, shutdownNotice } from './command-actions.js'
 import { asThread } from './extension-output.js'
@@ -102,8 +102,8 @@ export function createPiRuntimeFactory(options: PiRuntimeFactoryOptions): Runtim
     // handler comes after the tool policy's and before the fence's second check; pi tells no fence
     // of a session's changes, so their handlers keep their order among their events' handlers.
     const hooks: HostHook[] = [
-      ...(beforeFileChange ? [checkpointHookExtension(beforeFileChange)] : []),
-      ...(onSessionChange ? [sessionChangesExtension(onSessionChange, (m) => models.nameOf(m))] : []),
+      ...(beforeFileChange ? [checkpointHook(beforeFileChange)] : []),
+      ...(onSessionChange ? [sessionChangesHook(onSessionChange, (m) => models.nameOf(m))] : []),
     ]
     const extensionFactories: ExtensionFactory[] = [
       ...fenced,

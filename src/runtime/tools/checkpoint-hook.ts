@@ -9,7 +9,7 @@ import type { FileChangeIntent } from '../port.js'
 
 const CHANGING = new Set(['write', 'edit', 'bash'])
 
-export function checkpointHookExtension(beforeFileChange: (change: FileChangeIntent) => Promise<void>): (pi: ExtensionAPI) => void {
+export function checkpointHook(beforeFileChange: (change: FileChangeIntent) => Promise<void>): (pi: ExtensionAPI) => void {
   return (pi) => {
     pi.on('tool_call', async (event, ctx) => {
       if (!CHANGING.has(event.toolName)) return undefined
