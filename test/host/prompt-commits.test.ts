@@ -69,3 +69,17 @@ it('a prompt on a live thread waits for one fsynced commit before its model requ
   expect(journal.prompts.find((p) => p.text === 'again')).toMatchObject({ run: 2, queued: false, fate: { kind: 'ran', run: 2 } })
   expect(store.openPrompts('t1')).toEqual([])
 })
+
+it("a cluster node's own store (`copies`: what it writes is in the engine before it is answered) commits a whole prompt without waiting for the disk, and commits it all the same", async () => {
+  const { store } = SqliteThreadStore.open(dir, { copies: true })
+  registry = await ThreadRegistry.open({ ...(await piHost(dir, { demoDelayMs: 0 })), store })
+  expect(await registry.prompt('t1', { message: 'hello', admission: 'enqueue', deliverAs: 'steer' })).toMatchObject({ kind: 'admitted', run: 1 })
+  // The run's end is the last commit of a prompt (its fate `ran`, then the run's row).
+  await new Promise<void>((resolve) => {
+    const check = () => (store.journal('t1').runs[0]?.endedAt !== undefined ? resolve() : setTimeout(check, 5))
+    check()
+  })
+  expect(store.commits.synced).toBe(0)
+  expect(store.commits.unsynced).toBeGreaterThanOrEqual(4)
+  expect(store.journal('t1').prompts).toMatchObject([{ text: 'hello', run: 1, fate: { kind: 'ran', run: 1 } }])
+})

@@ -91,9 +91,14 @@ export class SqliteThreadStore implements ThreadStore {
    * whole life, and every thread's seq ceiling is raised to `floorSeq` (nothing this life numbers can
    * be committed, so it numbers above anything a later life will reach; a tab resuming then gets a
    * snapshot). Writes resume with the next start on a writable data dir.
+   *
+   * `copies`: everything written here is also in an engine before it is answered (a cluster node's
+   * own store: its prompts are in their thread's log before the 202, its keys and rows in the engine's
+   * buckets), so no commit waits for the disk — a power cut loses only what the engine holds anyway.
    */
-  static open(dataDir: string, options: { floorSeq?: () => number; minFreeBytes?: number } = {}): OpenedStore {
+  static open(dataDir: string, options: { floorSeq?: () => number; minFreeBytes?: number; copies?: boolean } = {}): OpenedStore {
     const opened = openFile(dataDir)
+    if (options.copies) opened.db.exec('PRAGMA synchronous = NORMAL')
     const store = new SqliteThreadStore(new SqliteDb(opened.db), dataDir, options.minFreeBytes ?? MIN_FREE_BYTES, opened.readOnly)
     let { origin, reason } = opened
     if (opened.readOnly) {
