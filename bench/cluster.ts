@@ -13,7 +13,8 @@
  *   node's dialog scenario, compare.ts, with the followers spread over the three nodes and the
  *   answer sent to each node in turn);
  * - **failover**: kill -9 of the node owning threads mid-run → `settled {aborted}` at a follower on
- *   a survivor, per thread; the node is started again after each sample.
+ *   a survivor, per thread; the node is started again after each sample. These run after every
+ *   round of the others, which so measure nodes that have been running (see `failovers`).
  *
  * Each figure is printed beside the issue's target (issue 23). Skipped, saying why, where
  * nats-server is not installed. Not a test: nothing here asserts.
@@ -251,7 +252,6 @@ export class ClusterBench {
   /** One round of every figure: the embedded node first, then the cluster (the owner rotates over the nodes). */
   async round(round: number, clients: FollowerProcesses): Promise<void> {
     const { progress, quick } = this.options
-    const owner = this.nodes[(round - 1) % 3]
     // The clusters measured after the embedded node, in turn: the order alternates round by round.
     const clusters: Array<[string, Node[]]> = [['', this.nodes], ...(this.before ? [[BEFORE, this.before.nodes] as [string, Node[]]] : [])]
     if (round % 2 === 0) clusters.reverse()
@@ -290,9 +290,19 @@ export class ClusterBench {
     for (const [label, nodes] of clusters) {
       this.#add(`dialog, 3 nodes (100 followers spread over them)${label}`, await this.#dialogs(clients, nodes[(round - 1) % 3], nodes, dialogs))
     }
+  }
 
-    progress(`round ${round}: cluster — failover (kill -9 of an owner)`)
-    this.#add('failover', await this.#failover(owner, quick ? 3 : 5))
+  /**
+   * The failover figure, `rounds` samples of it (the victim rotates over the nodes), after every
+   * round of the others: each restarts a node, whose first requests would run on cold code — a
+   * round measured just after one read 0.7 ms more per command passed on (the same build against
+   * itself, BENCH_CLUSTER_BEFORE), which is the restart's, not the steady state's.
+   */
+  async failovers(rounds: number): Promise<void> {
+    for (let round = 1; round <= rounds; round++) {
+      this.options.progress(`cluster — failover ${round} of ${rounds} (kill -9 of an owner)`)
+      this.#add('failover', await this.#failover(this.nodes[(round - 1) % 3], this.options.quick ? 3 : 5))
+    }
   }
 
   /** `times` prompts on thread `id` (owned by `owner`), each sent to `via` (`keyed`: each with its own Idempotency-Key, as the web client sends them): ms to the 202. */

@@ -1336,6 +1336,8 @@ async function main() {
       }
       console.log(`round ${round} done in ${((performance.now() - t) / 1000).toFixed(0)} s`)
     }
+    // After every round: each sample kills a node and starts it again, and a node just started runs its first requests on cold code.
+    await cluster?.failovers(ROUNDS)
   } finally {
     clients.kill()
     await Promise.all([th.stop(), base.stop(), floor?.stop(), before?.stop(), paced?.th.stop(), paced?.floor.stop(), concurrent?.stop(), cluster?.stop()])
