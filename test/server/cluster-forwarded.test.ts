@@ -1,0 +1,75 @@
+/**
+ * A command sent to a node that does not own its thread is passed on to the owner, and the
+ * owner's answer comes back as the owner gave it (server/cluster-http.ts): whatever a tab sends, it
+ * gets the same status, body and Retry-After through any node — a refusal of bad input included,
+ * which changes nothing in the thread's log and takes the thread from no one.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { MemoryCluster } from '../../src/host/cluster/memory.js'
+import { api, is, SseClient } from './harness.js'
+import { startNode, type InProcessNode } from './in-process-cluster.js'
+
+/** A raw request: the body sent as given, with the content type given. */
+async function raw(url: string, path: string, body: string, contentType = 'application/json') {
+  const response = await fetch(url + path, { method: 'POST', headers: { 'content-type': contentType }, body })
+  return { status: response.status, body: await response.text(), retryAfter: response.headers.get('retry-after') }
+}
+
+describe('a command through a node that does not own the thread', () => {
+  let dataDir: string
+  const nodes: InProcessNode[] = []
+  const tabs: SseClient[] = []
+  afterEach(async () => {
+    for (const tab of tabs.splice(0)) tab.close()
+    for (const node of nodes.splice(0).reverse()) await node.close()
+    await rm(dataDir, { recursive: true, force: true })
+  })
+
+  async function node(cluster: MemoryCluster, name: string) {
+    dataDir ??= await mkdtemp(join(tmpdir(), 'threadhost-forwarded-'))
+    const started = await startNode(cluster, name, dataDir)
+    nodes.push(started)
+    return started
+  }
+
+  it('gets the answer the owner gives, a refusal of bad input included, and a refusal writes nothing', async () => {
+    const cluster = new MemoryCluster()
+    const a = await node(cluster, 'na')
+    const b = await node(cluster, 'nb')
+    expect((await api(a.url, 'POST', '/api/threads', { id: 'f1' })).status).toBe(201)
+    const tab = await SseClient.open(`${a.url}/api/threads/f1/follow`)
+    tabs.push(tab)
+    expect(await api(a.url, 'POST', '/api/threads/f1/prompt', { message: 'hello' })).toMatchObject({ status: 202, body: { run: 1 } })
+    await tab.waitFor(is('settled', { run: 1 }))
+    expect(a.node.owns('f1')).toBe(true)
+    const logged = cluster.logs.get('f1')!.length
+
+    const cases: Array<[string, string, string?]> = [
+      ['/api/threads/f1/prompt', '{"message": '],
+      ['/api/threads/f1/prompt', '{"mesage":"typo"}'],
+      ['/api/threads/f1/prompt', '{"message":"hi"}', 'text/plain'],
+      ['/api/threads/f1/prompt', '{"message":"hi"}', 'application/json; charset=latin1'],
+      ['/api/threads/f1/abort', '{}'],
+      ['/api/threads/f1/abort', `{"pad":"${'x'.repeat(1 << 20)}"}`],
+      ['/api/threads/f1/dialog', '{"id":"q-none","value":true}'],
+    ]
+    for (const [path, body, type] of cases) {
+      const there = await raw(b.url, path, body, type)
+      const here = await raw(a.url, path, body, type)
+      expect(there.status, `${path} ${body.slice(0, 20)}`).toBeGreaterThanOrEqual(400)
+      expect(there).toEqual(here)
+    }
+    expect(cluster.logs.get('f1')!.length).toBe(logged)
+    expect(a.node.owns('f1')).toBe(true)
+    expect(b.node.owns('f1')).toBe(false)
+
+    // And a command it takes: run on the owner, its answer back through b.
+    const prompted = await api(b.url, 'POST', '/api/threads/f1/prompt', { message: 'through b' })
+    expect(prompted).toMatchObject({ status: 202, body: { run: 2, queued: false } })
+    await tab.waitFor(is('settled', { run: 2 }))
+    expect(b.node.owns('f1')).toBe(false)
+  })
+})
