@@ -70,16 +70,26 @@ it('a prompt on a live thread waits for one fsynced commit before its model requ
   expect(store.openPrompts('t1')).toEqual([])
 })
 
-it("a cluster node's own store (`copies`: what it writes is in the engine before it is answered) commits a whole prompt without waiting for the disk, and commits it all the same", async () => {
-  const { store } = SqliteThreadStore.open(dir, { copies: true })
-  registry = await ThreadRegistry.open({ ...(await piHost(dir, { demoDelayMs: 0 })), store })
-  expect(await registry.prompt('t1', { message: 'hello', admission: 'enqueue', deliverAs: 'steer' })).toMatchObject({ kind: 'admitted', run: 1 })
-  // The run's end is the last commit of a prompt (its fate `ran`, then the run's row).
-  await new Promise<void>((resolve) => {
-    const check = () => (store.journal('t1').runs[0]?.endedAt !== undefined ? resolve() : setTimeout(check, 5))
-    check()
-  })
-  expect(store.commits.synced).toBe(0)
-  expect(store.commits.unsynced).toBeGreaterThanOrEqual(4)
-  expect(store.journal('t1').prompts).toMatchObject([{ text: 'hello', run: 1, fate: { kind: 'ran', run: 1 } }])
+it("where a prompt is in its thread's log before its answer (a cluster node's own store, `promptsLogged`), its admission waits for no disk either: nothing before the model request does, and the run's end still waits", async () => {
+  const { store } = SqliteThreadStore.open(dir, { promptsLogged: true })
+  const atRequest: { synced: number; unsynced: number }[] = []
+  const options = await piHost(dir, { demoDelayMs: 0, extraExtensions: [(pi) => void pi.on('context', () => void atRequest.push(store.commits))] })
+  registry = await ThreadRegistry.open({ ...options, store })
+  const ended = (run: number) =>
+    new Promise<void>((resolve) => {
+      const check = () => (store.journal('t1').runs.find((r) => r.run === run)?.endedAt !== undefined ? resolve() : setTimeout(check, 5))
+      check()
+    })
+  const body = { message: 'hello', admission: 'enqueue', deliverAs: 'steer' } as const
+  expect(await registry.prompt('t1', body)).toMatchObject({ kind: 'admitted', run: 1 })
+  await ended(1)
+
+  const before = store.commits
+  expect(await registry.prompt('t1', { ...body, message: 'again' })).toMatchObject({ kind: 'admitted', run: 2 })
+  await ended(2)
+  const at = atRequest.at(-1)!
+  expect(at.synced - before.synced).toBe(0)
+  expect(at.unsynced - before.unsynced).toBeGreaterThanOrEqual(4)
+  expect(store.commits.synced).toBeGreaterThan(at.synced)
+  expect(store.journal('t1').prompts.find((p) => p.text === 'again')).toMatchObject({ run: 2, queued: false, fate: { kind: 'ran', run: 2 } })
 })

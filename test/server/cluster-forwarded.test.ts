@@ -1,8 +1,9 @@
 /**
- * A command sent to a node that does not own its thread is passed on to the owner, and the
- * owner's answer comes back as the owner gave it (server/cluster-http.ts): whatever a tab sends, it
- * gets the same status, body and Retry-After through any node — a refusal of bad input included,
- * which changes nothing in the thread's log and takes the thread from no one.
+ * A command sent to a node that does not own its thread is passed on to the owner once it is
+ * valid (bad input is refused where it arrives, as the owner refuses it), and the owner's answer
+ * comes back as the owner gave it (server/cluster-http.ts): whatever a tab sends, it gets the same
+ * status, body and Retry-After through any node, and a refusal changes nothing in the thread's log
+ * and takes the thread from no one.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -35,7 +36,7 @@ describe('a command through a node that does not own the thread', () => {
     return started
   }
 
-  it('gets the answer the owner gives, a refusal of bad input included, and a refusal writes nothing', async () => {
+  it('gets the answer the owner gives, the same refusal of bad input included, and a refusal writes nothing', async () => {
     const cluster = new MemoryCluster()
     const a = await node(cluster, 'na')
     const b = await node(cluster, 'nb')
@@ -47,6 +48,7 @@ describe('a command through a node that does not own the thread', () => {
     expect(a.node.owns('f1')).toBe(true)
     const logged = cluster.logs.get('f1')!.length
 
+    // Bad input (refused by the node it reaches), then refusals only the owner can give (passed on).
     const cases: Array<[string, string, string?]> = [
       ['/api/threads/f1/prompt', '{"message": '],
       ['/api/threads/f1/prompt', '{"mesage":"typo"}'],

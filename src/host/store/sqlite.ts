@@ -69,6 +69,8 @@ export class SqliteThreadStore implements ThreadStore {
   #pruning?: ReturnType<typeof setInterval>
   /** Opened on a data dir that could not be written: a private copy, refused for every request that writes. */
   readonly #readOnly?: { fault: WriteFault; copyDir: string }
+  /** Whether a prompt's admission waits for the disk: not where the prompt is in a log before its answer (`promptsLogged`). */
+  #admissionWaits = true
 
   private constructor(db: SqliteDb, dataDir: string, minFree: number, readOnly?: { fault: WriteFault; copyDir: string }) {
     this.#db = db
@@ -92,14 +94,15 @@ export class SqliteThreadStore implements ThreadStore {
    * be committed, so it numbers above anything a later life will reach; a tab resuming then gets a
    * snapshot). Writes resume with the next start on a writable data dir.
    *
-   * `copies`: everything written here is also in an engine before it is answered (a cluster node's
-   * own store: its prompts are in their thread's log before the 202, its keys and rows in the engine's
-   * buckets), so no commit waits for the disk — a power cut loses only what the engine holds anyway.
+   * `promptsLogged`: a prompt admitted here is in its thread's log too before it is answered (a
+   * cluster node's own store: the 202 waits for its `accepted` record), so its admission commit does
+   * not wait for the disk — a power cut loses only what the log holds. Every other commit waits as
+   * before: a thread's row, say, reaches the engine's index only after its answer.
    */
-  static open(dataDir: string, options: { floorSeq?: () => number; minFreeBytes?: number; copies?: boolean } = {}): OpenedStore {
+  static open(dataDir: string, options: { floorSeq?: () => number; minFreeBytes?: number; promptsLogged?: boolean } = {}): OpenedStore {
     const opened = openFile(dataDir)
-    if (options.copies) opened.db.exec('PRAGMA synchronous = NORMAL')
     const store = new SqliteThreadStore(new SqliteDb(opened.db), dataDir, options.minFreeBytes ?? MIN_FREE_BYTES, opened.readOnly)
+    store.#admissionWaits = !options.promptsLogged
     let { origin, reason } = opened
     if (opened.readOnly) {
       store.#threads.raiseSeq(options.floorSeq?.() ?? Date.now() * 10)
@@ -202,7 +205,7 @@ export class SqliteThreadStore implements ThreadStore {
       this.#journal.admit(prompt)
       this.#threads.put(thread)
       if (claim) this.#keys.claim(claim, prompt, prompt.acceptedAt)
-    })
+    }, this.#admissionWaits ? {} : LATER)
   }
 
   promptAdmitted(threadId: string, messageId: string, admission: { run: number; queued: boolean }, thread: ThreadRow): void {
