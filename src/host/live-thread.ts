@@ -26,6 +26,7 @@ import { DialogBridge } from './dialog-bridge.js'
 import { TerminalBridge, type TerminalInputOutcome } from './terminal-bridge.js'
 import { SHARED_CLOCK } from './shared-clock.js'
 import { ThreadUiBridge } from './thread-ui-bridge.js'
+import { openEnds } from './open-ends.js'
 import { parentFor, stopChildren } from './thread-system.js'
 import { parentOf } from '../shared/xstate-internals.js'
 import type { Feed } from './feed.js'
@@ -135,6 +136,7 @@ export class LiveThread extends ThreadUiBridge {
       error: (error) => {
         this.#log('error', `thread machine failed: ${String(error)}`)
         stopChildren(this.actor)
+        this.#failed(error)
       },
     })
     this.actor.start()
@@ -525,6 +527,19 @@ export class LiveThread extends ThreadUiBridge {
     } catch (error) {
       this.#log('warn', `runtime release: ${errorText(error)}`)
     }
+  }
+
+  /**
+   * The machine failed (an action threw): nothing decides for this thread any more. It ends as a
+   * stopped thread does — said on the feed, its queue handed back, its run stopped, its questions and
+   * run settled aborted — and is retired, so the next request builds it again instead of finding a
+   * thread that refuses everything.
+   */
+  #failed(error: unknown): void {
+    this.#feed.append({ type: 'failure', message: `this thread stopped on an internal error (${errorText(error)}): its run was stopped, and the next prompt starts it again` })
+    this.#disposing = this.#releaseRuntime('the thread stopped on an internal error')
+    for (const observation of openEnds(this.#feed.view)) this.#feed.append(observation)
+    this.#retire()
   }
 
   #retire(): void {

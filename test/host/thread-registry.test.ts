@@ -419,4 +419,32 @@ describe('thread registry', () => {
     expect(registry.liveThreads()).toEqual([])
     expect(registry.get('short')).toBeUndefined()
   })
+
+  it('a thread whose machine fails ends as a stopped thread does — said, its queue handed back, its question and run settled aborted, its runtime released — and the next prompt builds it again', async () => {
+    await prompt('t1', 'first')
+    const seen = await observe('t1')
+    const fake = runtimes.get('t1')
+    expect(await prompt('t1', 'later', { deliverAs: 'followUp' })).toMatchObject({ kind: 'admitted', run: 1, queued: true })
+    void fake.ui.ask(confirm).catch(() => {})
+    await until(() => seen.some((o) => o.type === 'extension-ui-request'))
+    const dialogId = seen.find((o) => o.type === 'extension-ui-request')!.id
+    // An action that throws fails the machine: the runtime refuses to queue.
+    fake.followUp = () => {
+      throw new Error('boom')
+    }
+    // The request the machine was handling when it failed is answered, not left hanging.
+    expect(await prompt('t1', 'breaks it', { deliverAs: 'followUp' })).toMatchObject({ kind: 'rejected' })
+    await until(() => fake.disposed)
+    const after = seen.filter((o) => o.type !== 'queue')
+    expect(after.find((o) => o.type === 'failure')).toMatchObject({ message: expect.stringContaining('boom') })
+    expect(after.filter((o) => o.type === 'prompt-rejected')).toMatchObject([{ text: 'later' }])
+    expect(after.filter((o) => o.type === 'dialog-settled')).toEqual([expect.objectContaining({ id: dialogId, outcome: 'aborted' })])
+    expect(after.filter((o) => o.type === 'settled')).toEqual([expect.objectContaining({ run: 1, aborted: true })])
+    expect(registry.get('t1')).toMatchObject({ live: false, busy: false, openDialogs: 0 })
+
+    expect(await prompt('t1', 'again')).toMatchObject({ kind: 'admitted', run: 2, queued: false })
+    expect(runtimes.built).toEqual(['t1', 't1'])
+    expect(runtimes.get('t1')).not.toBe(fake)
+    expect(registry.get('t1')).toMatchObject({ live: true, busy: true, run: 2 })
+  })
 })

@@ -18,6 +18,7 @@ import type { Feed } from '../feed.js'
 import { encodeObservation } from '../frame.js'
 import type { Log } from '../store/journal.js'
 import type { ThreadRow, ThreadStore } from '../store/port.js'
+import { openEnds } from '../open-ends.js'
 import { fenceGuard, type FenceGuard } from './fence-guard.js'
 import { LogWriter } from './log-writer.js'
 import { EngineAway, type ClusterEngine, type CommandHandler, type CommandReply, type CommandRequest, type NodeInfo, type Ownership } from './port.js'
@@ -268,15 +269,10 @@ export class ClusterNode {
     return true
   }
 
-  /** What the previous owner left open, settled once, on the feed this node now writes. */
+  /** What the previous owner left open, settled once, on the feed this node now writes: its accepted prompts handed back first. */
   #settleLeftOpen(feed: Feed, view: ThreadView, mirror: ThreadMirror): void {
-    const settle: ObservationInput[] = []
-    for (const dialog of view.openDialogs) settle.push({ type: 'dialog-settled', id: dialog.id, outcome: 'aborted' })
-    for (const [messageId, text] of mirror.openPrompts) settle.push({ type: 'prompt-rejected', messageId, reason: 'owner-lost', text })
-    const { live, busy, run } = view.status
-    if (busy) settle.push({ type: 'settled', run, aborted: true })
-    if (busy || live) settle.push({ type: 'status', live: false, busy: false, run })
-    for (const observation of settle) feed.append(observation)
+    for (const [messageId, text] of mirror.openPrompts) feed.append({ type: 'prompt-rejected', messageId, reason: 'owner-lost', text })
+    for (const observation of openEnds(view)) feed.append(observation)
   }
 
   async #serve(threadId: string, request: CommandRequest, answer: (reply: CommandReply) => void): Promise<CommandReply> {
