@@ -102,6 +102,8 @@ export class LiveThread extends ThreadUiBridge {
   #disposing: Promise<void> = Promise.resolve()
   #subscription?: Subscription
   #retired = false
+  /** The last run the machine settled on the feed: one a failure finds still busy is not settled twice. */
+  #settledRun?: number
   #wasLive = false
   #releasing = false
   /**
@@ -407,7 +409,11 @@ export class LiveThread extends ThreadUiBridge {
           const thread = of(self)
           thread.#runtime?.abort().catch((error) => thread.#log('error', `abort failed: ${errorText(error)}`))
         },
-        recordSettled: ({ self }, settled) => void of(self).#feed.append({ type: 'settled', ...settled }),
+        recordSettled: ({ self }, settled) => {
+          const thread = of(self)
+          thread.#settledRun = settled.run
+          thread.#feed.append({ type: 'settled', ...settled })
+        },
         disposeRuntime: ({ self }, { reason }) => {
           const thread = of(self)
           thread.#disposing = thread.#releaseRuntime(reason)
@@ -536,9 +542,19 @@ export class LiveThread extends ThreadUiBridge {
    * thread that refuses everything.
    */
   #failed(error: unknown): void {
-    this.#feed.append({ type: 'failure', message: `this thread stopped on an internal error (${errorText(error)}): its run was stopped, and the next prompt starts it again` })
-    this.#disposing = this.#releaseRuntime('the thread stopped on an internal error')
-    for (const observation of openEnds(this.#feed.view)) this.#feed.append(observation)
+    // After a release the machine began itself (a failure while disposing), once that one is done.
+    const before = this.#disposing
+    this.#disposing = Promise.all([before, this.#releaseRuntime('the thread stopped on an internal error')]).then(() => {})
+    try {
+      this.#feed.append({ type: 'failure', message: `this thread stopped on an internal error (${errorText(error)}): its run was stopped, and the next prompt starts it again` })
+      // A run whose `settled` went out in the step that failed is not settled again.
+      const { status } = this.#feed.view
+      const view = status.busy && this.#settledRun === status.run ? { ...this.#feed.view, status: { ...status, busy: false } } : this.#feed.view
+      for (const observation of openEnds(view)) this.#feed.append(observation)
+    } catch (failure) {
+      // What failed the machine may be the feed itself: the thread is retired all the same.
+      this.#log('error', `the failed thread's feed could not be settled: ${errorText(failure)}`)
+    }
     this.#retire()
   }
 

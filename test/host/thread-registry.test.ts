@@ -447,4 +447,19 @@ describe('thread registry', () => {
     expect(runtimes.get('t1')).not.toBe(fake)
     expect(registry.get('t1')).toMatchObject({ live: true, busy: true, run: 2 })
   })
+
+  it('a machine that fails in the step that settled its run settles it once', async () => {
+    await prompt('t1', 'first')
+    const seen = await observe('t1')
+    const fake = runtimes.get('t1')
+    fake.prompt = () => {
+      throw new Error('boom')
+    }
+    // The run ends with a prompt it did not take: the machine settles the run, then starts the next with it, which throws.
+    fake.settle([{ messageId: 'carried-1', text: 'carried' }])
+    await until(() => fake.disposed)
+    expect(seen.filter((o) => o.type === 'settled')).toEqual([expect.objectContaining({ run: 1 })])
+    expect(seen.at(-1)).toMatchObject({ type: 'status', live: false, busy: false })
+    expect(await prompt('t1', 'again')).toMatchObject({ kind: 'admitted', run: 2 })
+  })
 })
