@@ -3,6 +3,7 @@
  * once), then the registry, recovered. Loaded by serve.ts only once the server listens: this module
  * brings pi, the store and everything a thread needs.
  */
+import { join } from 'node:path'
 import type { ClusterNode } from '../host/cluster/cluster-node.js'
 import { lostCeiling } from '../host/store/journal.js'
 import { SqliteThreadStore } from '../host/store/sqlite.js'
@@ -62,7 +63,7 @@ async function openClusterNode(
   log: HostLog,
 ): Promise<{ registry: ThreadRegistry; node: ClusterNode }> {
   const [{ connectNats }, { ClusterNode, clusterStore }] = await Promise.all([import('../host/cluster/nats.js'), import('../host/cluster/cluster-node.js')])
-  const connected = await connectNats(cluster.url, cluster.nodeName, log).catch((error: unknown) => {
+  const connected = await connectNats(cluster.url, cluster.nodeName, log, { spillDir: join(options.dataDir, 'cluster-spill') }).catch((error: unknown) => {
     throw new ConfigError(`--cluster ${cluster.url}: could not reach NATS JetStream (${error instanceof Error ? error.message : String(error)})`)
   })
   // Counted as the node uses it, for its /metrics.

@@ -3,7 +3,7 @@
  * one, one process on its SQLite store (embedded), and NATS JetStream (a real nats-server; skipped
  * with a message where it is not installed).
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -58,6 +58,8 @@ const embedded: Adapter = (() => {
   }
 })()
 
+const spillDir = join(tmpdir(), `threadhost-spill-${process.pid}`)
+
 const nats: Adapter = (() => {
   let server: NatsServer | undefined
   const engines: ClusterEngine[] = []
@@ -67,7 +69,8 @@ const nats: Adapter = (() => {
     setup: async () => void (server = await startNats()),
     pair: async () => {
       const { connectNats } = await import('../../src/host/cluster/nats.js')
-      const pair = [await connectNats(server!.url, 'a'), await connectNats(server!.url, 'b')] as [ClusterEngine, ClusterEngine]
+      // One spill dir for both, as the nodes of a cluster share their data dir.
+      const pair = [await connectNats(server!.url, 'a', undefined, { spillDir }), await connectNats(server!.url, 'b', undefined, { spillDir })] as [ClusterEngine, ClusterEngine]
       engines.push(...pair)
       return pair
     },
@@ -80,6 +83,7 @@ const nats: Adapter = (() => {
     teardown: async () => {
       for (const engine of engines) await engine.close().catch(() => {})
       await server?.stop()
+      rmSync(spillDir, { recursive: true, force: true })
     },
   }
 })()
@@ -154,6 +158,15 @@ for (const adapter of [memory, embedded, nats]) {
       const stop = await a.commands.serve(id, async (r) => ({ status: 200, headers: {}, body: `${r.method} ${r.url}` }))
       expect(await b.commands.send(id, request, 2000)).toEqual({ status: 200, headers: {}, body: `POST /api/threads/${id}/abort` })
       stop()
+    })
+
+    it('a command larger than one message of the engine reaches the owner whole, and leaves nothing behind', async () => {
+      const id = threadId()
+      const body = JSON.stringify({ message: 'with images', images: [{ mimeType: 'image/png', data: 'A'.repeat(3 * 1024 * 1024) }] })
+      const stop = await a.commands.serve(id, async (r) => ({ status: 202, headers: {}, body: String(r.body === body) }))
+      expect(await b.commands.send(id, { method: 'POST', url: `/api/threads/${id}/prompt`, headers: {}, body }, 5000)).toEqual({ status: 202, headers: {}, body: 'true' })
+      stop()
+      expect(existsSync(spillDir) ? readdirSync(spillDir) : []).toEqual([])
     })
 
     it('an append retried under the same id after it landed resolves the same position and writes nothing twice', async () => {

@@ -6,7 +6,7 @@
  *   th_threads  KV            thread token → its row (the list every node shows)
  *   th_idem     KV, TTL 24 h  Idempotency-Key token → {fingerprint, node, answer?}; `create` claims
  *   THREADS     stream th.*   one subject per thread; every append names the subject's last sequence
- *   cmd.<token> core subject  request/reply to the thread's owner; "no responders" = no owner
+ *   cmd.<token> core subject  request/reply to the thread's owner; "no responders" = no owner (nats-commands.ts)
  *
  * While the connection is down (the engine restarting), every request fails at once with `EngineAway`
  * and so does one in flight when it drops: nats.js sends nothing queued during an outage, and an
@@ -20,6 +20,8 @@ import { connect, type NatsConnection, type Subscription } from '@nats-io/transp
 import { DeliverPolicy, jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream'
 import { Kvm, KvWatchInclude, type KV } from '@nats-io/kv'
 import type { Log } from '../store/journal.js'
+import { commandsOn } from './nats-commands.js'
+import { json, Link, parse } from './nats-link.js'
 import type { ThreadRow } from '../store/port.js'
 import {
   EngineAway,
@@ -64,11 +66,12 @@ const WRONG_LAST_SEQUENCE = 10071
 const refused = (error: unknown) => error instanceof JetStreamApiError && error.code === WRONG_LAST_SEQUENCE
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-const json = (value: unknown) => JSON.stringify(value)
-const utf8 = new TextDecoder()
-const parse = <T>(bytes: Uint8Array): T => JSON.parse(utf8.decode(bytes)) as T
 
-export async function connectNats(url: string, name: string, log?: Log): Promise<ClusterEngine> {
+/**
+ * `spillDir`: a directory on the mount every node shares (the data dir's): where a command too large
+ * for one message travels (nats-commands.ts). Without it such a command is refused (413).
+ */
+export async function connectNats(url: string, name: string, log?: Log, options: { spillDir?: string } = {}): Promise<ClusterEngine> {
   // Reconnection attempts every ~60 ms (a refused one costs nothing): each one saved is lease margin.
   // No async traces: by default every request (a command, each append, each key-value write) builds two
   // Error objects, their stacks taken, in case it fails; what fails here is told apart by its kind and code.
@@ -95,7 +98,7 @@ export async function connectNats(url: string, name: string, log?: Log): Promise
     membership,
     owners: ownersOn(owners, link),
     logs: logsOn(js, jsm, link, log),
-    commands: commandsOn(nc, link),
+    commands: commandsOn(nc, link, options.spillDir),
     index: indexOn(threads, link, log),
     keys: keysOn(idem),
     close: async () => {
@@ -105,51 +108,6 @@ export async function connectNats(url: string, name: string, log?: Log): Promise
   }
 }
 
-/** Whether the connection to the engine is up; requests made through it fail at once when it is not. */
-class Link {
-  #up = true
-  #closed = false
-  readonly #inFlight = new Set<(error: Error) => void>()
-  readonly #reconnected = new Set<() => void>()
-
-  constructor(nc: NatsConnection) {
-    void (async () => {
-      for await (const status of nc.status()) {
-        if (status.type === 'disconnect' || status.type === 'close') {
-          this.#up = false
-          if (status.type === 'close') this.#closed = true
-          for (const fail of [...this.#inFlight]) fail(new EngineAway(`the connection to the engine dropped (${status.type})`))
-        } else if (status.type === 'reconnect') {
-          this.#up = true
-          for (const listener of [...this.#reconnected]) listener()
-        }
-      }
-    })()
-  }
-
-  /** Calls `listener` after each reconnection, until the returned function is called. */
-  onReconnect(listener: () => void): () => void {
-    this.#reconnected.add(listener)
-    return () => void this.#reconnected.delete(listener)
-  }
-
-  /** Closed for good (the node left): nothing is retried any more. */
-  get closed(): boolean {
-    return this.#closed
-  }
-
-  /** The request's answer; `EngineAway` at once while the connection is down, or when it drops before the answer. */
-  call<T>(request: () => Promise<T>): Promise<T> {
-    if (!this.#up) return Promise.reject(new EngineAway())
-    return new Promise<T>((resolve, reject) => {
-      this.#inFlight.add(reject)
-      Promise.resolve()
-        .then(request)
-        .then(resolve, reject)
-        .finally(() => this.#inFlight.delete(reject))
-    })
-  }
-}
 
 class NatsMembership implements Membership {
   #self: NodeInfo
@@ -377,46 +335,6 @@ function logsOn(js: JetStreamClient, jsm: JetStreamManager, link: Link, log?: Lo
   }
 }
 
-function commandsOn(nc: NatsConnection, link: Link): CommandBus {
-  const subject = (threadId: string) => `cmd.${tokenOf(threadId)}`
-  return {
-    async serve(threadId, handler) {
-      const sub: Subscription = nc.subscribe(subject(threadId), {
-        callback: (error, msg) => {
-          if (error) return
-          let answered = false
-          const answer = (reply: CommandReply) => {
-            if (answered) return
-            answered = true
-            try {
-              msg.respond(json(reply))
-            } catch (error) {
-              // Too large for the engine, or the connection went: the sender hears it failed rather than waiting out its timeout.
-              try {
-                msg.respond(json({ status: 500, headers: {}, body: json({ error: `the owner's answer could not be sent: ${String(error)}` }) } satisfies CommandReply))
-              } catch {}
-            }
-          }
-          void handler(parse(msg.data), answer).then(answer, (failure: unknown) => answer({ status: 500, headers: {}, body: json({ error: String(failure) }) }))
-        },
-      })
-      // The subscription reaches the server asynchronously: until it has, a request finds no responders.
-      // A connection that drops meanwhile sends it again on reconnecting: the stop must be returned anyway.
-      await nc.flush().catch(() => {})
-      return () => sub.unsubscribe()
-    },
-    async send(threadId, request, timeoutMs) {
-      try {
-        const reply = await link.call(() => nc.request(subject(threadId), json(request), { timeout: timeoutMs }))
-        return parse<CommandReply>(reply.data)
-      } catch (error) {
-        const e = error as { isNoResponders?: () => boolean; name?: string; message?: string }
-        if (e.isNoResponders?.() || /no responders/i.test(e.message ?? '')) return 'no-owner'
-        return 'timeout'
-      }
-    },
-  }
-}
 
 function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
   // A row written while the engine is away is kept and written once it is back (never dropped: the

@@ -1,0 +1,56 @@
+/**
+ * The connection to NATS as the adapters of nats.ts use it: whether it is up (a request made while it
+ * is down fails at once with `EngineAway`), and the JSON every record and message is written in.
+ */
+import type { NatsConnection } from '@nats-io/transport-node'
+import { EngineAway } from './port.js'
+
+export const json = (value: unknown) => JSON.stringify(value)
+const utf8 = new TextDecoder()
+export const parse = <T>(bytes: Uint8Array): T => JSON.parse(utf8.decode(bytes)) as T
+
+/** Whether the connection to the engine is up; requests made through it fail at once when it is not. */
+export class Link {
+  #up = true
+  #closed = false
+  readonly #inFlight = new Set<(error: Error) => void>()
+  readonly #reconnected = new Set<() => void>()
+
+  constructor(nc: NatsConnection) {
+    void (async () => {
+      for await (const status of nc.status()) {
+        if (status.type === 'disconnect' || status.type === 'close') {
+          this.#up = false
+          if (status.type === 'close') this.#closed = true
+          for (const fail of [...this.#inFlight]) fail(new EngineAway(`the connection to the engine dropped (${status.type})`))
+        } else if (status.type === 'reconnect') {
+          this.#up = true
+          for (const listener of [...this.#reconnected]) listener()
+        }
+      }
+    })()
+  }
+
+  /** Calls `listener` after each reconnection, until the returned function is called. */
+  onReconnect(listener: () => void): () => void {
+    this.#reconnected.add(listener)
+    return () => void this.#reconnected.delete(listener)
+  }
+
+  /** Closed for good (the node left): nothing is retried any more. */
+  get closed(): boolean {
+    return this.#closed
+  }
+
+  /** The request's answer; `EngineAway` at once while the connection is down, or when it drops before the answer. */
+  call<T>(request: () => Promise<T>): Promise<T> {
+    if (!this.#up) return Promise.reject(new EngineAway())
+    return new Promise<T>((resolve, reject) => {
+      this.#inFlight.add(reject)
+      Promise.resolve()
+        .then(request)
+        .then(resolve, reject)
+        .finally(() => this.#inFlight.delete(reject))
+    })
+  }
+}
