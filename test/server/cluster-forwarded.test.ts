@@ -5,13 +5,10 @@
  * status, body and Retry-After through any node, and a refusal changes nothing in the thread's log
  * and takes the thread from no one.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
 import { api, is, SseClient } from './harness.js'
-import { startNode, type InProcessNode } from './in-process-cluster.js'
+import { inProcessNodes } from './in-process-cluster.js'
 
 /** A raw request: the body sent as given, with the content type given. */
 async function raw(url: string, path: string, body: string, contentType = 'application/json') {
@@ -20,21 +17,8 @@ async function raw(url: string, path: string, body: string, contentType = 'appli
 }
 
 describe('a command through a node that does not own the thread', () => {
-  let dataDir: string
-  const nodes: InProcessNode[] = []
-  const tabs: SseClient[] = []
-  afterEach(async () => {
-    for (const tab of tabs.splice(0)) tab.close()
-    for (const node of nodes.splice(0).reverse()) await node.close()
-    await rm(dataDir, { recursive: true, force: true })
-  })
-
-  async function node(cluster: MemoryCluster, name: string) {
-    dataDir ??= await mkdtemp(join(tmpdir(), 'threadhost-forwarded-'))
-    const started = await startNode(cluster, name, dataDir)
-    nodes.push(started)
-    return started
-  }
+  const { node: start, tabs } = inProcessNodes('forwarded')
+  const node = (cluster: MemoryCluster, name: string) => start(cluster, name)
 
   it('gets the answer the owner gives, the same refusal of bad input included, and a refusal writes nothing', async () => {
     const cluster = new MemoryCluster()

@@ -4,14 +4,11 @@
  * not for a record written after the machine's answer (it would queue behind the frames of the run
  * the prompt starts), and not for the engine's keys (`th_idem`), which get the answer after it is sent.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
 import type { ClusterEngine, ThreadRecord } from '../../src/host/cluster/port.js'
 import { api, is, SseClient } from './harness.js'
-import { startNode, type InProcessNode } from './in-process-cluster.js'
+import { inProcessNodes } from './in-process-cluster.js'
 
 /** Every record of a thread's log, batches opened. */
 function recordsOf(cluster: MemoryCluster, threadId: string): ThreadRecord[] {
@@ -20,21 +17,9 @@ function recordsOf(cluster: MemoryCluster, threadId: string): ThreadRecord[] {
 }
 
 describe("a keyed prompt's 202 in cluster mode", () => {
-  let dataDir: string
-  const nodes: InProcessNode[] = []
-  const tabs: SseClient[] = []
-  afterEach(async () => {
-    for (const tab of tabs.splice(0)) tab.close()
-    for (const node of nodes.splice(0).reverse()) await node.close()
-    await rm(dataDir, { recursive: true, force: true })
-  })
-
-  async function node(cluster: MemoryCluster, name: string, engine?: (engine: ClusterEngine) => ClusterEngine, demoDelayMs = 2) {
-    dataDir ??= await mkdtemp(join(tmpdir(), 'threadhost-keyed-receipt-'))
-    const started = await startNode(cluster, name, dataDir, { demoDelayMs, ...(engine ? { engine } : {}) })
-    nodes.push(started)
-    return started
-  }
+  const { node: start, tabs } = inProcessNodes('keyed-receipt')
+  const node = (cluster: MemoryCluster, name: string, engine?: (engine: ClusterEngine) => ClusterEngine, demoDelayMs = 2) =>
+    start(cluster, name, { demoDelayMs, ...(engine ? { engine } : {}) })
 
   it('is in the log with its admission: the accepted record holds the receipt the 202 gave, idle (the next run) or running (queued), and no record follows the answer', async () => {
     const cluster = new MemoryCluster()

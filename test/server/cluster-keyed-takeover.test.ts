@@ -6,14 +6,11 @@
  * in-process engine; the owner "dies" by losing its lease and never coming back, with the answer's
  * write to the keys held back (the seam), which is the window a kill -9 leaves open.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
 import type { ClusterEngine } from '../../src/host/cluster/port.js'
 import { api, is, SseClient } from './harness.js'
-import { startNode, type InProcessNode } from './in-process-cluster.js'
+import { inProcessNodes } from './in-process-cluster.js'
 
 /** The node dies between admitting and recording: its answers never reach the keys, and once its lease is gone it never rejoins. */
 const diesBeforeTheAnswer = (engine: ClusterEngine): ClusterEngine => ({
@@ -23,21 +20,12 @@ const diesBeforeTheAnswer = (engine: ClusterEngine): ClusterEngine => ({
 })
 
 describe('a keyed prompt whose owner died before its answer was recorded', () => {
-  let dataDir: string
-  const nodes: InProcessNode[] = []
-  const tabs: SseClient[] = []
-  afterEach(async () => {
-    for (const tab of tabs.splice(0)) tab.close()
-    for (const node of nodes.splice(0).reverse()) await node.close()
-    await rm(dataDir, { recursive: true, force: true })
-  })
+  const { node, tabs } = inProcessNodes('keyed-takeover')
 
   async function twoNodes(demoDelayMs = 2) {
-    dataDir = await mkdtemp(join(tmpdir(), 'threadhost-keyed-takeover-'))
     const cluster = new MemoryCluster()
-    const a = await startNode(cluster, 'na', dataDir, { demoDelayMs, engine: diesBeforeTheAnswer })
-    const b = await startNode(cluster, 'nb', dataDir, { demoDelayMs })
-    nodes.push(a, b)
+    const a = await node(cluster, 'na', { demoDelayMs, engine: diesBeforeTheAnswer })
+    const b = await node(cluster, 'nb', { demoDelayMs })
     return { cluster, a, b, die: () => cluster.expire(a.node.self.id) }
   }
 

@@ -3,7 +3,10 @@
  * and app over one shared data dir, wired as serve.ts wires a `--cluster` node.
  */
 import type { FastifyInstance } from 'fastify'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { afterEach } from 'vitest'
 import { ClusterNode, clusterStore } from '../../src/host/cluster/cluster-node.js'
 import type { MemoryCluster } from '../../src/host/cluster/memory.js'
 import type { ClusterEngine } from '../../src/host/cluster/port.js'
@@ -14,7 +17,7 @@ import { buildApp } from '../../src/server/app.js'
 import { clusterHttp } from '../../src/server/cluster-http.js'
 import { clusterMetrics, countedEngine } from '../../src/server/cluster-metrics.js'
 import { initialView } from '../../src/shared/projection.js'
-import { piHost } from './harness.js'
+import { piHost, type SseClient } from './harness.js'
 
 export interface InProcessNode {
   url: string
@@ -46,3 +49,27 @@ export async function startNode(cluster: MemoryCluster, name: string, dataDir: s
   }
 }
 
+/**
+ * For a describe block: nodes started on one temp data dir (`node`), and the tabs a test opens
+ * (`tabs`), all closed — the data dir removed — after each test.
+ */
+export function inProcessNodes(prefix: string) {
+  let dataDir: string | undefined
+  const nodes: InProcessNode[] = []
+  const tabs: SseClient[] = []
+  afterEach(async () => {
+    for (const tab of tabs.splice(0)) tab.close()
+    for (const node of nodes.splice(0).reverse()) await node.close()
+    if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true })
+    dataDir = undefined
+  })
+  return {
+    tabs,
+    async node(cluster: MemoryCluster, name: string, extra: Parameters<typeof startNode>[3] = {}): Promise<InProcessNode> {
+      dataDir ??= await mkdtemp(join(tmpdir(), `threadhost-${prefix}-`))
+      const started = await startNode(cluster, name, dataDir, extra)
+      nodes.push(started)
+      return started
+    },
+  }
+}
