@@ -6,7 +6,7 @@
  * the message names the file, the owner reads it, and the sender removes it once the answer is in.
  */
 import { randomUUID } from 'node:crypto'
-import { readFile, rm, writeFile, mkdir } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { NatsConnection, Subscription } from '@nats-io/transport-node'
 import { json, parse, type Link } from './nats-link.js'
@@ -17,6 +17,10 @@ type Message = CommandRequest & { spilled?: string }
 
 /** Room left in a message for what is not the body (method, URL, headers, the JSON around them). */
 const ENVELOPE_BYTES = 16 * 1024
+/** A spill file's name, as a sender makes it: nothing else in a message is read as a path. */
+const SPILLED = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.body$/
+/** A spill file older than this was left by a sender that died before removing it (it waits 5 s for its answer). */
+const STALE_MS = 10 * 60 * 1000
 
 export function commandsOn(nc: NatsConnection, link: Link, spillDir?: string): CommandBus {
   const subject = (threadId: string) => `cmd.${tokenOf(threadId)}`
@@ -26,7 +30,19 @@ export function commandsOn(nc: NatsConnection, link: Link, spillDir?: string): C
   const received = async (message: Message): Promise<CommandRequest> => {
     if (message.spilled === undefined) return message
     const { spilled, ...request } = message
-    return { ...request, body: await readFile(join(spillDir ?? '', spilled), 'utf8') }
+    if (spillDir === undefined || !SPILLED.test(spilled)) throw new Error('no such spilled body here')
+    return { ...request, body: await readFile(join(spillDir, spilled), 'utf8') }
+  }
+  /** Spill files a dead sender left behind go, at most once a minute, when another is written. */
+  let swept = 0
+  const sweep = async (dir: string) => {
+    if (Date.now() - swept < 60_000) return
+    swept = Date.now()
+    for (const name of await readdir(dir).catch(() => [])) {
+      const file = join(dir, name)
+      const at = (await stat(file).catch(() => undefined))?.mtimeMs
+      if (SPILLED.test(name) && at !== undefined && Date.now() - at > STALE_MS) await rm(file, { force: true }).catch(() => {})
+    }
   }
 
   return {
@@ -51,7 +67,10 @@ export function commandsOn(nc: NatsConnection, link: Link, spillDir?: string): C
             .then(
               (request) => handler(request, answer),
               // Its file gone: the sender gave up on it (timed out) and removed it; a retry sends it again.
-              (failure: unknown) => ({ ...reply(503, `the request's body could not be read on the thread's owner (${String(failure)}); retry`), headers: { 'retry-after': '1' } }),
+              () => {
+                const refused = reply(503, "the request's body could not be read on the thread's owner; retry")
+                return { ...refused, headers: { ...refused.headers, 'retry-after': '1' } }
+              },
             )
             .then(answer, (failure: unknown) => answer(reply(500, String(failure))))
         },
@@ -66,19 +85,21 @@ export function commandsOn(nc: NatsConnection, link: Link, spillDir?: string): C
       let data = json(request)
       let spilled: string | undefined
       const limit = (nc.info?.max_payload ?? 1024 * 1024) - ENVELOPE_BYTES
-      if (Buffer.byteLength(data) > limit) {
-        if (spillDir === undefined || request.body === undefined) return reply(413, `the request is too large to pass to the thread's owner (the engine takes ${limit} bytes)`)
-        spilled = `${randomUUID()}.body`
-        await mkdir(spillDir, { recursive: true })
-        await writeFile(join(spillDir, spilled), request.body)
-        data = json({ ...request, body: undefined, spilled } satisfies Message)
-      }
       try {
+        if (Buffer.byteLength(data) > limit) {
+          if (spillDir === undefined || request.body === undefined) return reply(413, `the request is too large to pass to the thread's owner (the engine takes ${limit} bytes)`)
+          void sweep(spillDir)
+          spilled = `${randomUUID()}.body`
+          await mkdir(spillDir, { recursive: true })
+          await writeFile(join(spillDir, spilled), request.body)
+          data = json({ ...request, body: undefined, spilled } satisfies Message)
+        }
         const answer = await link.call(() => nc.request(subject(threadId), data, { timeout: timeoutMs }))
         return parse<CommandReply>(answer.data)
       } catch (error) {
         const e = error as { isNoResponders?: () => boolean; name?: string; message?: string }
         if (e.isNoResponders?.() || /no responders/i.test(e.message ?? '')) return 'no-owner'
+        // Not sent (the spill could not be written, the engine refused it) or not answered in time: the sender retries.
         return 'timeout'
       } finally {
         if (spilled !== undefined) await rm(join(spillDir!, spilled), { force: true }).catch(() => {})

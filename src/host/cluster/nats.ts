@@ -16,7 +16,7 @@
  * Everything used exists in nats-server 2.9 (Debian 12's), the version CI installs.
  */
 import { randomUUID } from 'node:crypto'
-import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node'
+import { connect } from '@nats-io/transport-node'
 import { DeliverPolicy, jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream'
 import { Kvm, KvWatchInclude, type KV } from '@nats-io/kv'
 import type { Log } from '../store/journal.js'
@@ -30,8 +30,6 @@ import {
   threadOfToken,
   tokenOf,
   type ClusterEngine,
-  type CommandBus,
-  type CommandReply,
   type IdempotencyKeys,
   type KeyRecord,
   type Membership,
