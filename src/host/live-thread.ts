@@ -104,6 +104,8 @@ export class LiveThread extends ThreadUiBridge {
   #retired = false
   /** The last run the machine settled on the feed: one a failure finds still busy is not settled twice. */
   #settledRun?: number
+  /** While the machine takes a settle: the prompts it carries into the next run (a failure hands back those not in pi's queue). */
+  #carrying?: QueuedPrompt[]
   #wasLive = false
   #releasing = false
   /**
@@ -393,12 +395,18 @@ export class LiveThread extends ThreadUiBridge {
     return threadMachine.provide({
       actions: {
         publishStatus: ({ self }, status) => void of(self).#feed.append({ type: 'status', ...status }),
-        startRun: ({ self }, { prompt, run }) => of(self).#runtime?.prompt(of(self).#withImages(prompt), run),
+        startRun: ({ self }, { prompt, run }) => {
+          const thread = of(self)
+          thread.#runtime?.prompt(thread.#withImages(prompt), run)
+          thread.#handedOver(prompt.messageId)
+        },
         adoptRun: ({ self }, { run }) => of(self).#runtime?.adoptRun(run),
         queuePrompt: ({ self }, { prompt }) => {
-          const queued = of(self).#withImages(prompt)
-          if (prompt.deliverAs === 'followUp') of(self).#runtime?.followUp(queued)
-          else of(self).#runtime?.steer(queued)
+          const thread = of(self)
+          const queued = thread.#withImages(prompt)
+          if (prompt.deliverAs === 'followUp') thread.#runtime?.followUp(queued)
+          else thread.#runtime?.steer(queued)
+          thread.#handedOver(prompt.messageId)
         },
         recordError: ({ self }, { message }) => {
           const thread = of(self)
@@ -486,7 +494,13 @@ export class LiveThread extends ThreadUiBridge {
     if (event.type === 'user-message' || event.type === 'prompt-rejected' || event.type === 'prompt-handled') this.#dropImages(event.messageId)
     switch (event.type) {
       case 'settled':
-        this.actor.send({ type: 'SETTLED', aborted: event.aborted, unclaimed: event.unclaimed })
+        // The prompts pi did not take ride into the next run in this step: if it fails, they are handed back (#failed).
+        this.#carrying = [...event.unclaimed]
+        try {
+          this.actor.send({ type: 'SETTLED', aborted: event.aborted, unclaimed: event.unclaimed })
+        } finally {
+          this.#carrying = undefined
+        }
         return
       case 'run-started':
         this.actor.send({ type: 'RUN_STARTED' })
@@ -516,7 +530,11 @@ export class LiveThread extends ThreadUiBridge {
       }
     } catch (error) {
       // A release must still release: the loss is said, and the runtime is still stopped and disposed.
-      this.#feed.append({ type: 'failure', message: `the queue could not be cleared: ${errorText(error)}` })
+      try {
+        this.#feed.append({ type: 'failure', message: `the queue could not be cleared: ${errorText(error)}` })
+      } catch (failure) {
+        this.#log('error', `the queue could not be cleared (${errorText(error)}), nor that said: ${errorText(failure)}`)
+      }
     }
     // Nothing the released runtime says afterwards belongs on the feed: the thread has moved on.
     this.#unsubscribe?.()
@@ -542,10 +560,15 @@ export class LiveThread extends ThreadUiBridge {
    * thread that refuses everything.
    */
   #failed(error: unknown): void {
+    const reason = 'the thread stopped on an internal error'
+    // Carried into a run and not handed to pi when the step failed: answered 202 once, and in no queue the release clears.
+    const carried = this.#carrying ?? []
+    this.#carrying = undefined
     // After a release the machine began itself (a failure while disposing), once that one is done.
     const before = this.#disposing
-    this.#disposing = Promise.all([before, this.#releaseRuntime('the thread stopped on an internal error')]).then(() => {})
+    this.#disposing = Promise.all([before, this.#releaseRuntime(reason)]).then(() => {})
     try {
+      for (const p of carried) this.#feed.append({ type: 'prompt-rejected', messageId: p.messageId, reason, text: p.text, ...(p.images?.length ? { images: p.images } : {}) })
       this.#feed.append({ type: 'failure', message: `this thread stopped on an internal error (${errorText(error)}): its run was stopped, and the next prompt starts it again` })
       // A run whose `settled` went out in the step that failed is not settled again.
       const { status } = this.#feed.view
@@ -556,6 +579,11 @@ export class LiveThread extends ThreadUiBridge {
       this.#log('error', `the failed thread's feed could not be settled: ${errorText(failure)}`)
     }
     this.#retire()
+  }
+
+  /** A prompt carried by a settle is pi's now: a failure after this does not hand it back. */
+  #handedOver(messageId: string): void {
+    if (this.#carrying) this.#carrying = this.#carrying.filter((p) => p.messageId !== messageId)
   }
 
   #retire(): void {

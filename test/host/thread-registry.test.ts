@@ -448,7 +448,7 @@ describe('thread registry', () => {
     expect(registry.get('t1')).toMatchObject({ live: true, busy: true, run: 2 })
   })
 
-  it('a machine that fails in the step that settled its run settles it once', async () => {
+  it('a machine that fails in the step that settled its run settles it once, and hands back the prompt it was carrying into the next', async () => {
     await prompt('t1', 'first')
     const seen = await observe('t1')
     const fake = runtimes.get('t1')
@@ -459,6 +459,7 @@ describe('thread registry', () => {
     fake.settle([{ messageId: 'carried-1', text: 'carried' }])
     await until(() => fake.disposed)
     expect(seen.filter((o) => o.type === 'settled')).toEqual([expect.objectContaining({ run: 1 })])
+    expect(seen.filter((o) => o.type === 'prompt-rejected')).toEqual([expect.objectContaining({ messageId: 'carried-1', text: 'carried' })])
     expect(seen.at(-1)).toMatchObject({ type: 'status', live: false, busy: false })
     expect(await prompt('t1', 'again')).toMatchObject({ kind: 'admitted', run: 2 })
   })
