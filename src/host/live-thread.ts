@@ -26,7 +26,7 @@ import { DialogBridge } from './dialog-bridge.js'
 import { TerminalBridge, type TerminalInputOutcome } from './terminal-bridge.js'
 import { SHARED_CLOCK } from './shared-clock.js'
 import { ThreadUiBridge } from './thread-ui-bridge.js'
-import { openEnds } from './open-ends.js'
+import { failedEnds } from './open-ends.js'
 import { parentFor, stopChildren } from './thread-system.js'
 import { parentOf } from '../shared/xstate-internals.js'
 import type { Feed } from './feed.js'
@@ -568,12 +568,8 @@ export class LiveThread extends ThreadUiBridge {
     const before = this.#disposing
     this.#disposing = Promise.all([before, this.#releaseRuntime(reason)]).then(() => {})
     try {
-      for (const p of carried) this.#feed.append({ type: 'prompt-rejected', messageId: p.messageId, reason, text: p.text, ...(p.images?.length ? { images: p.images } : {}) })
-      this.#feed.append({ type: 'failure', message: `this thread stopped on an internal error (${errorText(error)}): its run was stopped, and the next prompt starts it again` })
-      // A run whose `settled` went out in the step that failed is not settled again.
-      const { status } = this.#feed.view
-      const view = status.busy && this.#settledRun === status.run ? { ...this.#feed.view, status: { ...status, busy: false } } : this.#feed.view
-      for (const observation of openEnds(view)) this.#feed.append(observation)
+      const message = `this thread stopped on an internal error (${errorText(error)}): its run was stopped, and the next prompt starts it again`
+      for (const observation of failedEnds(this.#feed.view, { reason, message, carried, settledRun: this.#settledRun })) this.#feed.append(observation)
     } catch (failure) {
       // What failed the machine may be the feed itself: the thread is retired all the same.
       this.#log('error', `the failed thread's feed could not be settled: ${errorText(failure)}`)

@@ -6,6 +6,7 @@
  * knows which were accepted and never run.
  */
 import type { ObservationInput } from '../schemas/index.js'
+import type { QueuedPrompt } from '../runtime/port.js'
 import type { ThreadView } from '../shared/projection.js'
 
 export function openEnds(view: ThreadView): ObservationInput[] {
@@ -14,4 +15,17 @@ export function openEnds(view: ThreadView): ObservationInput[] {
   if (busy) settle.push({ type: 'settled', run, aborted: true })
   if (busy || live) settle.push({ type: 'status', live: false, busy: false, run })
   return settle
+}
+
+/**
+ * A thread whose machine failed (live-thread.ts): the prompts it was carrying into a run pi never got
+ * handed back, the failure said, then its open ends — all but a run the failing step had settled already
+ * (its `settled` went out; the view stays busy until a `status`).
+ */
+export function failedEnds(view: ThreadView, failure: { reason: string; message: string; carried: QueuedPrompt[]; settledRun?: number }): ObservationInput[] {
+  const { reason, message, carried, settledRun } = failure
+  const handedBack: ObservationInput[] = carried.map((p) => ({ type: 'prompt-rejected', messageId: p.messageId, reason, text: p.text, ...(p.images?.length ? { images: p.images } : {}) }))
+  const { status } = view
+  const ends = openEnds(status.busy && settledRun === status.run ? { ...view, status: { ...status, busy: false } } : view)
+  return [...handedBack, { type: 'failure', message }, ...ends]
 }

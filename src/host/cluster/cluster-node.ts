@@ -12,7 +12,6 @@
  * `prompt-rejected owner-lost`, the run `settled {aborted}`. Each frame the feed appends goes to
  * the log; followers everywhere (the owner's own included) read them back from the log.
  */
-import type { ObservationInput } from '../../schemas/index.js'
 import type { ThreadView } from '../../shared/projection.js'
 import type { Feed } from '../feed.js'
 import { encodeObservation } from '../frame.js'

@@ -2,7 +2,7 @@
  * The command bus on NATS (port.ts's CommandBus): request/reply on `cmd.<token>`, where "no
  * responders" means no owner. A message has a size limit (the server's `max_payload`, 1 MB by
  * default) that a prompt's images easily pass (up to 4 × 5 MB): a request larger than it travels
- * by the shared data dir — its body is written to `<spill dir>/<uuid>` on the mount every node shares,
+ * by the shared data dir — its body is written to `<spill dir>/<uuid>.body` on the mount every node shares,
  * the message names the file, the owner reads it, and the sender removes it once the answer is in.
  */
 import { randomUUID } from 'node:crypto'

@@ -64,7 +64,6 @@ const WRONG_LAST_SEQUENCE = 10071
 const refused = (error: unknown) => error instanceof JetStreamApiError && error.code === WRONG_LAST_SEQUENCE
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-
 /**
  * `spillDir`: a directory on the mount every node shares (the data dir's): where a command too large
  * for one message travels (nats-commands.ts). Without it such a command is refused (413).
