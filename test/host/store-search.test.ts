@@ -5,6 +5,7 @@
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
+import { DatabaseSync } from 'node:sqlite'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -99,6 +100,44 @@ describe('the message index (FTS5)', () => {
     fresh.replaceThread('a', [{ messageId: 'm1', kind: 'user', text: 'remember the milk' }])
     expect(fresh.search('milk')).toHaveLength(1)
     fresh.close()
+  })
+
+  it('a message indexed again replaces its own row only: the same message id in another thread, or of the other kind, stays found', () => {
+    const index = MessageIndex.open(':memory:')
+    index.replaceThread('a', [
+      { messageId: 'm1', kind: 'user', text: 'alpha question' },
+      { messageId: 'm1', kind: 'assistant', text: 'alpha answer' },
+    ])
+    index.add('b', { messageId: 'm1', kind: 'user', text: 'alpha elsewhere' })
+    index.add('a', { messageId: 'm1', kind: 'user', text: 'beta question' })
+    expect(index.search('alpha').map((h) => [h.threadId, h.kind]).sort()).toEqual([['a', 'assistant'], ['b', 'user']])
+    expect(index.search('beta').map((h) => [h.threadId, h.messageId])).toEqual([['a', 'm1']])
+    index.replaceThread('b', [])
+    expect(index.search('alpha').map((h) => h.threadId)).toEqual(['a'])
+    index.forget('a')
+    expect(index.search('alpha beta')).toEqual([])
+    expect(index.search('question')).toEqual([])
+    index.close()
+  })
+
+  it('an index written before the row map is emptied at open, so the start indexes every thread again from its transcript', () => {
+    const file = join(dir, INDEX_FILE)
+    // The format-0 file as earlier versions wrote it: its rows have no keys this version can find them by.
+    const old = new DatabaseSync(file)
+    old.exec(`CREATE VIRTUAL TABLE messages USING fts5(thread_id UNINDEXED, message_id UNINDEXED, kind UNINDEXED, text, tokenize = 'unicode61 remove_diacritics 2');
+      CREATE TABLE indexed_threads (thread_id TEXT PRIMARY KEY) WITHOUT ROWID;
+      INSERT INTO messages VALUES ('a', 'm1', 'user', 'stale words');
+      INSERT INTO indexed_threads VALUES ('a');`)
+    old.close()
+    const index = MessageIndex.open(file)
+    expect(index.indexedThreads()).toEqual(new Set())
+    expect(index.search('stale')).toEqual([])
+    index.replaceThread('a', [{ messageId: 'm1', kind: 'user', text: 'fresh words' }])
+    index.close()
+    const again = MessageIndex.open(file)
+    expect(again.indexedThreads()).toEqual(new Set(['a']))
+    expect(again.search('fresh').map((h) => h.threadId)).toEqual(['a'])
+    again.close()
   })
 })
 
