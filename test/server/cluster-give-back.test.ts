@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
+import { EngineAway, type ClusterEngine } from '../../src/host/cluster/port.js'
 import { api, is, SseClient } from './harness.js'
 import { startNode, type InProcessNode } from './in-process-cluster.js'
 
@@ -49,6 +50,32 @@ describe('a cluster node gives back the threads it no longer runs', () => {
       expect(tab.frames.filter((f) => f.event === 'user-message').map((f) => f.data.text)).toEqual(['hello', 'again'])
     } finally {
       tab.close()
+    }
+  })
+
+  it('a release the engine does not answer is tried again: the record does not stay behind naming a live node that no longer serves the thread', async () => {
+    let failed = 0
+    // The first release of each thread fails as one does when the engine does not answer in time.
+    const flaky = (engine: ClusterEngine): ClusterEngine => ({
+      ...engine,
+      owners: { ...engine.owners, release: (ownership) => (failed++ === 0 ? Promise.reject(new EngineAway('no answer in time')) : engine.owners.release(ownership)) },
+    })
+    const c = await startNode(cluster, 'nc', dataDir, { idleMs: 300, engine: flaky })
+    try {
+      expect((await api(c.url, 'POST', '/api/threads', { id: 'g2' })).status).toBe(201)
+      const tab = await SseClient.open(`${b.url}/api/threads/g2/follow`)
+      try {
+        expect((await api(c.url, 'POST', '/api/threads/g2/prompt', { message: 'hello' })).status).toBe(202)
+        await tab.waitFor((f) => f.event === 'status' && f.data.live === false, 10_000)
+        await expect.poll(() => cluster.owners.has('g2'), { timeout: 5000 }).toBe(false)
+        expect(failed).toBeGreaterThan(1)
+        expect((await api(b.url, 'POST', '/api/threads/g2/prompt', { message: 'again' })).status).toBe(202)
+        await tab.waitFor((f) => is('settled')(f) && f.data.run === 2)
+      } finally {
+        tab.close()
+      }
+    } finally {
+      await c.close()
     }
   })
 })

@@ -44,6 +44,9 @@ const COMMAND_TIMEOUT_MS = 5000
 const SCAN_EVERY_MS = 250
 /** The node ranked second for a dead node's thread waits this long per rank before trying. */
 const RANK_DELAY_MS = 1000
+/** A release the engine did not answer (a timeout under load, a blip) is tried again, this often. */
+const RELEASE_ATTEMPTS = 5
+const RELEASE_RETRY_MS = 100
 /** Prompts' accepted marks kept for their answers at most (see `promptAccepted`). */
 const MAX_ACCEPTED = 1000
 
@@ -178,7 +181,7 @@ export class ClusterNode {
     this.#owned.delete(threadId)
     owned.stopServing()
     owned.writer.close()
-    await this.engine.owners.release(owned.ownership).catch((error: unknown) => this.options.log?.('warn', `[${threadId}] cluster: giving the thread back failed: ${String(error)}`))
+    await giveBack(this.engine.owners, owned.ownership, this.options.log)
   }
 
   /**
@@ -480,11 +483,28 @@ export class ClusterNode {
       owned.stopServing()
       await owned.writer.flushed()
       owned.writer.close()
-      await this.engine.owners.release(owned.ownership).catch(() => {})
+      await giveBack(this.engine.owners, owned.ownership, this.options.log)
       this.#owned.delete(threadId)
     }
     for (const mirror of this.#mirrors.values()) mirror.stop()
     await this.engine.close()
+  }
+}
+
+/**
+ * Gives a thread back, tried again a few times. A record left behind names a node that no longer
+ * serves the thread: while that node lives, a command through another node finds no owner it may
+ * take, and once it has left, the survivors take the thread over (its run reported aborted) where a
+ * release lets the next command simply take it.
+ */
+async function giveBack(owners: ClusterEngine['owners'], ownership: Ownership, log?: Log): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await owners.release(ownership)
+    } catch (error) {
+      if (attempt >= RELEASE_ATTEMPTS) return log?.('warn', `[${ownership.threadId}] cluster: giving the thread back failed (${String(error)})`)
+      await new Promise((resolve) => setTimeout(resolve, RELEASE_RETRY_MS))
+    }
   }
 }
 

@@ -257,7 +257,13 @@ function ownersOn(kv: KV, link: Link): OwnerDirectory {
       }
     },
     async release({ threadId, revision }) {
-      await link.call(() => kv.delete(tokenOf(threadId), { previousSeq: revision })).catch(() => {})
+      try {
+        await link.call(() => kv.delete(tokenOf(threadId), { previousSeq: revision }))
+      } catch (error) {
+        // Refused: the record is another node's now, nothing of this node's is left to give back.
+        // Anything else (a timeout, the engine away) leaves it in place: the caller hears of it.
+        if (!refused(error)) throw error
+      }
     },
     list: () =>
       link.call(async () => {
