@@ -569,7 +569,11 @@ export class LiveThread extends ThreadUiBridge {
     this.#disposing = Promise.all([before, this.#releaseRuntime(reason)]).then(() => {})
     try {
       const message = `this thread stopped on an internal error (${errorText(error)}): its run was stopped, and the next prompt starts it again`
-      for (const observation of failedEnds(this.#feed.view, { reason, message, carried, settledRun: this.#settledRun })) this.#feed.append(observation)
+      for (const observation of failedEnds(this.#feed.view, { reason, message, carried, settledRun: this.#settledRun })) {
+        this.#feed.append(observation)
+        // The extension that asked hears the outcome every follower saw, not the refusal #retire gives what is left.
+        if (observation.type === 'dialog-settled') this.#dialogBridge?.resolve(observation.id, { outcome: observation.outcome })
+      }
     } catch (failure) {
       // What failed the machine may be the feed itself: the thread is retired all the same.
       this.#log('error', `the failed thread's feed could not be settled: ${errorText(failure)}`)

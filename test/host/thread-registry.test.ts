@@ -425,7 +425,7 @@ describe('thread registry', () => {
     const seen = await observe('t1')
     const fake = runtimes.get('t1')
     expect(await prompt('t1', 'later', { deliverAs: 'followUp' })).toMatchObject({ kind: 'admitted', run: 1, queued: true })
-    void fake.ui.ask(confirm).catch(() => {})
+    const heard = fake.ui.ask(confirm)
     await until(() => seen.some((o) => o.type === 'extension-ui-request'))
     const dialogId = seen.find((o) => o.type === 'extension-ui-request')!.id
     // An action that throws fails the machine: the runtime refuses to queue.
@@ -439,6 +439,8 @@ describe('thread registry', () => {
     expect(after.find((o) => o.type === 'failure')).toMatchObject({ message: expect.stringContaining('boom') })
     expect(after.filter((o) => o.type === 'prompt-rejected')).toMatchObject([{ text: 'later' }])
     expect(after.filter((o) => o.type === 'dialog-settled')).toEqual([expect.objectContaining({ id: dialogId, outcome: 'aborted' })])
+    // The extension that asked hears what every follower saw.
+    expect(await heard).toEqual({ outcome: 'aborted' })
     expect(after.filter((o) => o.type === 'settled')).toEqual([expect.objectContaining({ run: 1, aborted: true })])
     expect(registry.get('t1')).toMatchObject({ live: false, busy: false, openDialogs: 0 })
 
