@@ -42,6 +42,8 @@ export interface ClusterRegistry {
 const COMMAND_TIMEOUT_MS = 5000
 /** How often the node looks for threads whose owner's lease lapsed. */
 const SCAN_EVERY_MS = 250
+/** With every node still live, the nodes and the owner records are read in full this often. */
+const OWNERS_READ_EVERY_MS = 5000
 /** The node ranked second for a dead node's thread waits this long per rank before trying. */
 const RANK_DELAY_MS = 1000
 /** A release the engine did not answer (a timeout under load, a blip) is tried again, this often. */
@@ -85,6 +87,9 @@ export class ClusterNode {
   /** Between a lost lease and the rejoin: this node owns nothing and takes nothing. */
   #lost = false
   #scanning = false
+  /** The live nodes and when the owner records were last read in full (see #takeOverDead). */
+  #lastLive = new Set<string>()
+  #ownersReadAt = 0
 
   constructor(
     readonly engine: ClusterEngine,
@@ -438,10 +443,25 @@ export class ClusterNode {
   /** Threads whose owner's lease lapsed: the first live node by rendezvous rank takes each at once, the next a second later. */
   async #takeOverDead(): Promise<void> {
     if (this.#lost || this.#stopped || this.#draining) return
-    const live = await this.engine.membership.live()
-    const liveIds = new Set(live.map((n) => n.id))
+    const { membership } = this.engine
     const now = Date.now()
-    for (const [threadId, { record }] of await this.engine.owners.list()) {
+    // Listing the nodes and reading every owner record cost the engine a consumer and a request per
+    // thread. So most scans ask only whether the nodes live at the last full read still are (one read
+    // each); the full read comes when one is not, while a takeover waits on its rank, and every
+    // OWNERS_READ_EVERY_MS for a node that came and went between two of them. A node's records
+    // outlive it, so none of them is missed.
+    if (this.#deadSince.size === 0 && this.#lastLive.size > 0 && now - this.#ownersReadAt < OWNERS_READ_EVERY_MS) {
+      const still = await Promise.all([...this.#lastLive].map((id) => membership.isLive(id)))
+      if (still.every(Boolean)) return
+    }
+    const live = await membership.live()
+    const liveIds = new Set(live.map((n) => n.id))
+    const owners = await this.engine.owners.list()
+    this.#lastLive = liveIds
+    this.#ownersReadAt = now
+    // A thread no longer listed was released or taken meanwhile: nothing waits on it.
+    for (const threadId of this.#deadSince.keys()) if (!owners.has(threadId)) this.#deadSince.delete(threadId)
+    for (const [threadId, { record }] of owners) {
       if (liveIds.has(record.node) || record.node === this.self.id) {
         this.#deadSince.delete(threadId)
         continue
