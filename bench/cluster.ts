@@ -25,7 +25,7 @@
  * before it under the same load.
  */
 import type { ChildProcess } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { request as httpRequest, type ClientRequest } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -36,6 +36,8 @@ const root = resolve(import.meta.dirname, '..')
 const STAMP = ['--import', join(root, 'bench/cluster-stamp.mjs')]
 /** The demo model's pause before each chunk, the same on every server: a paced stream, as a model's. */
 const PACE_MS = 5
+/** /proc's unit of CPU time (USER_HZ): 100 on Linux. */
+const CLOCK_TICKS = 100
 const CONFIRM = 'call ui_dialog {"method":"confirm","title":"Deploy?","message":"to prod"}'
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -293,6 +295,29 @@ export class ClusterBench {
   }
 
   /**
+   * What the cluster costs at rest, against the embedded node at rest: CPU time (user + system, from
+   * /proc) per second of each node and of nats-server, over `seconds` with no request and no run —
+   * the leases' renewals and the takeover scans alone.
+   */
+  async idle(seconds = 5): Promise<void> {
+    this.options.progress(`cluster — ${seconds} s at rest`)
+    const cpuMs = (pid: number | undefined) => {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+      return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
+    }
+    const measured: Array<[string, ChildProcess]> = [
+      ['at rest, embedded node', this.embedded.child],
+      ...this.nodes.map((n): [string, ChildProcess] => ['at rest, cluster node', n.child]),
+      ['at rest, nats-server', this.nats.child],
+      ...(this.before ? [...this.before.nodes.map((n): [string, ChildProcess] => [`at rest, cluster node${BEFORE}`, n.child]), [`at rest, nats-server${BEFORE}`, this.before.nats.child] as [string, ChildProcess]] : []),
+    ]
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    const before = measured.map(([, child]) => cpuMs(child.pid))
+    await new Promise((resolve) => setTimeout(resolve, seconds * 1000))
+    measured.forEach(([figure, child], i) => this.#add(figure, [(cpuMs(child.pid) - before[i]) / seconds]))
+  }
+
+  /**
    * The failover figure, `rounds` samples of it (the victim rotates over the nodes), after every
    * round of the others: each restarts a node, whose first requests would run on cold code — a
    * round measured just after one read 0.7 ms more per command passed on (the same build against
@@ -463,6 +488,9 @@ export class ClusterBench {
     absolute('dialog answer → last of 100 followers over 3 nodes settled', `dialog, 3 nodes (100 followers spread over them)${label}`, 99, 15)
     absolute('… the same, embedded (100 followers on one node)', 'dialog, embedded (100 followers)', 99, Infinity)
     absolute('… over 3 nodes', `dialog, 3 nodes (100 followers spread over them)${label}`, 50, Infinity)
+    absolute('at rest: CPU of each cluster node, ms a second (the embedded node: below)', `at rest, cluster node${label}`, 50, Infinity, 'ms/s')
+    absolute('… the embedded node', 'at rest, embedded node', 50, Infinity, 'ms/s')
+    absolute('… nats-server', `at rest, nats-server${label}`, 50, Infinity, 'ms/s')
     if (!label) {
       absolute('failover: kill -9 of an owner → settled {aborted} at survivors\' followers', 'failover', 99, 5000)
       absolute('… the same', 'failover', 50, Infinity)

@@ -1337,6 +1337,7 @@ async function main() {
       console.log(`round ${round} done in ${((performance.now() - t) / 1000).toFixed(0)} s`)
     }
     // After every round: each sample kills a node and starts it again, and a node just started runs its first requests on cold code.
+    await cluster?.idle()
     await cluster?.failovers(ROUNDS)
   } finally {
     clients.kill()
