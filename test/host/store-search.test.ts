@@ -120,24 +120,47 @@ describe('the message index (FTS5)', () => {
     index.close()
   })
 
-  it('an index written before the row map is emptied at open, so the start indexes every thread again from its transcript', () => {
+  it('an index an earlier version wrote to — before an upgrade, or during a rollback since — is emptied at open, so the start indexes every thread again from its transcript', () => {
     const file = join(dir, INDEX_FILE)
-    // The format-0 file as earlier versions wrote it: its rows have no keys this version can find them by.
-    const old = new DatabaseSync(file)
-    old.exec(`CREATE VIRTUAL TABLE messages USING fts5(thread_id UNINDEXED, message_id UNINDEXED, kind UNINDEXED, text, tokenize = 'unicode61 remove_diacritics 2');
-      CREATE TABLE indexed_threads (thread_id TEXT PRIMARY KEY) WITHOUT ROWID;
-      INSERT INTO messages VALUES ('a', 'm1', 'user', 'stale words');
-      INSERT INTO indexed_threads VALUES ('a');`)
-    old.close()
-    const index = MessageIndex.open(file)
-    expect(index.indexedThreads()).toEqual(new Set())
-    expect(index.search('stale')).toEqual([])
-    index.replaceThread('a', [{ messageId: 'm1', kind: 'user', text: 'fresh words' }])
-    index.close()
+    // The first format's tables, as earlier versions write them: rows no row map finds.
+    const earlierVersionWrites = (text: string) => {
+      const old = new DatabaseSync(file)
+      old.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS messages USING fts5(thread_id UNINDEXED, message_id UNINDEXED, kind UNINDEXED, text, tokenize = 'unicode61 remove_diacritics 2');
+        CREATE TABLE IF NOT EXISTS indexed_threads (thread_id TEXT PRIMARY KEY) WITHOUT ROWID;
+        INSERT INTO messages VALUES ('a', 'm9', 'user', '${text}');
+        INSERT OR IGNORE INTO indexed_threads VALUES ('a');`)
+      old.close()
+    }
+    earlierVersionWrites('stale words')
+    const upgraded = MessageIndex.open(file)
+    expect(upgraded.indexedThreads()).toEqual(new Set())
+    expect(upgraded.search('stale')).toEqual([])
+    upgraded.replaceThread('a', [{ messageId: 'm1', kind: 'user', text: 'fresh words' }])
+    upgraded.close()
     const again = MessageIndex.open(file)
     expect(again.indexedThreads()).toEqual(new Set(['a']))
     expect(again.search('fresh').map((h) => h.threadId)).toEqual(['a'])
     again.close()
+
+    // Rolled back and forward again: what was indexed meanwhile is not in this format's tables.
+    earlierVersionWrites('written during the rollback')
+    const forward = MessageIndex.open(file)
+    expect(forward.indexedThreads()).toEqual(new Set())
+    expect(forward.search('fresh')).toEqual([])
+    forward.close()
+  })
+
+  it('a message given twice in one thread is indexed once, and nothing of it is left once the thread is forgotten', () => {
+    const index = MessageIndex.open(':memory:')
+    index.replaceThread('a', [
+      { messageId: 'm1', kind: 'user', text: 'first words' },
+      { messageId: 'm1', kind: 'user', text: 'second words' },
+    ])
+    expect(index.search('words').map((h) => h.snippet)).toEqual(['second words'])
+    expect(index.search('first')).toEqual([])
+    index.forget('a')
+    expect(index.search('words')).toEqual([])
+    index.close()
   })
 })
 

@@ -58,35 +58,37 @@ export function unmark(marked: string): { snippet: string; matches: Array<[numbe
   return { snippet, matches }
 }
 
-/**
- * The index's format (`PRAGMA user_version`). 1: each message's FTS5 row is found through
- * `message_rows`, so replacing a message or a thread touches its own rows only — a WHERE on FTS5's
- * UNINDEXED columns reads every row of every thread, which at 50,000 messages took 8.6 ms per
- * message appended, on the path every observation takes.
- */
-const FORMAT = 1
+/** The tables an earlier version of the index kept: the FTS5 table and the threads it held. */
+const FORMAT_0 = ['messages', 'indexed_threads']
 
 export class MessageIndex {
   /** The store's handle type: statements kept per SQL text, one commit per transaction, writes ignored after close. */
   readonly #db: SqliteDb
 
+  /**
+   * Each message's FTS5 row is found through `message_rows` (thread, message, kind → rowid), so
+   * replacing a message or a thread touches its own rows only: the first format found them by a
+   * WHERE on FTS5's UNINDEXED columns, which reads every row of every thread (8.6 ms per message
+   * appended at 50,000 messages, on the path every observation takes).
+   */
   private constructor(db: DatabaseSync) {
     this.#db = new SqliteDb(db)
-    // An index written before `message_rows` (format 0) has rows nothing maps: it is emptied, and the
-    // start's build indexes every thread again from its transcript (the index is derived data).
-    const format = Number(this.#db.all('PRAGMA user_version')[0]?.user_version ?? 0)
-    if (format < FORMAT) db.exec('DROP TABLE IF EXISTS messages; DROP TABLE IF EXISTS indexed_threads; DROP TABLE IF EXISTS message_rows;')
+    // The first format's tables present: an earlier version wrote here — before an upgrade, or
+    // during a rollback since, when what the tables below hold misses what it indexed. Both go, and
+    // the start's build indexes every thread again from its transcript (the index is derived data).
+    if (FORMAT_0.some((name) => this.#db.all("SELECT 1 FROM sqlite_master WHERE name = ?", name).length > 0)) {
+      db.exec('DROP TABLE IF EXISTS messages; DROP TABLE IF EXISTS indexed_threads; DROP TABLE IF EXISTS message_text; DROP TABLE IF EXISTS message_rows; DROP TABLE IF EXISTS threads_indexed;')
+    }
     db.exec(`
-      CREATE VIRTUAL TABLE IF NOT EXISTS messages USING fts5(
+      CREATE VIRTUAL TABLE IF NOT EXISTS message_text USING fts5(
         thread_id UNINDEXED, message_id UNINDEXED, kind UNINDEXED, text,
         tokenize = 'unicode61 remove_diacritics 2'
       );
-      CREATE TABLE IF NOT EXISTS indexed_threads (thread_id TEXT PRIMARY KEY) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS message_rows (
         thread_id TEXT NOT NULL, message_id TEXT NOT NULL, kind TEXT NOT NULL, row INTEGER NOT NULL,
         PRIMARY KEY (thread_id, message_id, kind)
       ) WITHOUT ROWID;
-      PRAGMA user_version = ${FORMAT};
+      CREATE TABLE IF NOT EXISTS threads_indexed (thread_id TEXT PRIMARY KEY) WITHOUT ROWID;
     `)
   }
 
@@ -116,7 +118,7 @@ export class MessageIndex {
       // Derived data: a crash may lose the last messages indexed, never the database (WAL, NORMAL).
       db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 2000;')
       const index = new MessageIndex(db)
-      index.#all('SELECT count(*) AS n FROM indexed_threads')
+      index.#all('SELECT count(*) AS n FROM threads_indexed')
       return index
     } catch (error) {
       db.close()
@@ -138,46 +140,45 @@ export class MessageIndex {
 
   /** The threads whose whole transcript is in the index. */
   indexedThreads(): Set<string> {
-    return new Set(this.#all('SELECT thread_id FROM indexed_threads').map((r) => String(r.thread_id)))
+    return new Set(this.#all('SELECT thread_id FROM threads_indexed').map((r) => String(r.thread_id)))
   }
 
   /** The thread's messages, all of them, in place of what was indexed for it before (one commit). */
   replaceThread(threadId: string, messages: readonly IndexedMessage[]): void {
     this.#tx(() => {
       this.#drop(threadId)
-      for (const m of messages) this.#insert(threadId, m)
-      this.#run('INSERT OR IGNORE INTO indexed_threads (thread_id) VALUES (?)', threadId)
+      for (const m of messages) this.#put(threadId, m)
+      this.#run('INSERT OR IGNORE INTO threads_indexed (thread_id) VALUES (?)', threadId)
     })
   }
 
   /** One message appended to a thread, in place of the same message indexed before. */
   add(threadId: string, message: IndexedMessage): void {
-    this.#tx(() => {
-      const [old] = this.#all('SELECT row FROM message_rows WHERE thread_id = ? AND message_id = ? AND kind = ?', threadId, message.messageId, message.kind)
-      if (old) {
-        this.#run('DELETE FROM messages WHERE rowid = ?', Number(old.row))
-        this.#run('DELETE FROM message_rows WHERE thread_id = ? AND message_id = ? AND kind = ?', threadId, message.messageId, message.kind)
-      }
-      this.#insert(threadId, message)
-    })
+    this.#tx(() => this.#put(threadId, message))
   }
 
   /** Inside the caller's commit: the thread's rows, by their own keys. */
   #drop(threadId: string): void {
-    for (const r of this.#all('SELECT row FROM message_rows WHERE thread_id = ?', threadId)) this.#run('DELETE FROM messages WHERE rowid = ?', Number(r.row))
+    for (const r of this.#all('SELECT row FROM message_rows WHERE thread_id = ?', threadId)) this.#run('DELETE FROM message_text WHERE rowid = ?', Number(r.row))
     this.#run('DELETE FROM message_rows WHERE thread_id = ?', threadId)
   }
 
-  #insert(threadId: string, m: IndexedMessage): void {
+  /** Inside the caller's commit: the message, in place of the same one (thread, id, kind) indexed before. */
+  #put(threadId: string, m: IndexedMessage): void {
+    const [old] = this.#all('SELECT row FROM message_rows WHERE thread_id = ? AND message_id = ? AND kind = ?', threadId, m.messageId, m.kind)
+    if (old) {
+      this.#run('DELETE FROM message_text WHERE rowid = ?', Number(old.row))
+      this.#run('DELETE FROM message_rows WHERE thread_id = ? AND message_id = ? AND kind = ?', threadId, m.messageId, m.kind)
+    }
     if (m.text.trim() === '') return
-    this.#run('INSERT INTO messages (thread_id, message_id, kind, text) VALUES (?, ?, ?, ?)', threadId, m.messageId, m.kind, clean(m.text))
-    this.#run('INSERT OR REPLACE INTO message_rows (thread_id, message_id, kind, row) VALUES (?, ?, ?, last_insert_rowid())', threadId, m.messageId, m.kind)
+    this.#run('INSERT INTO message_text (thread_id, message_id, kind, text) VALUES (?, ?, ?, ?)', threadId, m.messageId, m.kind, clean(m.text))
+    this.#run('INSERT INTO message_rows (thread_id, message_id, kind, row) VALUES (?, ?, ?, last_insert_rowid())', threadId, m.messageId, m.kind)
   }
 
   forget(threadId: string): void {
     this.#tx(() => {
       this.#drop(threadId)
-      this.#run('DELETE FROM indexed_threads WHERE thread_id = ?', threadId)
+      this.#run('DELETE FROM threads_indexed WHERE thread_id = ?', threadId)
     })
   }
 
@@ -190,7 +191,7 @@ export class MessageIndex {
     const match = ftsQuery(query)
     if (!match) return []
     const best = this.#all(
-      `WITH hits AS (SELECT rowid AS id, thread_id, rank FROM messages WHERE messages MATCH ?),
+      `WITH hits AS (SELECT rowid AS id, thread_id, rank FROM message_text WHERE message_text MATCH ?),
             firsts AS (SELECT id, rank, row_number() OVER (PARTITION BY thread_id ORDER BY rank) AS n FROM hits)
        SELECT id FROM firsts WHERE n = 1 ORDER BY rank LIMIT ?`,
       match,
@@ -199,8 +200,8 @@ export class MessageIndex {
     if (best.length === 0) return []
     const rows = new Map(
       this.#all(
-        `SELECT rowid AS id, thread_id, message_id, kind, snippet(messages, 3, '${OPEN}', '${CLOSE}', '…', 12) AS marked
-           FROM messages WHERE messages MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
+        `SELECT rowid AS id, thread_id, message_id, kind, snippet(message_text, 3, '${OPEN}', '${CLOSE}', '…', 12) AS marked
+           FROM message_text WHERE message_text MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
         match,
         JSON.stringify(best),
       ).map((r) => [Number(r.id), r]),
