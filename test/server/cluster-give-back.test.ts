@@ -55,7 +55,7 @@ describe('a cluster node gives back the threads it no longer runs', () => {
 
   it('a release the engine does not answer is tried again: the record does not stay behind naming a live node that no longer serves the thread', async () => {
     let failed = 0
-    // The first release of each thread fails as one does when the engine does not answer in time.
+    // The first release of all fails as one does when the engine does not answer in time.
     const flaky = (engine: ClusterEngine): ClusterEngine => ({
       ...engine,
       owners: { ...engine.owners, release: (ownership) => (failed++ === 0 ? Promise.reject(new EngineAway('no answer in time')) : engine.owners.release(ownership)) },
@@ -76,6 +76,32 @@ describe('a cluster node gives back the threads it no longer runs', () => {
       }
     } finally {
       await c.close()
+    }
+  })
+
+  it('a give-back the engine never answered (away longer than the retries) is released by the node\'s next full scan: the next prompt through another node runs', async () => {
+    let failed = 0
+    // Every attempt of the give-back fails: the engine was away for all of them.
+    const away = (engine: ClusterEngine): ClusterEngine => ({
+      ...engine,
+      owners: { ...engine.owners, release: (ownership) => (failed++ < 5 ? Promise.reject(new EngineAway('the engine is away')) : engine.owners.release(ownership)) },
+    })
+    const d = await startNode(cluster, 'nd', dataDir, { idleMs: 300, engine: away })
+    try {
+      expect((await api(d.url, 'POST', '/api/threads', { id: 'g3' })).status).toBe(201)
+      const tab = await SseClient.open(`${b.url}/api/threads/g3/follow`)
+      try {
+        expect((await api(d.url, 'POST', '/api/threads/g3/prompt', { message: 'hello' })).status).toBe(202)
+        await tab.waitFor((f) => f.event === 'status' && f.data.live === false, 10_000)
+        await expect.poll(() => failed, { timeout: 5000 }).toBeGreaterThanOrEqual(5)
+        await expect.poll(() => cluster.owners.has('g3'), { timeout: 10_000 }).toBe(false)
+        expect((await api(b.url, 'POST', '/api/threads/g3/prompt', { message: 'again' })).status).toBe(202)
+        await tab.waitFor((f) => is('settled')(f) && f.data.run === 2)
+      } finally {
+        tab.close()
+      }
+    } finally {
+      await d.close()
     }
   })
 })

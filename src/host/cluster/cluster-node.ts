@@ -42,8 +42,11 @@ export interface ClusterRegistry {
 const COMMAND_TIMEOUT_MS = 5000
 /** How often the node looks for threads whose owner's lease lapsed. */
 const SCAN_EVERY_MS = 250
-/** With every node still live, the nodes and the owner records are read in full this often. */
-const OWNERS_READ_EVERY_MS = 5000
+/**
+ * With every node still live, the nodes and the owner records are read in full this often: less
+ * than a lease (3 s, nats.ts) minus a scan, so a node is in some full read before its lease can end.
+ */
+const OWNERS_READ_EVERY_MS = 2000
 /** The node ranked second for a dead node's thread waits this long per rank before trying. */
 const RANK_DELAY_MS = 1000
 /** A release the engine did not answer (a timeout under load, a blip) is tried again, this often. */
@@ -444,12 +447,13 @@ export class ClusterNode {
   async #takeOverDead(): Promise<void> {
     if (this.#lost || this.#stopped || this.#draining) return
     const { membership } = this.engine
-    const now = Date.now()
+    // Monotonic: a step of the wall clock neither skips the full read nor holds a rank's wait.
+    const now = performance.now()
     // Listing the nodes and reading every owner record cost the engine a consumer and a request per
     // thread. So most scans ask only whether the nodes live at the last full read still are (one read
     // each); the full read comes when one is not, while a takeover waits on its rank, and every
-    // OWNERS_READ_EVERY_MS for a node that came and went between two of them. A node's records
-    // outlive it, so none of them is missed.
+    // OWNERS_READ_EVERY_MS, which is shorter than a lease: a node that joined since the last full read
+    // is still live at the next, so its lease's end is seen by the quick check as soon as anyone's.
     if (this.#deadSince.size === 0 && this.#lastLive.size > 0 && now - this.#ownersReadAt < OWNERS_READ_EVERY_MS) {
       const still = await Promise.all([...this.#lastLive].map((id) => membership.isLive(id)))
       if (still.every(Boolean)) return
@@ -461,9 +465,13 @@ export class ClusterNode {
     this.#ownersReadAt = now
     // A thread no longer listed was released or taken meanwhile: nothing waits on it.
     for (const threadId of this.#deadSince.keys()) if (!owners.has(threadId)) this.#deadSince.delete(threadId)
-    for (const [threadId, { record }] of owners) {
+    for (const [threadId, { record, revision }] of owners) {
       if (liveIds.has(record.node) || record.node === this.self.id) {
         this.#deadSince.delete(threadId)
+        // This node's record for a thread it neither owns nor is taking: a give-back the engine did not
+        // answer (it was away). Left, it would name a live node that serves nothing; released by
+        // compare-and-set, so a record this node wrote since is untouched.
+        if (record.node === this.self.id && !this.#owned.has(threadId) && !this.#opening.has(threadId)) void giveBack(this.engine.owners, { threadId, revision }, this.options.log)
         continue
       }
       const since = this.#deadSince.get(threadId) ?? now
