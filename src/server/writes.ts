@@ -90,9 +90,12 @@ export function installWriteGuards(app: FastifyInstance, store: () => ThreadStor
         unrecorded.set(answer.key, answer)
       }
     }
-    const sharing = claim.shared === undefined ? undefined : shareAnswer(request, claim.shared, answer)
-    // An answer the thread's log holds already leaves without waiting for the engine's keys (a failure there is logged and retried).
-    const recorded = sharing && !shared!.answeredInLog(`${request.method} ${request.routeOptions.url}`, status) ? sharing : undefined
+    const revision = claim.shared
+    // An answer the thread's log holds already leaves without waiting for the engine's keys (a failure
+    // there is logged and retried), and ahead of their record on the connection: written once it is sent.
+    const inLog = revision !== undefined && shared!.answeredInLog(`${request.method} ${request.routeOptions.url}`, status)
+    if (inLog) setImmediate(() => void shareAnswer(request, revision, answer))
+    const recorded = revision === undefined || inLog ? undefined : shareAnswer(request, revision, answer)
     const done = () => {
       inflight.delete(claim.key)
       claim.resolve(answer)
