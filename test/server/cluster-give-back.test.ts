@@ -104,4 +104,44 @@ describe('a cluster node gives back the threads it no longer runs', () => {
       await d.close()
     }
   })
+
+  it('a node that loses its lease while a full scan is reading gives back none of its old life\'s records: its new life takes the thread over and settles the run it left open', async () => {
+    let hold: { entered: () => void; go: Promise<void> } | undefined
+    // The next full read of the owner records waits, once armed, until the test lets it through.
+    const heldList = (engine: ClusterEngine): ClusterEngine => ({
+      ...engine,
+      owners: {
+        ...engine.owners,
+        list: async () => {
+          const read = await engine.owners.list()
+          const held = hold
+          hold = undefined
+          if (held) {
+            held.entered()
+            await held.go
+          }
+          return read
+        },
+      },
+    })
+    const own = new MemoryCluster()
+    const e = await startNode(own, 'ne', dataDir, { engine: heldList })
+    try {
+      expect((await api(e.url, 'POST', '/api/threads', { id: 'g4' })).status).toBe(201)
+      expect((await api(e.url, 'POST', '/api/threads/g4/prompt', { message: 'slow 10000' })).status).toBe(202)
+      const oldLife = e.node.self.id
+      await expect.poll(() => own.owners.get('g4')?.record.node).toBe(oldLife)
+      let go!: () => void
+      const entered = new Promise<void>((resolve) => (hold = { entered: resolve, go: new Promise<void>((r) => (go = r)) }))
+      await entered
+      // The read comes back while the node is between its lives: the lease lost, the new one not yet joined.
+      own.expire(oldLife)
+      go()
+      await expect.poll(() => e.node.self.id, { timeout: 10_000 }).not.toBe(oldLife)
+      const settled = () => (own.logs.get('g4') ?? []).some((r) => r.kind === 'frames' && r.frames.some((f) => f.includes('event: settled') && f.includes('"aborted":true')))
+      await expect.poll(settled, { timeout: 10_000 }).toBe(true)
+    } finally {
+      await e.close()
+    }
+  })
 })

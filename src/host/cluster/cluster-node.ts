@@ -447,6 +447,9 @@ export class ClusterNode {
   async #takeOverDead(): Promise<void> {
     if (this.#lost || this.#stopped || this.#draining) return
     const { membership } = this.engine
+    // The life this scan reads for: a lease lost while it reads makes the records naming it the old
+    // life's, whose open ends the next life's takeover reports (see the give-back below).
+    const life = this.self.id
     // Monotonic: a step of the wall clock neither skips the full read nor holds a rank's wait.
     const now = performance.now()
     // Listing the nodes and reading every owner record cost the engine a consumer and a request per
@@ -471,7 +474,8 @@ export class ClusterNode {
         // This node's record for a thread it neither owns nor is taking: a give-back the engine did not
         // answer (it was away). Left, it would name a live node that serves nothing; released by
         // compare-and-set, so a record this node wrote since is untouched.
-        if (record.node === this.self.id && !this.#owned.has(threadId) && !this.#opening.has(threadId)) void giveBack(this.engine.owners, { threadId, revision }, this.options.log)
+        const current = () => this.self.id === life && !this.#lost
+        if (record.node === life && current() && !this.#owned.has(threadId) && !this.#opening.has(threadId)) void giveBack(this.engine.owners, { threadId, revision }, this.options.log, current)
         continue
       }
       const since = this.#deadSince.get(threadId) ?? now
@@ -523,10 +527,11 @@ export class ClusterNode {
  * Gives a thread back, tried again a few times. A record left behind names a node that no longer
  * serves the thread: while that node lives, a command through another node finds no owner it may
  * take, and once it has left, the survivors take the thread over (its run reported aborted) where a
- * release lets the next command simply take it.
+ * release lets the next command simply take it. `still`: whether it is still this node's to give
+ * back, asked before each try.
  */
-async function giveBack(owners: ClusterEngine['owners'], ownership: Ownership, log?: Log): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
+async function giveBack(owners: ClusterEngine['owners'], ownership: Ownership, log?: Log, still: () => boolean = () => true): Promise<void> {
+  for (let attempt = 1; still(); attempt++) {
     try {
       return await owners.release(ownership)
     } catch (error) {
