@@ -60,13 +60,15 @@ export function unmark(marked: string): { snippet: string; matches: Array<[numbe
 
 /** The tables an earlier version of the index kept: the FTS5 table and the threads it held. */
 const FORMAT_0 = ['messages', 'indexed_threads']
+/** Every table an index file may hold, this version's and earlier ones' (`message_rows`: a row map no release kept). */
+const ALL_TABLES = [...FORMAT_0, 'message_rows', 'message_text', 'message_rowids', 'threads_indexed']
 
 export class MessageIndex {
   /** The store's handle type: statements kept per SQL text, one commit per transaction, writes ignored after close. */
   readonly #db: SqliteDb
 
   /**
-   * Each message's FTS5 row is found through `message_rows` (thread, message, kind → rowid), so
+   * Each message's FTS5 row is found through `message_rowids` (thread, message, kind → rowid), so
    * replacing a message or a thread touches its own rows only: the first format found them by a
    * WHERE on FTS5's UNINDEXED columns, which reads every row of every thread (8.6 ms per message
    * appended at 50,000 messages, on the path every observation takes).
@@ -77,14 +79,15 @@ export class MessageIndex {
     // during a rollback since, when what the tables below hold misses what it indexed. Both go, and
     // the start's build indexes every thread again from its transcript (the index is derived data).
     if (FORMAT_0.some((name) => this.#db.all("SELECT 1 FROM sqlite_master WHERE name = ?", name).length > 0)) {
-      db.exec('DROP TABLE IF EXISTS messages; DROP TABLE IF EXISTS indexed_threads; DROP TABLE IF EXISTS message_text; DROP TABLE IF EXISTS message_rows; DROP TABLE IF EXISTS threads_indexed;')
+      // In one commit: a crash half way would leave this version's tables behind the earlier one's gone.
+      db.exec(`BEGIN; ${ALL_TABLES.map((name) => `DROP TABLE IF EXISTS ${name};`).join(' ')} COMMIT;`)
     }
     db.exec(`
       CREATE VIRTUAL TABLE IF NOT EXISTS message_text USING fts5(
         thread_id UNINDEXED, message_id UNINDEXED, kind UNINDEXED, text,
         tokenize = 'unicode61 remove_diacritics 2'
       );
-      CREATE TABLE IF NOT EXISTS message_rows (
+      CREATE TABLE IF NOT EXISTS message_rowids (
         thread_id TEXT NOT NULL, message_id TEXT NOT NULL, kind TEXT NOT NULL, row INTEGER NOT NULL,
         PRIMARY KEY (thread_id, message_id, kind)
       ) WITHOUT ROWID;
@@ -159,20 +162,20 @@ export class MessageIndex {
 
   /** Inside the caller's commit: the thread's rows, by their own keys. */
   #drop(threadId: string): void {
-    for (const r of this.#all('SELECT row FROM message_rows WHERE thread_id = ?', threadId)) this.#run('DELETE FROM message_text WHERE rowid = ?', Number(r.row))
-    this.#run('DELETE FROM message_rows WHERE thread_id = ?', threadId)
+    for (const r of this.#all('SELECT row FROM message_rowids WHERE thread_id = ?', threadId)) this.#run('DELETE FROM message_text WHERE rowid = ?', Number(r.row))
+    this.#run('DELETE FROM message_rowids WHERE thread_id = ?', threadId)
   }
 
   /** Inside the caller's commit: the message, in place of the same one (thread, id, kind) indexed before. */
   #put(threadId: string, m: IndexedMessage): void {
-    const [old] = this.#all('SELECT row FROM message_rows WHERE thread_id = ? AND message_id = ? AND kind = ?', threadId, m.messageId, m.kind)
+    const [old] = this.#all('SELECT row FROM message_rowids WHERE thread_id = ? AND message_id = ? AND kind = ?', threadId, m.messageId, m.kind)
     if (old) {
       this.#run('DELETE FROM message_text WHERE rowid = ?', Number(old.row))
-      this.#run('DELETE FROM message_rows WHERE thread_id = ? AND message_id = ? AND kind = ?', threadId, m.messageId, m.kind)
+      this.#run('DELETE FROM message_rowids WHERE thread_id = ? AND message_id = ? AND kind = ?', threadId, m.messageId, m.kind)
     }
     if (m.text.trim() === '') return
     this.#run('INSERT INTO message_text (thread_id, message_id, kind, text) VALUES (?, ?, ?, ?)', threadId, m.messageId, m.kind, clean(m.text))
-    this.#run('INSERT INTO message_rows (thread_id, message_id, kind, row) VALUES (?, ?, ?, last_insert_rowid())', threadId, m.messageId, m.kind)
+    this.#run('INSERT INTO message_rowids (thread_id, message_id, kind, row) VALUES (?, ?, ?, last_insert_rowid())', threadId, m.messageId, m.kind)
   }
 
   forget(threadId: string): void {
