@@ -468,13 +468,13 @@ export class ClusterNode {
     this.#ownersReadAt = now
     // A thread no longer listed was released or taken meanwhile: nothing waits on it.
     for (const threadId of this.#deadSince.keys()) if (!owners.has(threadId)) this.#deadSince.delete(threadId)
+    const current = () => this.self.id === life && !this.#lost
     for (const [threadId, { record, revision }] of owners) {
       if (liveIds.has(record.node) || record.node === this.self.id) {
         this.#deadSince.delete(threadId)
         // This node's record for a thread it neither owns nor is taking: a give-back the engine did not
         // answer (it was away). Left, it would name a live node that serves nothing; released by
         // compare-and-set, so a record this node wrote since is untouched.
-        const current = () => this.self.id === life && !this.#lost
         if (record.node === life && current() && !this.#owned.has(threadId) && !this.#opening.has(threadId)) void giveBack(this.engine.owners, { threadId, revision }, this.options.log, current)
         continue
       }

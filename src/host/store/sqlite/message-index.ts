@@ -60,7 +60,7 @@ export function unmark(marked: string): { snippet: string; matches: Array<[numbe
 
 /** The tables an earlier version of the index kept: the FTS5 table and the threads it held. */
 const FORMAT_0 = ['messages', 'indexed_threads']
-/** Every table an index file may hold, this version's and earlier ones' (`message_rows`: a row map no release kept). */
+/** Every table an index file may hold, this version's and earlier ones' (`message_rows`: the row map's first name). */
 const ALL_TABLES = [...FORMAT_0, 'message_rows', 'message_text', 'message_rowids', 'threads_indexed']
 
 export class MessageIndex {
@@ -78,7 +78,7 @@ export class MessageIndex {
     // The first format's tables present: an earlier version wrote here — before an upgrade, or
     // during a rollback since, when what the tables below hold misses what it indexed. Both go, and
     // the start's build indexes every thread again from its transcript (the index is derived data).
-    if (FORMAT_0.some((name) => this.#db.all("SELECT 1 FROM sqlite_master WHERE name = ?", name).length > 0)) {
+    if (FORMAT_0.some((name) => this.#db.all('SELECT 1 FROM sqlite_master WHERE name = ?', name).length > 0)) {
       // In one commit: a crash half way would leave this version's tables behind the earlier one's gone.
       db.exec(`BEGIN; ${ALL_TABLES.map((name) => `DROP TABLE IF EXISTS ${name};`).join(' ')} COMMIT;`)
     }
