@@ -55,6 +55,8 @@ export interface ClusterHttp {
   health(): Promise<object>
   /** `Idempotency-Key`s claimed and answered in the engine, so every node (and a thread's next owner) replays them. */
   keys: ClusterKeys
+  /** Whether the request is a command another node passed on here, which this node runs for it. */
+  passedOn(request: FastifyRequest): boolean
 }
 
 export function clusterHttp(node: ClusterNode): ClusterHttp {
@@ -73,6 +75,7 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
   }
   return {
     health: () => node.health(),
+    passedOn: (request) => request.headers[OWNER_HEADER] === secret,
     // A keyed prompt's 202 leaves once its admission (key and receipt) is in the log: the onSend hook below.
     keys: new ClusterKeys(node.engine, undefined, (threadId, key) => node.keyedAdmission(threadId, key), (route, status) => status === 202 && route === PROMPT_ROUTE),
     install(app) {

@@ -13,7 +13,7 @@ import { inProcessNodes } from './in-process-cluster.js'
 /** A raw request: the body sent as given, with the content type given. */
 async function raw(url: string, path: string, body: string, contentType = 'application/json') {
   const response = await fetch(url + path, { method: 'POST', headers: { 'content-type': contentType }, body })
-  return { status: response.status, body: await response.text(), retryAfter: response.headers.get('retry-after') }
+  return { status: response.status, body: await response.text(), retryAfter: response.headers.get('retry-after'), csp: response.headers.get('content-security-policy') }
 }
 
 describe('a command through a node that does not own the thread', () => {
@@ -53,8 +53,9 @@ describe('a command through a node that does not own the thread', () => {
     expect(b.node.owns('f1')).toBe(false)
 
     // And a command it takes: run on the owner, its answer back through b.
-    const prompted = await api(b.url, 'POST', '/api/threads/f1/prompt', { message: 'through b' })
-    expect(prompted).toMatchObject({ status: 202, body: { run: 2, queued: false } })
+    const prompted = await raw(b.url, '/api/threads/f1/prompt', '{"message":"through b"}')
+    expect(prompted).toMatchObject({ status: 202, csp: expect.stringContaining("frame-ancestors 'none'") })
+    expect(JSON.parse(prompted.body)).toMatchObject({ run: 2, queued: false })
     await tab.waitFor(is('settled', { run: 2 }))
     expect(b.node.owns('f1')).toBe(false)
   })
