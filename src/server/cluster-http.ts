@@ -10,10 +10,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ClusterKeys } from '../host/cluster/cluster-keys.js'
 import type { ClusterNode } from '../host/cluster/cluster-node.js'
 import type { CommandReply, CommandRequest } from '../host/cluster/port.js'
-import { apiRoutes, type RouteName } from '../schemas/api-routes.js'
+import { apiRoutes, type RouteName, type RouteSpec } from '../schemas/api-routes.js'
 import { answerOf, guardOutcomes } from '../schemas/outcomes.js'
 import { refuseWhileDraining } from './graceful-stop.js'
 import { replyWith } from './responses.js'
+import { fingerprintOf, IDEMPOTENCY_HEADER, idempotencyKeyOf } from './writes.js'
 
 /**
  * What runs on the owner: every command on a thread — each route under `/api/threads/:id` that is not
@@ -29,6 +30,8 @@ const ROUTED = new Set(
     return (path === THREAD_PATH || path.startsWith(`${THREAD_PATH}/`)) && (method !== 'GET' || OWNER_READS.includes(name))
   }),
 )
+/** The routed commands that take an `Idempotency-Key` (`METHOD /path`). */
+const KEYED = new Set([...ROUTED].filter((name) => (apiRoutes[name] as RouteSpec).idempotent).map((name) => `${apiRoutes[name].method} ${apiRoutes[name].path}`))
 /** Passed on with the command: what the owner's guards and routes read. */
 const PASSED_HEADERS = ['authorization', 'content-type', 'idempotency-key']
 const OWNER_HEADER = 'x-threadhost-owner'
@@ -73,11 +76,12 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
     local.delete(request)
     if (counted.delete(request)) node.commandEnded(threadId)
   }
+  // A keyed prompt's 202 leaves once its admission (key and receipt) is in the log: the onSend hook below.
+  const keys = new ClusterKeys(node.engine, undefined, (threadId, key) => node.keyedAdmission(threadId, key), (route, status) => status === 202 && route === PROMPT_ROUTE)
   return {
     health: () => node.health(),
+    keys,
     passedOn: (request) => request.headers[OWNER_HEADER] === secret,
-    // A keyed prompt's 202 leaves once its admission (key and receipt) is in the log: the onSend hook below.
-    keys: new ClusterKeys(node.engine, undefined, (threadId, key) => node.keyedAdmission(threadId, key), (route, status) => status === 202 && route === PROMPT_ROUTE),
     install(app) {
       // A command passed on by another node is answered from its route's last onSend hook, once every
       // shared one has run (the log's flush, the key's record): the answer is final there, and the
@@ -87,6 +91,8 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
       node.serveWith(async (command, answer) => {
         const id = String(++commands)
         answering.set(id, answer)
+        const key = command.headers[IDEMPOTENCY_HEADER]
+        const untaken = key !== undefined && command.fingerprint !== undefined ? keys.early(key, command.fingerprint) : undefined
         try {
           const response = await app.inject({
             method: command.method as 'POST',
@@ -100,6 +106,7 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
           return replyOf(response.statusCode, response.headers, response.body)
         } finally {
           answering.delete(id)
+          untaken?.()
         }
       })
       const answered = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
@@ -125,6 +132,8 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
         const headers: Record<string, string> = {}
         for (const name of PASSED_HEADERS) if (typeof request.headers[name] === 'string') headers[name] = request.headers[name]
         const command: CommandRequest = { method: request.method, url: request.url, headers, ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}) }
+        // Validated here as on the owner: its digest lets the owner claim the key as the command arrives.
+        if (KEYED.has(`${request.method} ${request.routeOptions.url}`) && idempotencyKeyOf(request) !== undefined) command.fingerprint = fingerprintOf(request)
         const where = await node.dispatch(threadId, command)
         if (where === 'local') {
           local.set(request, threadId)

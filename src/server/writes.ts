@@ -23,6 +23,12 @@ import { replyWith } from './responses.js'
 const KEY = /^[\x21-\x2b\x2d-\x7e]{1,255}$/
 export const IDEMPOTENCY_HEADER = 'idempotency-key'
 
+/** The request's `Idempotency-Key`, if it has one the write guard takes (one header, well formed). */
+export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+  const key = request.headers[IDEMPOTENCY_HEADER]
+  return typeof key === 'string' && KEY.test(key) ? key : undefined
+}
+
 
 /** `507` for a full disk, `503` for a read-only one: the request was refused and nothing was done. */
 export function refuseWrite(reply: FastifyReply, found: WriteFault): FastifyReply {
@@ -240,7 +246,7 @@ function receiptOf(known: Pick<IdempotentAnswer, 'key' | 'fingerprint' | 'at'>, 
 }
 
 /** The request a key stands for: method, route, params and body (keys sorted). */
-function fingerprintOf(request: FastifyRequest): string {
+export function fingerprintOf(request: FastifyRequest): string {
   const canonical = (value: unknown): unknown =>
     Array.isArray(value)
       ? value.map(canonical)

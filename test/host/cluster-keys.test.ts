@@ -106,4 +106,54 @@ describe('Idempotency-Keys across nodes', () => {
     await expect.poll(async () => (await new ClusterKeys(b, 0).claim('k', 'fp')).kind, { timeout: 5000 }).toBe('answer')
     expect(await keysB.claim('k', 'fp')).toMatchObject({ kind: 'answer', answer: { status: 201, body: 'made' } })
   })
+  describe('a claim started as a passed-on command arrives (early)', () => {
+    /** Node a's keys, counting the claims it sends to the engine. */
+    const counted = (engine: Awaited<ReturnType<typeof twoNodes>>['a']) => {
+      const sent = { claims: 0 }
+      const keys = new ClusterKeys({ ...engine, keys: { ...engine.keys, claim: (...args: Parameters<typeof engine.keys.claim>) => (sent.claims++, engine.keys.claim(...args)) } })
+      return { keys, sent }
+    }
+
+    it('is taken up by the guard\'s claim of the same key and request: one claim in the engine, and the request runs', async () => {
+      const { a, keysB } = await twoNodes()
+      const { keys, sent } = counted(a)
+      const over = keys.early('k', 'fp')
+      const claim = await keys.claim('k', 'fp', 't')
+      expect(claim.kind).toBe('run')
+      expect(sent.claims).toBe(1)
+      // The command's end leaves a claim taken up alone: a repeat still waits for its answer.
+      over()
+      if (claim.kind === 'run') await keys.settle(claim.revision, answer('k', 202, 'once'))
+      expect(await keysB.claim('k', 'fp')).toMatchObject({ kind: 'answer', answer: { body: 'once' } })
+    })
+
+    it('nobody took up (the command was refused before its guard) lets the key go once the command is over: the retry runs', async () => {
+      const { a, b } = await twoNodes()
+      const { keys } = counted(a)
+      const over = keys.early('k', 'fp')
+      over()
+      expect((await new ClusterKeys(b).claim('k', 'fp')).kind).toBe('run')
+    })
+
+    it('made for the same key with another request is let go before the claim: the guard does not wait on it', async () => {
+      const { a, keysB } = await twoNodes()
+      const { keys } = counted(a)
+      keys.early('k', 'digested elsewhere')
+      const claim = await keys.claim('k', 'fp', 't')
+      expect(claim.kind).toBe('run')
+      if (claim.kind === 'run') await keys.settle(claim.revision, { ...answer('k', 202, 'mine'), fingerprint: 'fp' })
+      expect(await keysB.claim('k', 'fp')).toMatchObject({ kind: 'answer', answer: { body: 'mine', fingerprint: 'fp' } })
+    })
+
+    it('for a key already answered finds the answer, as the claim does', async () => {
+      const { a, keysB } = await twoNodes()
+      const first = await keysB.claim('k', 'fp')
+      if (first.kind === 'run') await keysB.settle(first.revision, answer('k', 201, 'made'))
+      const { keys } = counted(a)
+      const over = keys.early('k', 'fp')
+      expect(await keys.claim('k', 'fp')).toMatchObject({ kind: 'answer', answer: { status: 201, body: 'made' } })
+      over()
+      expect(await keysB.claim('k', 'fp')).toMatchObject({ kind: 'answer', answer: { body: 'made' } })
+    })
+  })
 })

@@ -57,4 +57,22 @@ describe("a keyed prompt's 202 in cluster mode", () => {
     }
     expect(cluster.keys.get('no-keys-write')?.record.answer).toBeUndefined()
   })
+  it('passed on by another node is claimed in the engine once: the receiving node digests it as the owner does, so the claim started as it arrives is the one its guard takes up', async () => {
+    const cluster = new MemoryCluster()
+    const claims: string[] = []
+    const counted = (engine: ClusterEngine): ClusterEngine => ({ ...engine, keys: { ...engine.keys, claim: (key, ...rest) => (claims.push(key), engine.keys.claim(key, ...rest)) } })
+    const a = await node(cluster, 'na', counted)
+    const b = await node(cluster, 'nb')
+    expect((await api(a.url, 'POST', '/api/threads', { id: 'r3' })).status).toBe(201)
+    const tab = await SseClient.open(`${a.url}/api/threads/r3/follow`)
+    tabs.push(tab)
+    expect(await api(a.url, 'POST', '/api/threads/r3/prompt', { message: 'take it' })).toMatchObject({ status: 202 })
+    await tab.waitFor(is('settled', { run: 1 }))
+    const key = { 'idempotency-key': 'passed-on' }
+    const first = await api(b.url, 'POST', '/api/threads/r3/prompt', { message: 'once', deliverAs: 'followUp' }, key)
+    expect(first).toMatchObject({ status: 202, body: { run: 2 } })
+    expect(claims.filter((k) => k === 'passed-on')).toHaveLength(1)
+    const again = await api(b.url, 'POST', '/api/threads/r3/prompt', { message: 'once', deliverAs: 'followUp' }, key)
+    expect({ status: again.status, body: again.body }).toEqual({ status: 202, body: first.body })
+  })
 })

@@ -8,7 +8,7 @@
  * it is never run twice — or, when the log shows nothing done under it, the request runs again.
  */
 import type { IdempotentAnswer } from '../store/port.js'
-import type { ClusterEngine } from './port.js'
+import type { ClusterEngine, KeyClaim } from './port.js'
 import type { KeyedAdmission } from './thread-mirror.js'
 
 /** What a keyed request gets from the cluster's keys. */
@@ -47,12 +47,46 @@ export class ClusterKeys {
     readonly answeredInLog: AnsweredInLog = () => false,
   ) {}
 
+  /** First attempts at claims, started as a command passed on by another node arrived here (`early`), by key. */
+  readonly #early = new Map<string, { fingerprint: string; first: Promise<KeyClaim> }>()
+
+  /**
+   * Starts the key's claim as a command passed on by another node reaches the thread's owner, so its
+   * round trip to the engine overlaps the command's way through fastify to its write guard, whose
+   * `claim` with the same key and fingerprint takes the attempt up. The fingerprint is the receiving
+   * node's, of the same validated request. Returns what to call once the command is over: an attempt
+   * nobody took up (the command was refused before its guard, or answered from this node's store)
+   * lets the key go again if it claimed it.
+   */
+  early(key: string, fingerprint: string): () => void {
+    if (this.#early.has(key)) return () => {}
+    const entry = { fingerprint, first: this.engine.keys.claim(key, fingerprint, this.engine.membership.self.id) }
+    // A failed attempt fails the claim that takes it up (the guard answers 503); untaken, it is nobody's.
+    entry.first.catch(() => {})
+    this.#early.set(key, entry)
+    return () => {
+      if (this.#early.get(key) !== entry) return
+      this.#early.delete(key)
+      void this.#letGo(key, entry.first)
+    }
+  }
+
+  /** An early attempt that claimed the key, given back: nothing ran under it. */
+  async #letGo(key: string, first: Promise<KeyClaim>): Promise<void> {
+    const attempt = await first.catch(() => undefined)
+    if (attempt?.claimed) await this.engine.keys.release(key, attempt.revision).catch(() => {})
+  }
+
   /** `threadId`: the thread a thread-scoped request names, whose log may hold what a dead claimer did under the key. */
   async claim(key: string, fingerprint: string, threadId?: string): Promise<SharedClaim> {
     const { keys, membership } = this.engine
     const self = membership.self.id
     const deadline = Date.now() + this.waitMs
-    let claim = await keys.claim(key, fingerprint, self)
+    const early = this.#early.get(key)
+    this.#early.delete(key)
+    // Started for another request under the key (or this one digested otherwise): let go first, or this claim would wait on it.
+    if (early && early.fingerprint !== fingerprint) await this.#letGo(key, early.first)
+    let claim = await (early?.fingerprint === fingerprint ? early.first : keys.claim(key, fingerprint, self))
     let takenOver = false
     for (;;) {
       if (claim.claimed) {

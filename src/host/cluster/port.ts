@@ -128,6 +128,11 @@ export interface CommandRequest {
   url: string
   headers: Record<string, string>
   body?: string
+  /**
+   * A keyed command's request digest (its `Idempotency-Key` fingerprint), as the receiving node
+   * validated it: the owner claims the key as the command arrives, ahead of its own write guard.
+   */
+  fingerprint?: string
 }
 export interface CommandReply {
   status: number
