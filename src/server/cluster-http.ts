@@ -133,7 +133,7 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
         for (const name of PASSED_HEADERS) if (typeof request.headers[name] === 'string') headers[name] = request.headers[name]
         const command: CommandRequest = { method: request.method, url: request.url, headers, ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}) }
         // Validated here as on the owner: its digest lets the owner claim the key as the command arrives.
-        if (KEYED.has(`${request.method} ${request.routeOptions.url}`) && idempotencyKeyOf(request) !== undefined) command.fingerprint = fingerprintOf(request)
+        if (!node.owns(threadId) && KEYED.has(`${request.method} ${request.routeOptions.url}`) && idempotencyKeyOf(request) !== undefined) command.fingerprint = fingerprintOf(request)
         const where = await node.dispatch(threadId, command)
         if (where === 'local') {
           local.set(request, threadId)
