@@ -47,6 +47,8 @@ const SCAN_EVERY_MS = 250
  * than a lease (3 s, nats.ts) minus a scan, so a node is in some full read before its lease can end.
  */
 const OWNERS_READ_EVERY_MS = 2000
+/** How long health answers from the takeover scan's view of the live nodes before it lists them itself. */
+const HEALTH_SEEN_MS = 1000
 /** The node ranked second for a dead node's thread waits this long per rank before trying. */
 const RANK_DELAY_MS = 1000
 /** A release the engine did not answer (a timeout under load, a blip) is tried again, this often. */
@@ -90,9 +92,11 @@ export class ClusterNode {
   /** Between a lost lease and the rejoin: this node owns nothing and takes nothing. */
   #lost = false
   #scanning = false
-  /** The live nodes and when the owner records were last read in full (see #takeOverDead). */
-  #lastLive = new Set<string>()
+  /** The live nodes (id → name) and when the owner records were last read in full (see #takeOverDead). */
+  #lastLive = new Map<string, string>()
   #ownersReadAt = 0
+  /** When a scan last found every node of #lastLive still live (performance.now()): what health answers from. */
+  #liveSeenAt = -Infinity
 
   constructor(
     readonly engine: ClusterEngine,
@@ -215,9 +219,16 @@ export class ClusterNode {
     return owner && (await this.engine.membership.isLive(owner.record.node)) ? owner.record.name : undefined
   }
 
+  /**
+   * The live nodes' names as the takeover scan last found them — it checks them every 250 ms and lists
+   * them every 2 s, so a node that joined since shows at the next listing — or listed now when no scan
+   * has for a second (draining, lease lost, the engine away). A load balancer polling health then costs
+   * the engine nothing: a listing is a consumer on it.
+   */
   async health(): Promise<{ node: string; cluster: { mode: ClusterEngine['mode']; nodes: string[] } }> {
-    const nodes = await this.engine.membership.live().catch(() => [])
-    return { node: this.self.name, cluster: { mode: this.engine.mode, nodes: [...new Set(nodes.map((n) => n.name))].sort() } }
+    const seen = performance.now() - this.#liveSeenAt < HEALTH_SEEN_MS
+    const names = seen ? [...this.#lastLive.values()] : (await this.engine.membership.live().catch(() => [])).map((n) => n.name)
+    return { node: this.self.name, cluster: { mode: this.engine.mode, nodes: [...new Set(names)].sort() } }
   }
 
   /** Followers of the thread, on this node: the mirror of its log. */
@@ -458,14 +469,14 @@ export class ClusterNode {
     // OWNERS_READ_EVERY_MS, which is shorter than a lease: a node that joined since the last full read
     // is still live at the next, so its lease's end is seen by the quick check as soon as anyone's.
     if (this.#deadSince.size === 0 && this.#lastLive.size > 0 && now - this.#ownersReadAt < OWNERS_READ_EVERY_MS) {
-      const still = await Promise.all([...this.#lastLive].map((id) => membership.isLive(id)))
-      if (still.every(Boolean)) return
+      const still = await Promise.all([...this.#lastLive.keys()].map((id) => membership.isLive(id)))
+      if (still.every(Boolean)) return void (this.#liveSeenAt = now)
     }
     const live = await membership.live()
     const liveIds = new Set(live.map((n) => n.id))
     const owners = await this.engine.owners.list()
-    this.#lastLive = liveIds
-    this.#ownersReadAt = now
+    this.#lastLive = new Map(live.map((n) => [n.id, n.name]))
+    this.#ownersReadAt = this.#liveSeenAt = now
     // A thread no longer listed was released or taken meanwhile: nothing waits on it.
     for (const threadId of this.#deadSince.keys()) if (!owners.has(threadId)) this.#deadSince.delete(threadId)
     const current = () => this.self.id === life && !this.#lost
