@@ -133,6 +133,22 @@ for (const adapter of [memory, embedded, nats]) {
       expect((await a.owners.list()).get(id)?.record.name).toBe('b')
     })
 
+    it('a release gives the thread up only while the record is still the releaser\'s: the next node then takes it afresh; a release after a takeover leaves the new owner\'s record', async () => {
+      const id = threadId()
+      const first = (await a.owners.acquire(id, { node: a.membership.self.id, name: 'a' }))!
+      await a.owners.release(first)
+      expect(await b.owners.owner(id)).toBeUndefined()
+      expect((await b.owners.list()).has(id)).toBe(false)
+      // Free again: taken as a free thread is, by the first to ask.
+      const second = (await b.owners.acquire(id, { node: b.membership.self.id, name: 'b' }))!
+      expect(second).toBeDefined()
+      // A stale release (a's revision, or b's first after it was taken over) is refused without a throw and moves nothing.
+      await a.owners.release(first)
+      const taken = (await a.owners.acquire(id, { node: a.membership.self.id, name: 'a' }, second.revision))!
+      await b.owners.release(second)
+      expect(await b.owners.owner(id)).toEqual({ record: { node: a.membership.self.id, name: 'a' }, revision: taken.revision })
+    })
+
     it('an append names the last position: a stale writer is refused (fenced), and readers see every record in order', async () => {
       const id = threadId()
       expect(await a.logs.last(id)).toBe(0)
