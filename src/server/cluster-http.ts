@@ -92,7 +92,8 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
         const id = String(++commands)
         answering.set(id, answer)
         const key = command.headers[IDEMPOTENCY_HEADER]
-        const untaken = key !== undefined && command.fingerprint !== undefined ? keys.early(key, command.fingerprint) : undefined
+        // Not while draining: every command is refused before its guard then.
+        const untaken = key !== undefined && command.fingerprint !== undefined && !node.draining ? keys.early(key, command.fingerprint) : undefined
         try {
           const response = await app.inject({
             method: command.method as 'POST',

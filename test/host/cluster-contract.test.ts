@@ -225,7 +225,7 @@ for (const adapter of [memory, embedded, nats]) {
       expect(later).toMatchObject({ claimed: false, record: { answer: { status: 201, body: '{"threadId":"t"}' } } })
     })
 
-    it('a claim released lets the next claimer run; a running claim is taken over only at the revision read', async () => {
+    it('a claim released lets the next claimer run; a running claim is taken over only at the revision read, and a stale record or release of it is refused', async () => {
       const key = `key-${++unique}`
       const first = await a.keys.claim(key, 'fp', 'node-a')
       expect(first.claimed).toBe(true)
@@ -239,8 +239,11 @@ for (const adapter of [memory, embedded, nats]) {
       expect([x, y].filter((c) => c.claimed)).toHaveLength(1)
       // The first claimer's record under its old revision is refused: the key stays the new claimer's.
       await b.keys.record(key, second.revision, { fingerprint: 'fp', node: 'node-b', answer: { status: 202, body: 'stale' }, at: Date.now() })
+      // So is its release, without a throw (a throw says the engine did not answer: the caller tries again).
+      await b.keys.release(key, second.revision)
       const now = await a.keys.claim(key, 'fp', 'node-d')
       expect(now.claimed === false && now.record.answer).toBeUndefined()
+      expect(now.claimed === false && now.record.node).toBe((x.claimed ? 'node-a' : 'node-c'))
     })
 
     it('a node whose lease lapsed hears it, and rejoins under a new id with the same name while its old life stays dead', async () => {

@@ -145,6 +145,33 @@ describe('Idempotency-Keys across nodes', () => {
       expect(await keysB.claim('k', 'fp')).toMatchObject({ kind: 'answer', answer: { body: 'mine', fingerprint: 'fp' } })
     })
 
+    it('is not made while a claim of the key is under way here (it would never be taken up): that claim goes on and gets the answer', async () => {
+      const { a, keysB } = await twoNodes()
+      const running = await keysB.claim('k', 'fp')
+      const { keys, sent } = counted(a)
+      const waiting = keys.claim('k', 'fp')
+      await new Promise((resolve) => setTimeout(resolve, 10))
+      const before = sent.claims
+      const over = keys.early('k', 'fp')
+      expect(sent.claims).toBe(before)
+      if (running.kind === 'run') await keysB.settle(running.revision, answer('k', 202, 'first'))
+      expect(await waiting).toMatchObject({ kind: 'answer', answer: { body: 'first' } })
+      over()
+    })
+
+    it('nobody took up, whose release the engine did not take, is released again until it does: the key does not stay running', async () => {
+      const { a, b } = await twoNodes()
+      let down = true
+      const flaky = { ...a, keys: { ...a.keys, release: (...args: Parameters<typeof a.keys.release>) => (down ? Promise.reject(new Error('engine down')) : a.keys.release(...args)) } }
+      const keys = new ClusterKeys(flaky)
+      const over = keys.early('k', 'fp')
+      await new Promise((resolve) => setTimeout(resolve, 10))
+      over()
+      await new Promise((resolve) => setTimeout(resolve, 10))
+      down = false
+      await expect.poll(async () => (await new ClusterKeys(b, 0).claim('k', 'fp')).kind, { timeout: 5000 }).toBe('run')
+    })
+
     it('for a key already answered finds the answer, as the claim does', async () => {
       const { a, keysB } = await twoNodes()
       const first = await keysB.claim('k', 'fp')

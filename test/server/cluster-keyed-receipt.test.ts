@@ -60,7 +60,21 @@ describe("a keyed prompt's 202 in cluster mode", () => {
   it('passed on by another node is claimed in the engine once: the receiving node digests it as the owner does, so the claim started as it arrives is the one its guard takes up', async () => {
     const cluster = new MemoryCluster()
     const claims: string[] = []
-    const counted = (engine: ClusterEngine): ClusterEngine => ({ ...engine, keys: { ...engine.keys, claim: (key, ...rest) => (claims.push(key), engine.keys.claim(key, ...rest)) } })
+    /** The claims made by the time each command passed on to the owner had been handed to it (before fastify saw it). */
+    const atArrival: number[] = []
+    const counted = (engine: ClusterEngine): ClusterEngine => ({
+      ...engine,
+      keys: { ...engine.keys, claim: (key, ...rest) => (claims.push(key), engine.keys.claim(key, ...rest)) },
+      commands: {
+        ...engine.commands,
+        serve: (threadId, handler) =>
+          engine.commands.serve(threadId, (request, answer) => {
+            const handled = handler(request, answer)
+            atArrival.push(claims.length)
+            return handled
+          }),
+      },
+    })
     const a = await node(cluster, 'na', counted)
     const b = await node(cluster, 'nb')
     expect((await api(a.url, 'POST', '/api/threads', { id: 'r3' })).status).toBe(201)
@@ -72,6 +86,8 @@ describe("a keyed prompt's 202 in cluster mode", () => {
     const first = await api(b.url, 'POST', '/api/threads/r3/prompt', { message: 'once', deliverAs: 'followUp' }, key)
     expect(first).toMatchObject({ status: 202, body: { run: 2 } })
     expect(claims.filter((k) => k === 'passed-on')).toHaveLength(1)
+    // Claimed as the command arrived, not after its way through fastify to the write guard.
+    expect(atArrival).toEqual([1])
     const again = await api(b.url, 'POST', '/api/threads/r3/prompt', { message: 'once', deliverAs: 'followUp' }, key)
     expect({ status: again.status, body: again.body }).toEqual({ status: 202, body: first.body })
   })

@@ -59,7 +59,8 @@ export class ClusterKeys {
    * lets the key go again if it claimed it.
    */
   early(key: string, fingerprint: string): () => void {
-    if (this.#early.has(key)) return () => {}
+    // A claim under way here reads the early attempts only as it starts: it would never take this one up.
+    if (this.#early.has(key) || this.#claiming.has(key)) return () => {}
     const entry = { fingerprint, first: this.engine.keys.claim(key, fingerprint, this.engine.membership.self.id) }
     // A failed attempt fails the claim that takes it up (the guard answers 503); untaken, it is nobody's.
     entry.first.catch(() => {})
@@ -71,14 +72,33 @@ export class ClusterKeys {
     }
   }
 
-  /** An early attempt that claimed the key, given back: nothing ran under it. */
+  /**
+   * An early attempt that claimed the key, given back: nothing ran under it. A release the engine did not
+   * take is tried again in the background: left, the key would look running on a live node to every retry.
+   */
   async #letGo(key: string, first: Promise<KeyClaim>): Promise<void> {
     const attempt = await first.catch(() => undefined)
-    if (attempt?.claimed) await this.engine.keys.release(key, attempt.revision).catch(() => {})
+    if (!attempt?.claimed) return
+    const release = () => this.engine.keys.release(key, attempt.revision)
+    await release().catch(() => this.#again(release, Date.now() + RETRY_FOR_MS))
   }
+
+  /** How many `claim`s of each key are under way here. */
+  readonly #claiming = new Map<string, number>()
 
   /** `threadId`: the thread a thread-scoped request names, whose log may hold what a dead claimer did under the key. */
   async claim(key: string, fingerprint: string, threadId?: string): Promise<SharedClaim> {
+    this.#claiming.set(key, (this.#claiming.get(key) ?? 0) + 1)
+    try {
+      return await this.#claim(key, fingerprint, threadId)
+    } finally {
+      const left = this.#claiming.get(key)! - 1
+      if (left > 0) this.#claiming.set(key, left)
+      else this.#claiming.delete(key)
+    }
+  }
+
+  async #claim(key: string, fingerprint: string, threadId?: string): Promise<SharedClaim> {
     const { keys, membership } = this.engine
     const self = membership.self.id
     const deadline = Date.now() + this.waitMs

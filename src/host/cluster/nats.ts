@@ -452,7 +452,10 @@ function keysOn(kv: KV): IdempotencyKeys {
       })
     },
     async release(key, revision) {
-      await kv.delete(tokenOf(key), { previousSeq: revision }).catch(() => {})
+      // Refused: the key moved on (recorded, or taken over), nothing of this claim is left to give up.
+      await kv.delete(tokenOf(key), { previousSeq: revision }).catch((error: unknown) => {
+        if (!conflict(error)) throw error
+      })
     },
   }
 }
