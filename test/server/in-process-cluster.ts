@@ -25,15 +25,20 @@ export interface InProcessNode {
   close(): Promise<void>
 }
 
-export async function startNode(cluster: MemoryCluster, name: string, dataDir: string, extra: { idleMs?: number; demoDelayMs?: number; engine?: (engine: ClusterEngine) => ClusterEngine } = {}): Promise<InProcessNode> {
-  const { engine: seam = (e) => e, demoDelayMs = 2, ...rest } = extra
+export async function startNode(
+  cluster: MemoryCluster,
+  name: string,
+  dataDir: string,
+  extra: { idleMs?: number; demoDelayMs?: number; engine?: (engine: ClusterEngine) => ClusterEngine; clock?: () => number } = {},
+): Promise<InProcessNode> {
+  const { engine: seam = (e) => e, demoDelayMs = 2, clock, ...rest } = extra
   const options = { ...(await piHost(dataDir, { demoDelayMs })), ...rest }
   // `engine`: a test's seam between the node and the engine (a write that never lands, say).
   const { engine } = countedEngine(seam(cluster.engine(name)))
   let node: ClusterNode | undefined
   const own = SqliteThreadStore.open(join(dataDir, 'nodes', name), { floorSeq: () => lostCeiling(), promptsLogged: true })
   const registry = await ThreadRegistry.open({ ...options, store: clusterStore(own.store, () => node) })
-  node = new ClusterNode(engine, registry, { fileView: async (id) => initialView(id, await options.runtimes.readTranscript(id).catch(() => [])) })
+  node = new ClusterNode(engine, registry, { fileView: async (id) => initialView(id, await options.runtimes.readTranscript(id).catch(() => [])), ...(clock ? { clock } : {}) })
   await node.start()
   const started = node
   const app: FastifyInstance = await buildApp({ registry, cluster: clusterHttp(started), clusterMetrics: clusterMetrics(started) })

@@ -95,13 +95,19 @@ export class ClusterNode {
   /** The live nodes (id → name) and when the owner records were last read in full (see #takeOverDead). */
   #lastLive = new Map<string, string>()
   #ownersReadAt = 0
-  /** When a scan last found every node of #lastLive still live (performance.now()): what health answers from. */
+  /** When a scan last found every node of #lastLive still live (#now()): what health answers from. */
   #liveSeenAt = -Infinity
 
   constructor(
     readonly engine: ClusterEngine,
     private readonly registry: ClusterRegistry,
-    private readonly options: { fileView: (threadId: string) => Promise<ThreadView>; ringSize?: number; log?: Log },
+    private readonly options: {
+      fileView: (threadId: string) => Promise<ThreadView>
+      ringSize?: number
+      log?: Log
+      /** Monotonic ms for the scan's timing (performance.now by default; a test's own clock). */
+      clock?: () => number
+    },
   ) {}
 
   get self(): NodeInfo {
@@ -226,7 +232,7 @@ export class ClusterNode {
    * the engine nothing: a listing is a consumer on it.
    */
   async health(): Promise<{ node: string; cluster: { mode: ClusterEngine['mode']; nodes: string[] } }> {
-    const seen = performance.now() - this.#liveSeenAt < HEALTH_SEEN_MS
+    const seen = this.#now() - this.#liveSeenAt < HEALTH_SEEN_MS
     const names = seen ? [...this.#lastLive.values()] : (await this.engine.membership.live().catch(() => [])).map((n) => n.name)
     return { node: this.self.name, cluster: { mode: this.engine.mode, nodes: [...new Set(names)].sort() } }
   }
@@ -236,6 +242,11 @@ export class ClusterNode {
     const mirror = this.#mirror(threadId)
     await mirror.ready()
     return mirror.feed
+  }
+
+  /** Monotonic: a step of the wall clock neither skips the scan's full read nor holds a rank's wait. */
+  #now(): number {
+    return this.options.clock?.() ?? performance.now()
   }
 
   /** Takes the thread if nobody holds it (or its holder's lease lapsed). False: another node has it. */
@@ -461,8 +472,7 @@ export class ClusterNode {
     // The life this scan reads for: a lease lost while it reads makes the records naming it the old
     // life's, whose open ends the next life's takeover reports (see the give-back below).
     const life = this.self.id
-    // Monotonic: a step of the wall clock neither skips the full read nor holds a rank's wait.
-    const now = performance.now()
+    const now = this.#now()
     // Listing the nodes and reading every owner record cost the engine a consumer and a request per
     // thread. So most scans ask only whether the nodes live at the last full read still are (one read
     // each); the full read comes when one is not, while a takeover waits on its rank, and every
