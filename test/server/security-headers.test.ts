@@ -23,4 +23,23 @@ describe('browser safety headers', () => {
       expect(res.headers.get('referrer-policy'), path).toBe('no-referrer')
     }
   })
+
+  it('every answer carries the same headers as the first, whatever its route, status or kind (a stream too)', async () => {
+    const SAFETY = /^(content-security-policy|cross-origin-|origin-agent-cluster|referrer-policy|x-)/
+    const safety = (res: Response) => Object.fromEntries([...res.headers].filter(([name]) => SAFETY.test(name)))
+    const first = safety(await fetch(`${h.url}/`))
+    expect(Object.keys(first).length).toBeGreaterThan(5)
+    const created = await fetch(`${h.url}/api/threads`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"id":"s1"}' })
+    expect(created.status).toBe(201)
+    expect(safety(created)).toEqual(first)
+    for (const path of ['/', '/api/threads', '/api/nope', '/api/threads/s1']) expect(safety(await fetch(`${h.url}${path}`)), path).toEqual(first)
+    const refused = await fetch(`${h.url}/api/threads/s1/prompt`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"mesage":"typo"}' })
+    expect(refused.status).toBe(400)
+    expect(safety(refused)).toEqual(first)
+    const controller = new AbortController()
+    const stream = await fetch(`${h.url}/api/threads/s1/follow`, { headers: { accept: 'text/event-stream' }, signal: controller.signal })
+    expect(stream.headers.get('content-type')).toContain('text/event-stream')
+    expect(safety(stream)).toMatchObject(first)
+    controller.abort()
+  })
 })
