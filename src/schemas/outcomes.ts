@@ -28,6 +28,7 @@ export const ERROR_CODES = [
   'OWNER_UNREACHABLE',
   'OWNER_CHANGED',
   'KEY_RUNNING',
+  'NOT_OWNER',
   // the write guards
   'IDEMPOTENCY_KEY_REUSED',
   'DISK_FULL',
@@ -203,6 +204,8 @@ export type GuardOutcome =
   | { kind: 'owner-changed'; threadId: string }
   /** Cluster mode: the request with this key is still running on another node. */
   | { kind: 'key-running' }
+  /** Cluster mode, between nodes: a command passed on straight here for a thread this node does not own; nothing ran. */
+  | { kind: 'not-owner'; threadId: string }
 
 // ——— the table ———
 
@@ -317,6 +320,7 @@ export const guardOutcomes: OutcomeTable<GuardOutcome, unknown> = {
   'owner-unreachable': refusal(503, 'OWNER_UNREACHABLE', (o) => `the node that owns thread ${o.threadId} did not answer in time; retry (with the same Idempotency-Key)`),
   'owner-changed': ownerChanged,
   'key-running': refusal(503, 'KEY_RUNNING', () => 'the request with this Idempotency-Key is still running on another node; retry'),
+  'not-owner': refusal(421, 'NOT_OWNER', (o) => `this node does not own thread ${o.threadId}; nothing ran`),
 }
 
 export const createOutcomes: OutcomeTable<CreateOutcome, { id?: string }> = {

@@ -151,6 +151,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
   })
 
+  // Ahead of the guard: a command passed on straight here that this node cannot run is sent back untouched.
+  if (options.cluster) app.addHook('onRequest', options.cluster.arrival)
+
   const guard = apiGuard({ token: options.token, closing: () => opening.current?.closing ?? false })
   app.addHook('onRequest', guard)
   // Before every other hook that may read the registry (the cluster's, the write guards').

@@ -1,18 +1,22 @@
 /**
  * Cluster mode's HTTP edge (docs/flows/cluster.md): every node answers every route. A command on a
  * thread (ROUTED below) runs on the thread's owner: the receiving node passes the request on
- * verbatim over the command bus and sends the owner's answer back verbatim; with no owner it takes the thread and runs it here. Its answer
+ * verbatim — straight to the owner's HTTP port once an answer named it (owner-link.ts), else over
+ * the command bus — and sends the owner's answer back verbatim; with no owner it takes the thread and runs it here. Its answer
  * leaves only once what it wrote is in the thread's log (a 202 means the prompt is in the log). An
  * owner that cannot be reached in time is a 503 with Retry-After (an Idempotency-Key makes the retry safe).
  */
 import { randomBytes } from 'node:crypto'
+import type { AddressInfo } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ClusterKeys } from '../host/cluster/cluster-keys.js'
-import type { ClusterNode } from '../host/cluster/cluster-node.js'
+import { COMMAND_TIMEOUT_MS, type ClusterNode } from '../host/cluster/cluster-node.js'
 import type { CommandReply, CommandRequest } from '../host/cluster/port.js'
 import { apiRoutes, type RouteName, type RouteSpec } from '../schemas/api-routes.js'
 import { answerOf, guardOutcomes } from '../schemas/outcomes.js'
+import { clusterMetrics } from './cluster-metrics.js'
 import { refuseWhileDraining } from './graceful-stop.js'
+import { FINGERPRINT_HEADER, OwnerLinks, PASSED_ON_HEADER, RAN_ON_HEADER } from './owner-link.js'
 import { replyWith } from './responses.js'
 import { fingerprintOf, IDEMPOTENCY_HEADER, idempotencyKeyOf } from './writes.js'
 
@@ -37,12 +41,21 @@ const PASSED_HEADERS = ['authorization', 'content-type', 'idempotency-key']
 const OWNER_HEADER = 'x-threadhost-owner'
 /** Names a command the owner runs for another node, so its route can answer it as soon as the answer is final. */
 const COMMAND_HEADER = 'x-threadhost-command'
-const ANSWER_HEADERS = ['content-type', 'retry-after', 'idempotent-replayed']
+/** Passed back with the answer; `RAN_ON_HEADER` goes no further than the node that passed the command on. */
+const ANSWER_HEADERS = ['content-type', 'retry-after', 'idempotent-replayed', RAN_ON_HEADER]
 
 function replyOf(status: number, headers: Record<string, unknown>, body: string): CommandReply {
   const passed: Record<string, string> = {}
   for (const name of ANSWER_HEADERS) if (headers[name] !== undefined) passed[name] = String(headers[name])
   return { status, headers: passed, body }
+}
+
+/** The address other nodes reach this one at: the one given, else the one address it listens on (none for a wildcard). */
+function ownAddress(given: string | undefined, app: FastifyInstance): string | undefined {
+  if (given !== undefined) return given
+  const bound = app.server.address() as AddressInfo | string | null
+  if (bound === null || typeof bound === 'string' || bound.address === '0.0.0.0' || bound.address === '::') return undefined
+  return `http://${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`
 }
 
 const PROMPT_ROUTE = `${apiRoutes.prompt.method} ${apiRoutes.prompt.path}`
@@ -60,11 +73,20 @@ export interface ClusterHttp {
   keys: ClusterKeys
   /** Whether the request is a command another node passed on here, which this node runs for it. */
   passedOn(request: FastifyRequest): boolean
+  /**
+   * The first hook after the security headers', ahead of the API guard: a command another node passed
+   * on straight here runs here, counted from this turn, or is answered `421` with nothing run.
+   */
+  arrival(request: FastifyRequest, reply: FastifyReply): Promise<unknown>
 }
 
-export function clusterHttp(node: ClusterNode): ClusterHttp {
+/** `url`: the address other nodes reach this node's HTTP port at (`--node-url`). */
+export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): ClusterHttp {
   // Marks a request the owner runs for another node (app.inject), so it is not passed on again.
   const secret = randomBytes(16).toString('hex')
+  // The pass of a command another node sends straight here (owner-link.ts): only nodes learn it, from
+  // this node's answers to the commands they passed on.
+  const pass = randomBytes(16).toString('hex')
   const routed = new Set([...ROUTED].map((name) => `${apiRoutes[name].method} ${apiRoutes[name].path}`))
   const local = new WeakMap<FastifyRequest, string>()
   // A command `dispatch` kept here counts against the thread's being given back until it is over
@@ -78,11 +100,50 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
   }
   // A keyed prompt's 202 leaves once its admission (key and receipt) is in the log: the onSend hook below.
   const keys = new ClusterKeys(node.engine, undefined, (threadId, key) => node.keyedAdmission(threadId, key), (route, status) => status === 202 && route === PROMPT_ROUTE)
+  // Set once the app is installed: this node's address as others reach it (read once it listens).
+  let own: () => string | undefined = () => options.url
+  const ranOn = () => {
+    const here = own()
+    return here === undefined ? undefined : `${pass} ${here}`
+  }
+  const links = new OwnerLinks(() => own())
+  // A command passed on straight to its owner counts as the bus's do (cluster-metrics.ts).
+  const counts = clusterMetrics(node)?.counts
+  const sentStraight = (request: FastifyRequest) => request.headers[PASSED_ON_HEADER] === pass
+  // An early claim of a keyed command sent straight here, let go if its guard never took it up.
+  const earlyClaims = new WeakMap<FastifyRequest, () => void>()
   return {
     health: () => node.health(),
     keys,
-    passedOn: (request) => request.headers[OWNER_HEADER] === secret,
+    passedOn: (request) => request.headers[OWNER_HEADER] === secret || sentStraight(request),
+    async arrival(request, reply) {
+      if (!sentStraight(request) || !routed.has(`${request.method} ${request.routeOptions.url}`)) return
+      const threadId = (request.params as { id: string }).id
+      if (!node.runsHere(threadId)) return replyWith(reply, guardOutcomes, { kind: 'not-owner', threadId }, undefined)
+      local.set(request, threadId)
+      counted.add(request)
+      if (counts) counts.served++
+      const here = ranOn()
+      if (here !== undefined) reply.header(RAN_ON_HEADER, here)
+      // Over when its socket closes, answered or not (fastify's onResponse does not run for an aborted request).
+      reply.raw.once('close', () => {
+        done(request)
+        earlyClaims.get(request)?.()
+      })
+      // Claimed as it arrives, as one the bus brings (serveWith, below).
+      const { [FINGERPRINT_HEADER]: fingerprint, [IDEMPOTENCY_HEADER]: key } = request.headers
+      if (typeof fingerprint === 'string' && typeof key === 'string' && !node.draining && KEYED.has(`${request.method} ${request.routeOptions.url}`)) earlyClaims.set(request, keys.early(key, fingerprint))
+    },
     install(app) {
+      let address: string | undefined
+      own = () => (address ??= ownAddress(options.url, app))
+      app.addHook('onClose', async () => links.close())
+      /** An answer this node gives to a command passed on to it names it, so the next one can come straight here. */
+      const ranHere = (reply: CommandReply): CommandReply => {
+        const here = ranOn()
+        if (here !== undefined) reply.headers[RAN_ON_HEADER] = here
+        return reply
+      }
       // A command passed on by another node is answered from its route's last onSend hook, once every
       // shared one has run (the log's flush, the key's record): the answer is final there, and the
       // injected response's own end comes after the work the command set off (a run's start-up).
@@ -104,7 +165,7 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
             validate: false,
           })
           // An answer its route never gave (no such route, or refused before it) is the injected response.
-          return replyOf(response.statusCode, response.headers, response.body)
+          return ranHere(replyOf(response.statusCode, response.headers, response.body))
         } finally {
           answering.delete(id)
           untaken?.()
@@ -115,7 +176,7 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
         if (request.headers[OWNER_HEADER] !== secret || typeof id !== 'string' || (payload !== undefined && typeof payload !== 'string')) return payload
         const answer = answering.get(id)
         answering.delete(id)
-        answer?.(replyOf(reply.statusCode, reply.getHeaders(), payload ?? ''))
+        answer?.(ranHere(replyOf(reply.statusCode, reply.getHeaders(), payload ?? '')))
         return payload
       }
       // Route-level onSend hooks run after every shared one.
@@ -129,13 +190,22 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
       app.addHook('preHandler', async (request, reply) => {
         if (!routed.has(`${request.method} ${request.routeOptions.url}`)) return
         const threadId = (request.params as { id: string }).id
+        // Run here for another node: by the bus (app.inject), or sent straight here and counted on arrival.
         if (request.headers[OWNER_HEADER] === secret) return void local.set(request, threadId)
+        if (local.has(request)) return
         const headers: Record<string, string> = {}
         for (const name of PASSED_HEADERS) if (typeof request.headers[name] === 'string') headers[name] = request.headers[name]
         const command: CommandRequest = { method: request.method, url: request.url, headers, ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}) }
         // Validated here as on the owner: its digest lets the owner claim the key as the command arrives.
         if (!node.owns(threadId) && KEYED.has(`${request.method} ${request.routeOptions.url}`) && idempotencyKeyOf(request) !== undefined) command.fingerprint = fingerprintOf(request)
-        const where = await node.dispatch(threadId, command)
+        let where: Awaited<ReturnType<ClusterNode['dispatch']>> | undefined
+        const direct = node.owns(threadId) ? undefined : await links.send(threadId, command, COMMAND_TIMEOUT_MS)
+        if (direct === 'unavailable') where = 'unavailable'
+        else if (direct !== undefined && direct !== 'not-sent') {
+          if (counts) counts.forwarded++
+          where = replyOf(direct.status, direct.headers, direct.body)
+        }
+        where ??= await node.dispatch(threadId, command)
         if (where === 'local') {
           local.set(request, threadId)
           counted.add(request)
@@ -144,7 +214,10 @@ export function clusterHttp(node: ClusterNode): ClusterHttp {
         if (where === 'unavailable') {
           return replyWith(reply.header('retry-after', '1'), guardOutcomes, { kind: 'owner-unreachable', threadId }, undefined)
         }
-        for (const [name, value] of Object.entries(where.headers)) reply.header(name, value)
+        // Where it ran is for this node, kept for the thread's next command; never for the client.
+        const { [RAN_ON_HEADER]: owner, ...answer } = where.headers
+        links.learn(threadId, owner)
+        for (const [name, value] of Object.entries(answer)) reply.header(name, value)
         return reply.code(where.status).send(where.body === '' ? undefined : where.body)
       })
 

@@ -31,7 +31,7 @@ export interface Config {
   logLevel: LoggerLevel
   clientDir: string
   /** `--cluster nats://HOST:PORT`: a node of a cluster on NATS JetStream (docs/flows/cluster.md); unset: one process, as always. */
-  cluster?: { url: string; nodeName: string }
+  cluster?: { url: string; nodeName: string; nodeUrl?: string }
 }
 
 export const usage = `threadhost — host pi agent threads that many tabs follow at once
@@ -63,6 +63,8 @@ export const usage = `threadhost — host pi agent threads that many tabs follow
   --cluster URL       join a cluster on NATS JetStream (nats://HOST:PORT): every node serves every
                       thread; all nodes share --data-dir and the workspaces on one mount (README: Cluster)
   --node-name NAME    this node's name in the cluster (default: the host name)
+  --node-url URL      where the other nodes reach this one over HTTP (default: http://HOST:PORT when
+                      --host is one address); commands for threads it owns then come straight here
 `
 
 export class ConfigError extends Error {}
@@ -95,6 +97,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
       'log-level': { type: 'string' },
       cluster: { type: 'string' },
       'node-name': { type: 'string' },
+      'node-url': { type: 'string' },
       help: { type: 'boolean' },
     },
     strict: true,
@@ -122,6 +125,8 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
   const logLevel = values['log-level'] ?? (env.THREADHOST_DEBUG ? 'debug' : 'info')
   if (values['node-name'] !== undefined && values.cluster === undefined) throw new ConfigError('--node-name names a node of a cluster: give --cluster too')
   if (values.cluster !== undefined && !/^(nats|tls):\/\/[^\s/]+$/.test(values.cluster)) throw new ConfigError(`--cluster takes nats://HOST:PORT, not ${values.cluster}`)
+  if (values['node-url'] !== undefined && values.cluster === undefined) throw new ConfigError('--node-url is where the other nodes of a cluster reach this one: give --cluster too')
+  if (values['node-url'] !== undefined && !/^https?:\/\/[^\s/?#]+\/?$/.test(values['node-url'])) throw new ConfigError(`--node-url takes http://HOST:PORT, not ${values['node-url']}`)
   const nodeName = values['node-name'] ?? hostname()
   if (!/^[\w.-]{1,64}$/.test(nodeName)) throw new ConfigError(`--node-name takes 1 to 64 letters, digits, '.', '_' or '-', not ${nodeName}`)
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new ConfigError(`--log-level takes one of ${LOG_LEVELS.join(', ')}, not ${logLevel}`)
@@ -141,7 +146,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     inspector: inspector === 'on',
     logLevel: logLevel as LoggerLevel,
     clientDir: resolve(import.meta.dirname, '../../dist/client'),
-    ...(values.cluster !== undefined ? { cluster: { url: values.cluster, nodeName } } : {}),
+    ...(values.cluster !== undefined ? { cluster: { url: values.cluster, nodeName, ...(values['node-url'] !== undefined ? { nodeUrl: values['node-url'].replace(/\/$/, '') } : {}) } } : {}),
   }
 }
 

@@ -87,7 +87,7 @@ async function listen(config: Config, host: OpenedHost | Promise<OpenedHost>, pu
   const node = host instanceof Promise ? undefined : host.node
   const opening = openingRegistry(host instanceof Promise ? host.then((h) => h.registry) : host.registry)
   const app = await buildApp({
-    ...(node ? { cluster: clusterHttp(node), clusterMetrics: clusterMetrics(node) } : {}),
+    ...(node ? { cluster: clusterHttp(node, { url: config.cluster?.nodeUrl }), clusterMetrics: clusterMetrics(node) } : {}),
     registry: opening,
     push,
     token: config.token,

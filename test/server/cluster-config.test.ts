@@ -1,4 +1,4 @@
-/** `--cluster` and `--node-name` (src/server/config.ts): checked before anything starts; without them, no cluster. */
+/** `--cluster`, `--node-name` and `--node-url` (src/server/config.ts): checked before anything starts; without them, no cluster. */
 import { describe, expect, it } from 'vitest'
 import { ConfigError, parseConfig } from '../../src/server/config.js'
 
@@ -15,5 +15,14 @@ describe('cluster flags', () => {
     expect(() => parseConfig(['--cluster', 'http://x:1'], {})).toThrow(ConfigError)
     expect(() => parseConfig(['--cluster', 'nats://x:1', '--node-name', 'a b'], {})).toThrow(/--node-name/)
     expect(() => parseConfig(['--node-name', 'n1'], {})).toThrow(/--cluster/)
+  })
+
+  it('--node-url names where the other nodes reach this one: an http(s) origin, with --cluster only', () => {
+    const cluster = ['--cluster', 'nats://127.0.0.1:4222', '--node-name', 'n1']
+    expect(parseConfig([...cluster, '--node-url', 'http://10.0.0.7:4317/'], {}).cluster).toEqual({ url: 'nats://127.0.0.1:4222', nodeName: 'n1', nodeUrl: 'http://10.0.0.7:4317' })
+    expect(() => parseConfig([...cluster, '--node-url', '10.0.0.7:4317'], {})).toThrow(/--node-url takes/)
+    expect(() => parseConfig([...cluster, '--node-url', 'http://10.0.0.7:4317/api'], {})).toThrow(/--node-url takes/)
+    expect(() => parseConfig([...cluster, '--node-url', 'http://10.0.0.7:4317?x'], {})).toThrow(/--node-url takes/)
+    expect(() => parseConfig(['--node-url', 'http://10.0.0.7:4317'], {})).toThrow(/--cluster/)
   })
 })

@@ -29,9 +29,9 @@ export async function startNode(
   cluster: MemoryCluster,
   name: string,
   dataDir: string,
-  extra: { idleMs?: number; demoDelayMs?: number; engine?: (engine: ClusterEngine) => ClusterEngine; clock?: () => number } = {},
+  extra: { idleMs?: number; demoDelayMs?: number; engine?: (engine: ClusterEngine) => ClusterEngine; clock?: () => number; nodeUrl?: string } = {},
 ): Promise<InProcessNode> {
-  const { engine: seam = (e) => e, demoDelayMs = 2, clock, ...rest } = extra
+  const { engine: seam = (e) => e, demoDelayMs = 2, clock, nodeUrl, ...rest } = extra
   const options = { ...(await piHost(dataDir, { demoDelayMs })), ...rest }
   // `engine`: a test's seam between the node and the engine (a write that never lands, say).
   const { engine } = countedEngine(seam(cluster.engine(name)))
@@ -41,7 +41,7 @@ export async function startNode(
   node = new ClusterNode(engine, registry, { fileView: async (id) => initialView(id, await options.runtimes.readTranscript(id).catch(() => [])), ...(clock ? { clock } : {}) })
   await node.start()
   const started = node
-  const app: FastifyInstance = await buildApp({ registry, cluster: clusterHttp(started), clusterMetrics: clusterMetrics(started) })
+  const app: FastifyInstance = await buildApp({ registry, cluster: clusterHttp(started, nodeUrl === undefined ? {} : { url: nodeUrl }), clusterMetrics: clusterMetrics(started) })
   const url = await app.listen({ port: 0, host: '127.0.0.1' })
   return {
     url,

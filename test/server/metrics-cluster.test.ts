@@ -48,9 +48,11 @@ describe('metrics: a cluster node', () => {
       // Sent to na first: nobody owns m1, so na takes it and runs the prompt.
       expect((await api(a.url, 'POST', '/api/threads/m1/prompt', { message: 'hello' })).status).toBe(202)
       await tab.waitFor(is('settled', { run: 1 }))
-      // Sent to nb: passed on to na, the owner.
+      // Sent to nb: passed on to na, the owner — by the bus, then straight to na's port (owner-link.ts).
       expect((await api(b.url, 'POST', '/api/threads/m1/prompt', { message: 'again' })).status).toBe(202)
       await tab.waitFor(is('settled', { run: 2 }))
+      expect((await api(b.url, 'POST', '/api/threads/m1/prompt', { message: 'and again' })).status).toBe(202)
+      await tab.waitFor(is('settled', { run: 3 }))
 
       const [onA, onB] = [await scrape(a.url), await scrape(b.url)]
       for (const [samples, node] of [
@@ -60,8 +62,8 @@ describe('metrics: a cluster node', () => {
         expect(samples.length).toBeGreaterThan(10)
         expect(samples.filter((s) => !s.labels.includes(`node="${node}"`))).toEqual([])
       }
-      expect(value(onB, 'threadhost_cluster_commands_total', 'way="forwarded"')).toBe(1)
-      expect(value(onA, 'threadhost_cluster_commands_total', 'way="served"')).toBe(1)
+      expect(value(onB, 'threadhost_cluster_commands_total', 'way="forwarded"')).toBe(2)
+      expect(value(onA, 'threadhost_cluster_commands_total', 'way="served"')).toBe(2)
       expect(value(onA, 'threadhost_cluster_commands_total', 'way="forwarded"')).toBe(0)
       expect(value(onA, 'threadhost_cluster_threads_owned')).toBe(1)
       expect(value(onB, 'threadhost_cluster_threads_owned')).toBe(0)

@@ -39,7 +39,7 @@ export interface ClusterRegistry {
 }
 
 /** How long a command waits for the owner's answer before the sender answers 503. */
-const COMMAND_TIMEOUT_MS = 5000
+export const COMMAND_TIMEOUT_MS = 5000
 /** How often the node looks for threads whose owner's lease lapsed. */
 const SCAN_EVERY_MS = 250
 /**
@@ -167,6 +167,13 @@ export class ClusterNode {
       if (!(error instanceof EngineAway)) throw error
     }
     return 'unavailable'
+  }
+
+  /** Counts a command as running here if this node owns the thread (as `dispatch`'s `local`); false if it does not. */
+  runsHere(threadId: string): boolean {
+    if (this.#lost || !this.owns(threadId)) return false
+    this.#runHere(threadId)
+    return true
   }
 
   #runHere(threadId: string): 'local' {

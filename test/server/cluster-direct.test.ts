@@ -1,0 +1,178 @@
+/**
+ * A command through a node that does not own its thread goes by the command bus once; the answer
+ * names the owner's HTTP address, and the next goes straight there (server/owner-link.ts). What a
+ * client gets is the same either way. The address is a hint: an owner that stopped is passed over
+ * for the bus, one that took a command and never answered is a 503 and is not tried again, and a node
+ * that no longer owns the thread answers 421 with nothing run, so the command goes by the bus.
+ */
+import { createServer, type IncomingMessage } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { describe, expect, it } from 'vitest'
+import { MemoryCluster } from '../../src/host/cluster/memory.js'
+import type { ClusterEngine } from '../../src/host/cluster/port.js'
+import { clusterMetrics } from '../../src/server/cluster-metrics.js'
+import { api, is, SseClient } from './harness.js'
+import { inProcessNodes, type InProcessNode } from './in-process-cluster.js'
+
+/** A node's engine, counting the commands it sends by the bus. */
+function countingBus(sent: string[]) {
+  return (engine: ClusterEngine): ClusterEngine => ({
+    ...engine,
+    commands: { ...engine.commands, send: (threadId, request, timeoutMs) => (sent.push(request.url), engine.commands.send(threadId, request, timeoutMs)) },
+  })
+}
+
+const served = (node: InProcessNode) => clusterMetrics(node.node)!.counts.served
+
+describe('a command passed on straight to its owner', () => {
+  const { node, tabs } = inProcessNodes('direct')
+
+  /** Thread `id` created and run once on `owner`, followed there. */
+  async function ownedBy(owner: InProcessNode, id: string): Promise<SseClient> {
+    expect((await api(owner.url, 'POST', '/api/threads', { id })).status).toBe(201)
+    const tab = await SseClient.open(`${owner.url}/api/threads/${id}/follow`)
+    tabs.push(tab)
+    expect(await api(owner.url, 'POST', `/api/threads/${id}/prompt`, { message: 'take it' })).toMatchObject({ status: 202, body: { run: 1 } })
+    await tab.waitFor(is('settled', { run: 1 }))
+    return tab
+  }
+
+  it('after one answer by the bus, goes straight to the owner: the same answers, refusals included, and the owner is never named to the client', async () => {
+    const cluster = new MemoryCluster()
+    const sent: string[] = []
+    const a = await node(cluster, 'na')
+    const b = await node(cluster, 'nb', { engine: countingBus(sent) })
+    const tab = await ownedBy(a, 'd1')
+
+    for (const run of [2, 3, 4]) {
+      const answer = await api(b.url, 'POST', '/api/threads/d1/prompt', { message: `through b ${run}` })
+      expect(answer).toMatchObject({ status: 202, body: { run, queued: false } })
+      expect(answer.headers.get('x-threadhost-ran-on')).toBeNull()
+      expect(answer.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
+      await tab.waitFor(is('settled', { run }))
+    }
+    expect(sent).toEqual(['/api/threads/d1/prompt'])
+    expect(served(a)).toBe(3)
+    // A refusal only the owner can give, straight from it: as the owner gives it.
+    const refused = await api(b.url, 'POST', '/api/threads/d1/dialog', { id: 'q-none', value: true })
+    expect(refused.status).toBeGreaterThanOrEqual(400)
+    expect({ status: refused.status, body: refused.body }).toEqual(await api(a.url, 'POST', '/api/threads/d1/dialog', { id: 'q-none', value: true }).then((r) => ({ status: r.status, body: r.body })))
+    expect(sent).toHaveLength(1)
+    expect(b.node.owns('d1')).toBe(false)
+  })
+
+  it('whose owner stopped: the next command goes by the bus, finds no owner, and runs on the node it reached', async () => {
+    const cluster = new MemoryCluster()
+    const sent: string[] = []
+    const a = await node(cluster, 'na')
+    const b = await node(cluster, 'nb', { engine: countingBus(sent) })
+    await ownedBy(a, 'd2')
+    expect((await api(b.url, 'POST', '/api/threads/d2/prompt', { message: 'learn a' })).status).toBe(202)
+    await a.close()
+
+    const tab = await SseClient.open(`${b.url}/api/threads/d2/follow`)
+    tabs.push(tab)
+    const answer = await api(b.url, 'POST', '/api/threads/d2/prompt', { message: 'after a stopped' })
+    expect(answer).toMatchObject({ status: 202, body: { run: 3 } })
+    expect(sent).toHaveLength(2)
+    expect(b.node.owns('d2')).toBe(true)
+    await tab.waitFor(is('settled', { run: 3 }))
+  })
+
+  it('whose owner took it and never answered: 503 with Retry-After, sent once, and the next command goes by the bus', async () => {
+    // An owner whose port takes requests and never answers them (frozen, say).
+    const taken: IncomingMessage[] = []
+    const frozen = createServer((request) => void taken.push(request))
+    await new Promise<void>((resolve) => frozen.listen(0, '127.0.0.1', resolve))
+    try {
+      const cluster = new MemoryCluster()
+      const sent: string[] = []
+      const a = await node(cluster, 'na', { nodeUrl: `http://127.0.0.1:${(frozen.address() as AddressInfo).port}` })
+      const b = await node(cluster, 'nb', { engine: countingBus(sent) })
+      const tab = await ownedBy(a, 'd3')
+      expect((await api(b.url, 'POST', '/api/threads/d3/prompt', { message: 'learn a' })).status).toBe(202)
+      await tab.waitFor(is('settled', { run: 2 }))
+
+      const lost = await api(b.url, 'POST', '/api/threads/d3/prompt', { message: 'into the void' })
+      expect({ status: lost.status, retryAfter: lost.headers.get('retry-after'), code: lost.body.code }).toEqual({ status: 503, retryAfter: '1', code: 'OWNER_UNREACHABLE' })
+      expect(taken).toHaveLength(1)
+      expect(sent).toHaveLength(1)
+
+      expect(await api(b.url, 'POST', '/api/threads/d3/prompt', { message: 'by the bus' })).toMatchObject({ status: 202, body: { run: 3 } })
+      expect(sent).toHaveLength(2)
+      expect(taken).toHaveLength(1)
+    } finally {
+      for (const request of taken) request.socket.destroy()
+      frozen.close()
+    }
+  }, 15_000)
+
+  it('to a node that no longer owns the thread: refused there with nothing run, sent by the bus, and the answer names the owner, where the next one goes', async () => {
+    const cluster = new MemoryCluster()
+    const sent: string[] = []
+    const a = await node(cluster, 'na', { idleMs: 300 })
+    const b = await node(cluster, 'nb', { engine: countingBus(sent) })
+    const c = await node(cluster, 'nc')
+    const tab = await ownedBy(a, 'd4')
+    expect((await api(b.url, 'POST', '/api/threads/d4/prompt', { message: 'learn a' })).status).toBe(202)
+    await tab.waitFor(is('settled', { run: 2 }))
+    // a's runtime goes cold and it gives the thread back; c takes it with the next prompt.
+    await expect.poll(() => cluster.owners.has('d4'), { timeout: 10_000 }).toBe(false)
+    expect(await api(c.url, 'POST', '/api/threads/d4/prompt', { message: 'c takes it' })).toMatchObject({ status: 202, body: { run: 3 } })
+    await tab.waitFor(is('settled', { run: 3 }))
+    expect(c.node.owns('d4')).toBe(true)
+
+    const [servedByA, sentByB] = [served(a), sent.length]
+    // b still knows a: a refuses it, b sends it by the bus to c, and c's answer names c.
+    expect(await api(b.url, 'POST', '/api/threads/d4/prompt', { message: 'via the bus' })).toMatchObject({ status: 202, body: { run: 4 } })
+    await tab.waitFor(is('settled', { run: 4 }))
+    expect(sent.length).toBe(sentByB + 1)
+    expect(await api(b.url, 'POST', '/api/threads/d4/prompt', { message: 'straight to c' })).toMatchObject({ status: 202, body: { run: 5 } })
+    await tab.waitFor(is('settled', { run: 5 }))
+    expect(sent.length).toBe(sentByB + 1)
+    expect(served(a)).toBe(servedByA)
+    expect(served(c)).toBe(2)
+    expect(a.node.owns('d4')).toBe(false)
+    // Each prompt ran once.
+    expect(tab.frames.filter((f) => f.event === 'user-message').map((f) => f.data.text)).toEqual(['take it', 'learn a', 'c takes it', 'via the bus', 'straight to c'])
+  })
+
+  it('is known only by the pass nodes learn from each other: a client that marks its request as passed on is served as any client, and learns nothing', async () => {
+    const cluster = new MemoryCluster()
+    const a = await node(cluster, 'na')
+    const b = await node(cluster, 'nb')
+    await ownedBy(a, 'd5')
+    const before = served(a)
+    for (const via of [a, b]) {
+      const forged = await api(via.url, 'POST', '/api/threads/d5/prompt', { message: 'forged' }, { 'x-threadhost-passed-on': 'guess', 'x-threadhost-fingerprint': 'f' })
+      expect(forged.status).toBe(202)
+      expect(forged.headers.get('x-threadhost-ran-on')).toBeNull()
+      expect(forged.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
+    }
+    // Only b's, passed on by the bus, counts as served; the client's own marks count for nothing.
+    expect(served(a)).toBe(before + 1)
+  })
+
+  it('keyed, is claimed in the engine once and runs once; its repeat through either node gets the same answer', async () => {
+    const cluster = new MemoryCluster()
+    const claims: string[] = []
+    const counting = (engine: ClusterEngine): ClusterEngine => ({ ...engine, keys: { ...engine.keys, claim: (key, ...rest) => (claims.push(key), engine.keys.claim(key, ...rest)) } })
+    const a = await node(cluster, 'na', { engine: counting })
+    const b = await node(cluster, 'nb', { engine: counting })
+    const tab = await ownedBy(a, 'd6')
+    expect((await api(b.url, 'POST', '/api/threads/d6/prompt', { message: 'learn a' })).status).toBe(202)
+    await tab.waitFor(is('settled', { run: 2 }))
+    const before = served(a)
+    const key = { 'idempotency-key': 'straight-1' }
+    const first = await api(b.url, 'POST', '/api/threads/d6/prompt', { message: 'once' }, key)
+    expect(first).toMatchObject({ status: 202, body: { run: 3 } })
+    expect(served(a)).toBe(before + 1)
+    expect(claims.filter((k) => k === 'straight-1')).toHaveLength(1)
+    await tab.waitFor(is('settled', { run: 3 }))
+    for (const via of [b, a]) {
+      const again = await api(via.url, 'POST', '/api/threads/d6/prompt', { message: 'once' }, key)
+      expect({ status: again.status, body: again.body, replayed: again.headers.get('idempotent-replayed') }).toEqual({ status: 202, body: first.body, replayed: 'true' })
+    }
+    expect(tab.frames.filter((f) => f.event === 'user-message' && f.data.text === 'once')).toHaveLength(1)
+  })
+})
