@@ -6,7 +6,7 @@
  * that no longer owns the thread answers 421 with nothing run, so the command goes by the bus.
  */
 import { createServer, type IncomingMessage } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { connect, type AddressInfo } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
 import type { ClusterEngine } from '../../src/host/cluster/port.js'
@@ -14,11 +14,19 @@ import { clusterMetrics } from '../../src/server/cluster-metrics.js'
 import { api, is, SseClient } from './harness.js'
 import { inProcessNodes, type InProcessNode } from './in-process-cluster.js'
 
-/** A node's engine, counting the commands it sends by the bus. */
-function countingBus(sent: string[]) {
+/** A node's engine, counting the commands it sends by the bus (and keeping what each answer said of the node that ran it). */
+function countingBus(sent: string[], ranOn: string[] = []) {
   return (engine: ClusterEngine): ClusterEngine => ({
     ...engine,
-    commands: { ...engine.commands, send: (threadId, request, timeoutMs) => (sent.push(request.url), engine.commands.send(threadId, request, timeoutMs)) },
+    commands: {
+      ...engine.commands,
+      send: async (threadId, request, timeoutMs) => {
+        sent.push(request.url)
+        const reply = await engine.commands.send(threadId, request, timeoutMs)
+        if (typeof reply === 'object' && reply.headers['x-threadhost-ran-on']) ranOn.push(reply.headers['x-threadhost-ran-on'])
+        return reply
+      },
+    },
   })
 }
 
@@ -151,6 +159,34 @@ describe('a command passed on straight to its owner', () => {
     }
     // Only b's, passed on by the bus, counts as served; the client's own marks count for nothing.
     expect(served(a)).toBe(before + 1)
+  })
+
+  it('keyed, whose sender went before its body was all there: the claim made as it arrived is let go, and a retry runs it once', async () => {
+    const cluster = new MemoryCluster()
+    const ranOn: string[] = []
+    const a = await node(cluster, 'na')
+    const b = await node(cluster, 'nb', { engine: countingBus([], ranOn) })
+    const tab = await ownedBy(a, 'd7')
+    expect((await api(b.url, 'POST', '/api/threads/d7/prompt', { message: 'learn a' })).status).toBe(202)
+    await tab.waitFor(is('settled', { run: 2 }))
+    // What b learned of a: its pass and address. A command sent straight to a, cut off mid-body.
+    const [pass, address] = ranOn[0].split(' ')
+    const { hostname, port } = new URL(address)
+    const socket = connect(Number(port), hostname)
+    await new Promise((resolve) => socket.once('connect', resolve))
+    socket.write(
+      `POST /api/threads/d7/prompt HTTP/1.1\r\nhost: ${hostname}:${port}\r\n` +
+        'content-type: application/json\r\ncontent-length: 100\r\n' +
+        `idempotency-key: cut-off\r\nx-threadhost-passed-on: ${pass}\r\nx-threadhost-fingerprint: f\r\n\r\n{"message":`,
+    )
+    await expect.poll(() => cluster.keys.has('cut-off')).toBe(true)
+    socket.destroy()
+    await expect.poll(() => cluster.keys.has('cut-off')).toBe(false)
+
+    const retried = await api(b.url, 'POST', '/api/threads/d7/prompt', { message: 'cut off' }, { 'idempotency-key': 'cut-off' })
+    expect(retried).toMatchObject({ status: 202, body: { run: 3 } })
+    await tab.waitFor(is('settled', { run: 3 }))
+    expect(tab.frames.filter((f) => f.event === 'user-message' && f.data.text === 'cut off')).toHaveLength(1)
   })
 
   it('keyed, is claimed in the engine once and runs once; its repeat through either node gets the same answer', async () => {
