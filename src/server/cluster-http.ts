@@ -112,22 +112,27 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
   const sentStraight = (request: FastifyRequest) => request.headers[PASSED_ON_HEADER] === pass
   // An early claim of a keyed command sent straight here, let go if its guard never took it up.
   const earlyClaims = new WeakMap<FastifyRequest, () => void>()
+  // Commands sent straight here that reached their route: its onSend ends them, answered or not.
+  const reachedRoute = new WeakSet<FastifyRequest>()
   return {
     health: () => node.health(),
     keys,
     passedOn: (request) => request.headers[OWNER_HEADER] === secret || sentStraight(request),
     async arrival(request, reply) {
-      if (!sentStraight(request) || !routed.has(`${request.method} ${request.routeOptions.url}`)) return
+      const marked = request.headers[PASSED_ON_HEADER]
+      if (marked === undefined || !routed.has(`${request.method} ${request.routeOptions.url}`)) return
       const threadId = (request.params as { id: string }).id
-      if (!node.runsHere(threadId)) return replyWith(reply, guardOutcomes, { kind: 'not-owner', threadId }, undefined)
+      // Another pass is another node's (or this address's last process's): nothing runs here either way.
+      if (marked !== pass || !node.runsHere(threadId)) return replyWith(reply, guardOutcomes, { kind: 'not-owner', threadId }, undefined)
       local.set(request, threadId)
       counted.add(request)
       if (counts) counts.served++
       const here = ranOn()
       if (here !== undefined) reply.header(RAN_ON_HEADER, here)
-      // Over when its socket closes, answered or not (fastify's onResponse does not run for an aborted request).
+      // Over when its socket closes before it reached its route (fastify then runs neither onSend nor
+      // onResponse); one that did is over at its onSend, which runs even once the socket is gone.
       reply.raw.once('close', () => {
-        done(request)
+        if (!reachedRoute.has(request)) done(request)
         earlyClaims.get(request)?.()
       })
       // Claimed as it arrives, as one the bus brings (serveWith, below).
@@ -192,7 +197,7 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
         const threadId = (request.params as { id: string }).id
         // Run here for another node: by the bus (app.inject), or sent straight here and counted on arrival.
         if (request.headers[OWNER_HEADER] === secret) return void local.set(request, threadId)
-        if (local.has(request)) return
+        if (local.has(request)) return void reachedRoute.add(request)
         const headers: Record<string, string> = {}
         for (const name of PASSED_HEADERS) if (typeof request.headers[name] === 'string') headers[name] = request.headers[name]
         const command: CommandRequest = { method: request.method, url: request.url, headers, ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}) }

@@ -8,15 +8,16 @@
  * on the owner (0.34 against 0.61 ms at p50 for the round trips alone, one every 5 ms, on the 2-vCPU VM:
  * docs/benchmarks.md).
  *
- * The owner runs it as any request it gets (its guards, the log's flush before the answer). A node
- * that does not own the thread answers `421 NOT_OWNER` before anything runs. An address is only ever
- * a hint, so:
+ * The owner runs it as any request it gets (its guards, the log's flush before the answer), and its
+ * answer names it again. A node that does not own the thread, or whose pass it is not (restarted at
+ * that address), answers `421 NOT_OWNER` before anything runs. An address is only ever a hint, so:
  * - a request that never left this node (the owner's port closed or unreachable: it stopped or died),
- *   or that the node reached does not own, goes by the bus instead;
+ *   that the node reached refused (421), or that something other than threadhost answered, goes by
+ *   the bus instead;
  * - one that left and got no answer in time is an owner that could not be reached (the bus's 503, with
  *   Retry-After) — it may have run, so it is not sent again.
- * A node that failed a command is forgotten with every thread known at it; one that answered 421 only
- * for that thread.
+ * A node that failed a command is forgotten with every thread known at it, and its address is not
+ * learned again for 30 s; one that answered 421 only for that thread.
  */
 import http from 'node:http'
 import https from 'node:https'
@@ -32,6 +33,8 @@ export const RAN_ON_HEADER = 'x-threadhost-ran-on'
 
 /** Threads whose owner is known here, at most: past it, the longest known is forgotten (it goes by the bus once). */
 const MAX_KNOWN = 10_000
+/** An address that failed a command is not learned again for this long (the bus names it again at once). */
+const FAILED_MS = 30_000
 /** A connection to an owner not made in this long: it is not reachable (a machine gone), and the bus has the rest of the time. */
 const CONNECT_MS = 1000
 
@@ -51,8 +54,10 @@ interface Owner {
 
 export class OwnerLinks {
   readonly #known = new Map<string, Owner>()
-  /** One per node: every thread it owns shares it. */
+  /** One per address: every thread its node owns shares it. */
   readonly #owners = new Map<string, Owner>()
+  /** Addresses that failed a command, until when they are not learned. */
+  readonly #failed = new Map<string, number>()
   readonly #agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) }
 
   /** `own`: this node's address, never learned as another's. */
@@ -63,8 +68,12 @@ export class OwnerLinks {
     this.#known.delete(threadId)
     const [pass, address] = ranOn?.split(' ') ?? []
     if (!pass || !address || address === this.own()) return
-    let owner = this.#owners.get(ranOn!)
-    if (owner === undefined) {
+    const failed = this.#failed.get(address)
+    if (failed !== undefined && failed > Date.now()) return
+    this.#failed.delete(address)
+    let owner = this.#owners.get(address)
+    // A node at that address anew (restarted: another pass) replaces the last one.
+    if (owner?.pass !== pass) {
       let url: URL
       try {
         url = new URL(address)
@@ -75,7 +84,7 @@ export class OwnerLinks {
       // urlToHttpOptions: an IPv6 host without its brackets, as http.request takes it.
       const options = { ...urlToHttpOptions(url), agent: url.protocol === 'https:' ? this.#agents.https : this.#agents.http }
       owner = { address, pass, options }
-      this.#owners.set(ranOn!, owner)
+      this.#owners.set(address, owner)
     }
     if (this.#known.size >= MAX_KNOWN) this.#known.delete(this.#known.keys().next().value!)
     this.#known.set(threadId, owner)
@@ -110,6 +119,9 @@ export class OwnerLinks {
         response.on('end', () => {
           // 421: the node does not own the thread (any more), and ran nothing.
           if (response.statusCode === 421) return end('not-sent', 'thread')
+          // A node that runs a command sent with its pass names itself with it; any other answer is not
+          // threadhost's (a proxy, the port reused), and nothing ran.
+          if (!String(response.headers[RAN_ON_HEADER] ?? '').startsWith(`${owner.pass} `)) return end('not-sent', 'node')
           end({ status: response.statusCode ?? 502, headers: response.headers, body: Buffer.concat(chunks).toString('utf8') })
         })
         response.on('error', () => end('unavailable', 'node'))
@@ -131,7 +143,9 @@ export class OwnerLinks {
   /** Every thread known at a node that failed a command: the next command on each goes by the bus. */
   #forget(owner: Owner): void {
     for (const [threadId, known] of this.#known) if (known === owner) this.#known.delete(threadId)
-    for (const [key, known] of this.#owners) if (known === owner) this.#owners.delete(key)
+    if (this.#owners.get(owner.address) === owner) this.#owners.delete(owner.address)
+    for (const [address, until] of this.#failed) if (until <= Date.now()) this.#failed.delete(address)
+    this.#failed.set(owner.address, Date.now() + FAILED_MS)
   }
 
   close(): void {

@@ -72,7 +72,7 @@ describe('the outcome tables', () => {
   it('answer what the guards refuse with a status every route of the guards documents', () => {
     const guardedStatuses = Object.keys({ ...withBody, ...refusedWrites }).map(Number)
     // No route answers a URL no route has; a reused key is documented where a key is taken (below);
-    // `not-owner` goes only to a cluster node that passed a command on (its pass), never to a client.
+    // `not-owner` answers only a request marked as passed on by another cluster node, never a route's own.
     const routeless = new Set(['route-not-found', 'idempotency-key-reused', 'not-owner'])
     for (const { kind, answer } of answersIn(guardOutcomes)) if (!routeless.has(kind)) expect(guardedStatuses, kind).toContain(answer.status)
     for (const name of Object.keys(apiRoutes) as RouteName[]) {

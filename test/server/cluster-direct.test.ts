@@ -53,7 +53,7 @@ describe('a command passed on straight to its owner', () => {
     const tab = await ownedBy(a, 'd1')
 
     for (const run of [2, 3, 4]) {
-      const answer = await api(b.url, 'POST', '/api/threads/d1/prompt', { message: `through b ${run}` })
+      const answer = await api(b.url, 'POST', '/api/threads/d1/prompt', { message: `through b ${run}: ünïcödé ✓ 日本` })
       expect(answer).toMatchObject({ status: 202, body: { run, queued: false } })
       expect(answer.headers.get('x-threadhost-ran-on')).toBeNull()
       expect(answer.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
@@ -61,6 +61,7 @@ describe('a command passed on straight to its owner', () => {
     }
     expect(sent).toEqual(['/api/threads/d1/prompt'])
     expect(served(a)).toBe(3)
+    expect(tab.frames.filter((f) => f.event === 'user-message').map((f) => f.data.text)).toEqual(['take it', ...[2, 3, 4].map((run) => `through b ${run}: ünïcödé ✓ 日本`)])
     // A refusal only the owner can give, straight from it: as the owner gives it.
     const refused = await api(b.url, 'POST', '/api/threads/d1/dialog', { id: 'q-none', value: true })
     expect(refused.status).toBeGreaterThanOrEqual(400)
@@ -106,14 +107,43 @@ describe('a command passed on straight to its owner', () => {
       expect(taken).toHaveLength(1)
       expect(sent).toHaveLength(1)
 
-      expect(await api(b.url, 'POST', '/api/threads/d3/prompt', { message: 'by the bus' })).toMatchObject({ status: 202, body: { run: 3 } })
-      expect(sent).toHaveLength(2)
+      // The bus's answer names the same address; it is not taken up again for a while.
+      for (const run of [3, 4]) {
+        expect(await api(b.url, 'POST', '/api/threads/d3/prompt', { message: `by the bus ${run}` })).toMatchObject({ status: 202, body: { run } })
+        await tab.waitFor(is('settled', { run }))
+      }
+      expect(sent).toHaveLength(3)
       expect(taken).toHaveLength(1)
     } finally {
       for (const request of taken) request.socket.destroy()
       frozen.close()
     }
   }, 15_000)
+
+  it('whose address something else answers: the command goes by the bus, and that address is not taken up again for a while', async () => {
+    // Not threadhost at the owner's address (a proxy, the port reused): it answers everything 404.
+    const taken: string[] = []
+    const other = createServer((request, response) => {
+      taken.push(request.url ?? '')
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('no such page')
+    })
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve))
+    try {
+      const cluster = new MemoryCluster()
+      const sent: string[] = []
+      const a = await node(cluster, 'na', { nodeUrl: `http://127.0.0.1:${(other.address() as AddressInfo).port}` })
+      const b = await node(cluster, 'nb', { engine: countingBus(sent) })
+      const tab = await ownedBy(a, 'd9')
+      for (const run of [2, 3, 4]) {
+        expect(await api(b.url, 'POST', '/api/threads/d9/prompt', { message: `run ${run}` })).toMatchObject({ status: 202, body: { run } })
+        await tab.waitFor(is('settled', { run }))
+      }
+      expect(taken).toEqual(['/api/threads/d9/prompt'])
+      expect(sent).toHaveLength(3)
+    } finally {
+      other.close()
+    }
+  })
 
   it('to a node that no longer owns the thread: refused there with nothing run, sent by the bus, and the answer names the owner, where the next one goes', async () => {
     const cluster = new MemoryCluster()
@@ -124,41 +154,79 @@ describe('a command passed on straight to its owner', () => {
     const tab = await ownedBy(a, 'd4')
     expect((await api(b.url, 'POST', '/api/threads/d4/prompt', { message: 'learn a' })).status).toBe(202)
     await tab.waitFor(is('settled', { run: 2 }))
-    // a's runtime goes cold and it gives the thread back; c takes it with the next prompt.
-    await expect.poll(() => cluster.owners.has('d4'), { timeout: 10_000 }).toBe(false)
-    expect(await api(c.url, 'POST', '/api/threads/d4/prompt', { message: 'c takes it' })).toMatchObject({ status: 202, body: { run: 3 } })
+    expect((await api(b.url, 'POST', '/api/threads/d4/prompt', { message: 'straight to a' })).status).toBe(202)
     await tab.waitFor(is('settled', { run: 3 }))
+    expect(served(a)).toBe(2)
+    // a's runtime goes cold and, its commands over, it gives the thread back; c takes it with the next prompt.
+    await expect.poll(() => cluster.owners.has('d4'), { timeout: 10_000 }).toBe(false)
+    expect(await api(c.url, 'POST', '/api/threads/d4/prompt', { message: 'c takes it' })).toMatchObject({ status: 202, body: { run: 4 } })
+    await tab.waitFor(is('settled', { run: 4 }))
     expect(c.node.owns('d4')).toBe(true)
 
     const [servedByA, sentByB] = [served(a), sent.length]
     // b still knows a: a refuses it, b sends it by the bus to c, and c's answer names c.
-    expect(await api(b.url, 'POST', '/api/threads/d4/prompt', { message: 'via the bus' })).toMatchObject({ status: 202, body: { run: 4 } })
-    await tab.waitFor(is('settled', { run: 4 }))
-    expect(sent.length).toBe(sentByB + 1)
-    expect(await api(b.url, 'POST', '/api/threads/d4/prompt', { message: 'straight to c' })).toMatchObject({ status: 202, body: { run: 5 } })
+    expect(await api(b.url, 'POST', '/api/threads/d4/prompt', { message: 'via the bus' })).toMatchObject({ status: 202, body: { run: 5 } })
     await tab.waitFor(is('settled', { run: 5 }))
+    expect(sent.length).toBe(sentByB + 1)
+    expect(await api(b.url, 'POST', '/api/threads/d4/prompt', { message: 'straight to c' })).toMatchObject({ status: 202, body: { run: 6 } })
+    await tab.waitFor(is('settled', { run: 6 }))
     expect(sent.length).toBe(sentByB + 1)
     expect(served(a)).toBe(servedByA)
     expect(served(c)).toBe(2)
     expect(a.node.owns('d4')).toBe(false)
     // Each prompt ran once.
-    expect(tab.frames.filter((f) => f.event === 'user-message').map((f) => f.data.text)).toEqual(['take it', 'learn a', 'c takes it', 'via the bus', 'straight to c'])
+    expect(tab.frames.filter((f) => f.event === 'user-message').map((f) => f.data.text)).toEqual(['take it', 'learn a', 'straight to a', 'c takes it', 'via the bus', 'straight to c'])
   })
 
-  it('is known only by the pass nodes learn from each other: a client that marks its request as passed on is served as any client, and learns nothing', async () => {
+  it('is known only by the pass nodes learn from each other: a request marked with another pass is refused with nothing run, and learns nothing', async () => {
     const cluster = new MemoryCluster()
     const a = await node(cluster, 'na')
     const b = await node(cluster, 'nb')
-    await ownedBy(a, 'd5')
+    const tab = await ownedBy(a, 'd5')
     const before = served(a)
     for (const via of [a, b]) {
       const forged = await api(via.url, 'POST', '/api/threads/d5/prompt', { message: 'forged' }, { 'x-threadhost-passed-on': 'guess', 'x-threadhost-fingerprint': 'f' })
-      expect(forged.status).toBe(202)
+      expect({ status: forged.status, code: forged.body.code }).toEqual({ status: 421, code: 'NOT_OWNER' })
       expect(forged.headers.get('x-threadhost-ran-on')).toBeNull()
-      expect(forged.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
     }
-    // Only b's, passed on by the bus, counts as served; the client's own marks count for nothing.
-    expect(served(a)).toBe(before + 1)
+    expect(served(a)).toBe(before)
+    expect(await api(b.url, 'POST', '/api/threads/d5/prompt', { message: 'unmarked' })).toMatchObject({ status: 202, body: { run: 2 } })
+    await tab.waitFor(is('settled', { run: 2 }))
+    expect(tab.frames.filter((f) => f.event === 'user-message').map((f) => f.data.text)).toEqual(['take it', 'unmarked'])
+  })
+
+  it('is counted on its owner until it is over, when its sender went after it reached its route: the thread is not given back under it', async () => {
+    const cluster = new MemoryCluster()
+    const ranOn: string[] = []
+    let open: () => void = () => {}
+    const gate = new Promise<void>((resolve) => (open = resolve))
+    // The key's claim on a waits until the test opens the gate: the command is held in its write guard.
+    const gated = (engine: ClusterEngine): ClusterEngine => ({
+      ...engine,
+      keys: { ...engine.keys, claim: async (key, ...rest) => (key === 'held' && (await gate), engine.keys.claim(key, ...rest)) },
+    })
+    const a = await node(cluster, 'na', { idleMs: 300, engine: gated })
+    const b = await node(cluster, 'nb', { engine: countingBus([], ranOn) })
+    const tab = await ownedBy(a, 'd8')
+    expect((await api(b.url, 'POST', '/api/threads/d8/prompt', { message: 'learn a' })).status).toBe(202)
+    await tab.waitFor(is('settled', { run: 2 }))
+    const [pass, address] = ranOn[0].split(' ')
+    const { hostname, port } = new URL(address)
+    const body = JSON.stringify({ message: 'held' })
+    const socket = connect(Number(port), hostname)
+    await new Promise((resolve) => socket.once('connect', resolve))
+    socket.write(
+      `POST /api/threads/d8/prompt HTTP/1.1\r\nhost: ${hostname}:${port}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n` +
+        `idempotency-key: held\r\nx-threadhost-passed-on: ${pass}\r\n\r\n${body}`,
+    )
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    socket.destroy()
+    // Past a's idle time: the command still runs there, so the thread stays a's.
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    expect(cluster.owners.get('d8')?.record.name).toBe('na')
+    open()
+    await tab.waitFor(is('settled', { run: 3 }))
+    await expect.poll(() => cluster.owners.has('d8'), { timeout: 10_000 }).toBe(false)
   })
 
   it('keyed, whose sender went before its body was all there: the claim made as it arrived is let go, and a retry runs it once', async () => {
