@@ -5,8 +5,8 @@
  * for the bus, one that took a command and never answered is a 503 and is not tried again, and a node
  * that no longer owns the thread answers 421 with nothing run, so the command goes by the bus.
  */
-import { createServer, type IncomingMessage } from 'node:http'
-import { connect, type AddressInfo } from 'node:net'
+import { createServer, type IncomingMessage, type RequestListener } from 'node:http'
+import { connect, type AddressInfo, type Socket } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
 import type { ClusterEngine } from '../../src/host/cluster/port.js'
@@ -32,6 +32,29 @@ function countingBus(sent: string[], ranOn: string[] = []) {
 
 const served = (node: InProcessNode) => clusterMetrics(node.node)!.counts.served
 
+/** A plain HTTP server standing at an owner's address in its place (frozen, or not threadhost). */
+async function standIn(handler: RequestListener): Promise<{ url: string; close(): void }> {
+  const server = createServer(handler)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => void server.close() }
+}
+
+/**
+ * A prompt sent straight to the node an answer named (`ranOn`, `<pass> <address>`), as a node sends
+ * it, over a socket the test holds: `headers` added, the body cut to `sentBytes` if given.
+ */
+async function straightTo(ranOn: string, threadId: string, body: string, headers: string, sentBytes = body.length): Promise<Socket> {
+  const [pass, address] = ranOn.split(' ')
+  const { hostname, port } = new URL(address)
+  const socket = connect(Number(port), hostname)
+  await new Promise((resolve) => socket.once('connect', resolve))
+  socket.write(
+    `POST /api/threads/${threadId}/prompt HTTP/1.1\r\nhost: ${hostname}:${port}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n` +
+      `x-threadhost-passed-on: ${pass}\r\n${headers}\r\n${body.slice(0, sentBytes)}`,
+  )
+  return socket
+}
+
 describe('a command passed on straight to its owner', () => {
   const { node, tabs } = inProcessNodes('direct')
 
@@ -43,6 +66,15 @@ describe('a command passed on straight to its owner', () => {
     expect(await api(owner.url, 'POST', `/api/threads/${id}/prompt`, { message: 'take it' })).toMatchObject({ status: 202, body: { run: 1 } })
     await tab.waitFor(is('settled', { run: 1 }))
     return tab
+  }
+
+  /** Thread `id` owned by a, whose answers name `nodeUrl` as its address, and b, counting what it sends by the bus. */
+  async function ownerNamed(nodeUrl: string, id: string) {
+    const cluster = new MemoryCluster()
+    const sent: string[] = []
+    const a = await node(cluster, 'na', { nodeUrl })
+    const b = await node(cluster, 'nb', { engine: countingBus(sent) })
+    return { sent, b, tab: await ownedBy(a, id) }
   }
 
   it('after one answer by the bus, goes straight to the owner: the same answers, refusals included, and the owner is never named to the client', async () => {
@@ -91,14 +123,9 @@ describe('a command passed on straight to its owner', () => {
   it('whose owner took it and never answered: 503 with Retry-After, sent once, and the next command goes by the bus', async () => {
     // An owner whose port takes requests and never answers them (frozen, say).
     const taken: IncomingMessage[] = []
-    const frozen = createServer((request) => void taken.push(request))
-    await new Promise<void>((resolve) => frozen.listen(0, '127.0.0.1', resolve))
+    const frozen = await standIn((request) => void taken.push(request))
     try {
-      const cluster = new MemoryCluster()
-      const sent: string[] = []
-      const a = await node(cluster, 'na', { nodeUrl: `http://127.0.0.1:${(frozen.address() as AddressInfo).port}` })
-      const b = await node(cluster, 'nb', { engine: countingBus(sent) })
-      const tab = await ownedBy(a, 'd3')
+      const { sent, b, tab } = await ownerNamed(frozen.url, 'd3')
       expect((await api(b.url, 'POST', '/api/threads/d3/prompt', { message: 'learn a' })).status).toBe(202)
       await tab.waitFor(is('settled', { run: 2 }))
 
@@ -123,17 +150,12 @@ describe('a command passed on straight to its owner', () => {
   it('whose address something else answers: the command goes by the bus, and that address is not taken up again for a while', async () => {
     // Not threadhost at the owner's address (a proxy, the port reused): it answers everything 404.
     const taken: string[] = []
-    const other = createServer((request, response) => {
+    const other = await standIn((request, response) => {
       taken.push(request.url ?? '')
       response.writeHead(404, { 'content-type': 'text/plain' }).end('no such page')
     })
-    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve))
     try {
-      const cluster = new MemoryCluster()
-      const sent: string[] = []
-      const a = await node(cluster, 'na', { nodeUrl: `http://127.0.0.1:${(other.address() as AddressInfo).port}` })
-      const b = await node(cluster, 'nb', { engine: countingBus(sent) })
-      const tab = await ownedBy(a, 'd9')
+      const { sent, b, tab } = await ownerNamed(other.url, 'd9')
       for (const run of [2, 3, 4]) {
         expect(await api(b.url, 'POST', '/api/threads/d9/prompt', { message: `run ${run}` })).toMatchObject({ status: 202, body: { run } })
         await tab.waitFor(is('settled', { run }))
@@ -210,15 +232,7 @@ describe('a command passed on straight to its owner', () => {
     const tab = await ownedBy(a, 'd8')
     expect((await api(b.url, 'POST', '/api/threads/d8/prompt', { message: 'learn a' })).status).toBe(202)
     await tab.waitFor(is('settled', { run: 2 }))
-    const [pass, address] = ranOn[0].split(' ')
-    const { hostname, port } = new URL(address)
-    const body = JSON.stringify({ message: 'held' })
-    const socket = connect(Number(port), hostname)
-    await new Promise((resolve) => socket.once('connect', resolve))
-    socket.write(
-      `POST /api/threads/d8/prompt HTTP/1.1\r\nhost: ${hostname}:${port}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n` +
-        `idempotency-key: held\r\nx-threadhost-passed-on: ${pass}\r\n\r\n${body}`,
-    )
+    const socket = await straightTo(ranOn[0], 'd8', JSON.stringify({ message: 'held' }), 'idempotency-key: held\r\n')
     await new Promise((resolve) => setTimeout(resolve, 100))
     socket.destroy()
     // Past a's idle time: the command still runs there, so the thread stays a's.
@@ -237,16 +251,8 @@ describe('a command passed on straight to its owner', () => {
     const tab = await ownedBy(a, 'd7')
     expect((await api(b.url, 'POST', '/api/threads/d7/prompt', { message: 'learn a' })).status).toBe(202)
     await tab.waitFor(is('settled', { run: 2 }))
-    // What b learned of a: its pass and address. A command sent straight to a, cut off mid-body.
-    const [pass, address] = ranOn[0].split(' ')
-    const { hostname, port } = new URL(address)
-    const socket = connect(Number(port), hostname)
-    await new Promise((resolve) => socket.once('connect', resolve))
-    socket.write(
-      `POST /api/threads/d7/prompt HTTP/1.1\r\nhost: ${hostname}:${port}\r\n` +
-        'content-type: application/json\r\ncontent-length: 100\r\n' +
-        `idempotency-key: cut-off\r\nx-threadhost-passed-on: ${pass}\r\nx-threadhost-fingerprint: f\r\n\r\n{"message":`,
-    )
+    // Sent straight to a as b learned it, cut off mid-body.
+    const socket = await straightTo(ranOn[0], 'd7', JSON.stringify({ message: 'cut off' }), 'idempotency-key: cut-off\r\nx-threadhost-fingerprint: f\r\n', 11)
     await expect.poll(() => cluster.keys.has('cut-off')).toBe(true)
     socket.destroy()
     await expect.poll(() => cluster.keys.has('cut-off')).toBe(false)
