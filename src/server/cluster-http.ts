@@ -201,10 +201,11 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
         const headers: Record<string, string> = {}
         for (const name of PASSED_HEADERS) if (typeof request.headers[name] === 'string') headers[name] = request.headers[name]
         const command: CommandRequest = { method: request.method, url: request.url, headers, ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}) }
+        const owned = node.owns(threadId)
         // Validated here as on the owner: its digest lets the owner claim the key as the command arrives.
-        if (!node.owns(threadId) && KEYED.has(`${request.method} ${request.routeOptions.url}`) && idempotencyKeyOf(request) !== undefined) command.fingerprint = fingerprintOf(request)
+        if (!owned && KEYED.has(`${request.method} ${request.routeOptions.url}`) && idempotencyKeyOf(request) !== undefined) command.fingerprint = fingerprintOf(request)
         let where: Awaited<ReturnType<ClusterNode['dispatch']>> | undefined
-        const direct = node.owns(threadId) ? undefined : await links.send(threadId, command, COMMAND_TIMEOUT_MS)
+        const direct = owned ? undefined : await links.send(threadId, command, COMMAND_TIMEOUT_MS)
         if (direct === 'unavailable') where = 'unavailable'
         else if (direct !== undefined && direct !== 'not-sent') {
           if (counts) counts.forwarded++
