@@ -62,7 +62,7 @@ async function openClusterNode(
   ownDir: string,
   log: HostLog,
 ): Promise<{ registry: ThreadRegistry; node: ClusterNode }> {
-  const [{ connectNats }, { ClusterNode, clusterStore }] = await Promise.all([import('../host/cluster/nats.js'), import('../host/cluster/cluster-node.js')])
+  const [{ connectNats }, { ClusterNode, clusterStore, OtherRecordFormat }] = await Promise.all([import('../host/cluster/nats.js'), import('../host/cluster/cluster-node.js')])
   const connected = await connectNats(cluster.url, cluster.nodeName, log, { spillDir: join(options.dataDir, 'cluster-spill') }).catch((error: unknown) => {
     throw new ConfigError(`--cluster ${cluster.url}: could not reach NATS JetStream (${error instanceof Error ? error.message : String(error)})`)
   })
@@ -75,7 +75,11 @@ async function openClusterNode(
     fileView: async (threadId) => initialView(threadId, await options.runtimes.readTranscript(threadId).catch(() => [])),
     log,
   })
-  await node.start()
+  await node.start().catch(async (error: unknown) => {
+    await registry.shutdown()
+    await connected.close().catch(() => {})
+    throw error instanceof OtherRecordFormat ? new ConfigError(`--cluster ${cluster.url}: ${error.message}`) : error
+  })
   log('info', `cluster: node ${cluster.nodeName} joined ${cluster.url}`)
   return { registry, node }
 }

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { EmbeddedCluster } from '../../src/host/cluster/embedded.js'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
 import { SqliteThreadStore } from '../../src/host/store/sqlite.js'
-import { Fenced, type ClusterEngine } from '../../src/host/cluster/port.js'
+import { Fenced, RECORD_FORMAT, type ClusterEngine } from '../../src/host/cluster/port.js'
 import { natsMissing, startNats, type NatsServer } from '../support/nats-server.js'
 
 interface Adapter {
@@ -103,9 +103,12 @@ for (const adapter of [memory, embedded, nats]) {
     })
     afterAll(() => adapter.teardown())
 
-    it('membership lists every joined node, by id and name', async () => {
+    it('membership lists every joined node, by id, name and the record format it writes', async () => {
       const live = await a.membership.live()
-      expect(live.map((n) => n.name).sort()).toEqual(['a', 'b'])
+      expect(live.sort((x, y) => x.name.localeCompare(y.name))).toEqual([
+        { id: a.membership.self.id, name: 'a', format: RECORD_FORMAT },
+        { id: b.membership.self.id, name: 'b', format: RECORD_FORMAT },
+      ])
       expect(await b.membership.isLive(a.membership.self.id)).toBe(true)
       expect(await b.membership.isLive('nobody')).toBe(false)
     })
@@ -305,6 +308,27 @@ describe('the embedded adapter on the SQLite store', () => {
       again.close()
     } finally {
       rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe.skipIf(natsMissing !== undefined)(`a NATS lease written before record formats were numbered${natsMissing ? ` (${natsMissing})` : ''}`, () => {
+  it('is listed as format 1: a node of the first numbered version joins beside one of the version before', async () => {
+    const server = await startNats()
+    const { connectNats } = await import('../../src/host/cluster/nats.js')
+    const engine = await connectNats(server.url, 'new')
+    const [{ connect }, { Kvm }] = await Promise.all([import('@nats-io/transport-node'), import('@nats-io/kv')])
+    const nc = await connect({ servers: server.url })
+    try {
+      await engine.membership.join()
+      // What a node of the version before wrote to join: its name alone.
+      await (await new Kvm(nc).open('th_nodes')).create('old-0001', JSON.stringify({ name: 'old' }))
+      const live = await engine.membership.live()
+      expect(live.find((n) => n.name === 'old')).toEqual({ id: 'old-0001', name: 'old', format: 1 })
+    } finally {
+      await nc.close()
+      await engine.close()
+      await server.stop()
     }
   })
 })

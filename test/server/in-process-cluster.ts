@@ -29,17 +29,21 @@ export async function startNode(
   cluster: MemoryCluster,
   name: string,
   dataDir: string,
-  extra: { idleMs?: number; demoDelayMs?: number; engine?: (engine: ClusterEngine) => ClusterEngine; clock?: () => number; nodeUrl?: string } = {},
+  extra: { idleMs?: number; demoDelayMs?: number; engine?: (engine: ClusterEngine) => ClusterEngine; clock?: () => number; nodeUrl?: string; format?: number } = {},
 ): Promise<InProcessNode> {
-  const { engine: seam = (e) => e, demoDelayMs = 2, clock, nodeUrl, ...rest } = extra
+  const { engine: seam = (e) => e, demoDelayMs = 2, clock, nodeUrl, format, ...rest } = extra
   const options = { ...(await piHost(dataDir, { demoDelayMs })), ...rest }
   // `engine`: a test's seam between the node and the engine (a write that never lands, say).
-  const { engine } = countedEngine(seam(cluster.engine(name)))
+  const { engine } = countedEngine(seam(cluster.engine(name, format)))
   let node: ClusterNode | undefined
   const own = SqliteThreadStore.open(join(dataDir, 'nodes', name), { floorSeq: () => lostCeiling(), promptsLogged: true })
   const registry = await ThreadRegistry.open({ ...options, store: clusterStore(own.store, () => node) })
   node = new ClusterNode(engine, registry, { fileView: async (id) => initialView(id, await options.runtimes.readTranscript(id).catch(() => [])), ...(clock ? { clock } : {}) })
-  await node.start()
+  // As open-host.ts: a node that does not join leaves nothing open.
+  await node.start().catch(async (error: unknown) => {
+    await registry.shutdown()
+    throw error
+  })
   const started = node
   const app: FastifyInstance = await buildApp({ registry, cluster: clusterHttp(started, nodeUrl === undefined ? {} : { url: nodeUrl }), clusterMetrics: clusterMetrics(started) })
   const url = await app.listen({ port: 0, host: '127.0.0.1' })

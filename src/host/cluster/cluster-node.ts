@@ -69,6 +69,16 @@ interface Owned {
 /** The receipt a keyed prompt's accepted record holds (see `promptAccepted`). */
 type Receipt = { run: number; queued: boolean }
 
+/** A live node writes another record format than this one's: this one does not join (see RECORD_FORMAT in port.ts). */
+export class OtherRecordFormat extends Error {
+  constructor(readonly other: NodeInfo, self: NodeInfo) {
+    super(
+      `node ${other.name} writes the cluster's records in format ${other.format} and this threadhost in format ${self.format}: ` +
+        'a change of format goes to every node together (stop them all, then start them all on one version)',
+    )
+  }
+}
+
 export class ClusterNode {
   readonly #owned = new Map<string, Owned>()
   readonly #opening = new Map<string, Promise<boolean>>()
@@ -118,6 +128,12 @@ export class ClusterNode {
   async start(): Promise<void> {
     const { membership, index } = this.engine
     await membership.join()
+    // Joined, then checked: of two nodes of different formats that join at once, each sees the other.
+    const other = (await membership.live()).find((n) => n.format !== this.self.format)
+    if (other) {
+      await membership.leave()
+      throw new OtherRecordFormat(other, this.self)
+    }
     membership.onLost(() => void this.#rejoin())
     this.registry.attachCluster({ follow: (id) => this.follow(id), base: (id) => this.#base(id), fence: fenceGuard({ name: () => this.self.name, leaseCurrent: () => this.engine.membership.current(), owns: (id) => this.owns(id) }) })
     this.registry.watchFeeds((threadId, feed) => this.#attach(threadId, feed))

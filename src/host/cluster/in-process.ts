@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { ThreadRow } from '../store/port.js'
-import { Fenced, type CommandBus, type CommandHandler, type CommandReply, type Membership, type NodeInfo, type OwnerDirectory, type OwnerRecord, type ThreadIndex, type ThreadLogs, type ThreadRecord } from './port.js'
+import { Fenced, RECORD_FORMAT, type CommandBus, type CommandHandler, type CommandReply, type Membership, type NodeInfo, type OwnerDirectory, type OwnerRecord, type ThreadIndex, type ThreadLogs, type ThreadRecord } from './port.js'
 
 /** The threads list over rows this process keeps (`rows`), every change told to the nodes that watch. */
 export function localIndex(rows: { put(row: ThreadRow): void; delete(threadId: string): void; all(): Iterable<ThreadRow> }): ThreadIndex {
@@ -58,8 +58,9 @@ export class LocalMembers {
     this.#lost.delete(nodeId)
   }
 
-  membership(name: string): Membership & { close(): void } {
-    const lifeOf = (): NodeInfo => ({ id: `${name}-${randomUUID().slice(0, 8)}`, name })
+  /** `format`: the record format the node writes (a test's node of another version). */
+  membership(name: string, format = RECORD_FORMAT): Membership & { close(): void } {
+    const lifeOf = (): NodeInfo => ({ id: `${name}-${randomUUID().slice(0, 8)}`, name, format })
     let self = lifeOf()
     const listeners: (() => void)[] = []
     const members = this

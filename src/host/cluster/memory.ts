@@ -42,8 +42,9 @@ export class MemoryCluster {
     this.members.expire(nodeId)
   }
 
-  engine(name: string): ClusterEngine {
-    const membership = this.members.membership(name)
+  /** `format`: the record format the node writes (RECORD_FORMAT unless a test's node is of another version). */
+  engine(name: string, format?: number): ClusterEngine {
+    const membership = this.members.membership(name, format)
     const cluster = this
     return {
       mode: 'memory',

@@ -1,7 +1,7 @@
 /**
  * The ports of port.ts on NATS JetStream (docs/flows/cluster.md, ../shared/reference/scale-out.md):
  *
- *   th_nodes    KV, TTL 3 s   node id → {name}; created to join, renewed every 250 ms by compare-and-set
+ *   th_nodes    KV, TTL 3 s   node id → {name, format}; created to join, renewed every 250 ms by compare-and-set
  *   th_owners   KV            thread token → {node, name}; changed only by compare-and-set
  *   th_threads  KV            thread token → its row (the list every node shows)
  *   th_idem     KV, TTL 24 h  Idempotency-Key token → {fingerprint, node, answer?}; `create` claims
@@ -27,6 +27,7 @@ import {
   EngineAway,
   Fenced,
   KEY_TTL_MS,
+  RECORD_FORMAT,
   threadOfToken,
   tokenOf,
   type ClusterEngine,
@@ -133,12 +134,17 @@ class NatsMembership implements Membership {
   }
 
   #newLife(): NodeInfo {
-    return { id: `${tokenOf(this.name)}-${randomUUID().slice(0, 8)}`, name: this.name }
+    return { id: `${tokenOf(this.name)}-${randomUUID().slice(0, 8)}`, name: this.name, format: RECORD_FORMAT }
+  }
+
+  /** What the lease holds: the node's name and the format it writes. */
+  #record(): string {
+    return json({ name: this.name, format: RECORD_FORMAT })
   }
 
   async join(): Promise<void> {
     const sentAt = Date.now()
-    const value = json({ name: this.name })
+    const value = this.#record()
     this.#revision = await this.link.call(() => this.kv.create(this.#self.id, value)).catch(async (error: unknown) => {
       // A create whose answer was lost may have landed: the id is this life's alone, so a lease under it is ours.
       const entry = refused(error) ? await this.link.call(() => this.kv.get(this.#self.id)) : null
@@ -164,7 +170,7 @@ class NatsMembership implements Membership {
     const sentAt = Date.now()
     const life = this.#self.id
     try {
-      const revision = await this.link.call(() => this.kv.update(life, json({ name: this.name }), this.#revision, RENEW_TIMEOUT_MS))
+      const revision = await this.link.call(() => this.kv.update(life, this.#record(), this.#revision, RENEW_TIMEOUT_MS))
       if (life !== this.#self.id || this.#lost) return
       this.#revision = revision
       if (this.#failed) this.log?.('warn', `cluster: node ${life} renewed its lease again; it was ${sentAt - this.#renewedAt} ms old (self-fence at ${SELF_FENCE_MS} ms)`)
@@ -220,7 +226,10 @@ class NatsMembership implements Membership {
       const out: NodeInfo[] = []
       for await (const id of await this.kv.keys()) {
         const entry = await this.kv.get(id)
-        if (entry && entry.operation === 'PUT') out.push({ id, name: parse<{ name: string }>(entry.value).name })
+        if (entry?.operation !== 'PUT') continue
+        // A lease written before formats were numbered is format 1's.
+        const { name, format = 1 } = parse<{ name: string; format?: number }>(entry.value)
+        out.push({ id, name, format })
       }
       return out
     })

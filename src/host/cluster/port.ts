@@ -13,12 +13,23 @@
  */
 import type { ThreadRow } from '../store/port.js'
 
+/**
+ * The shape of what nodes write to the engine (thread log, owner, member and key records), as a number:
+ * raised by a change that a node of the previous one would misread. A node joins only a cluster whose
+ * live nodes all write its format (cluster-node.ts), so nodes of one format may be restarted one at a
+ * time, and a change of format is deployed to every node together. A member written before formats
+ * were numbered wrote this one.
+ */
+export const RECORD_FORMAT = 1
+
 /** A node's life in the cluster: a process has one id (a restart, or a node that fenced itself, gets a new one). */
 export interface NodeInfo {
   /** Unique per process life: `name` plus a random suffix. */
   id: string
   /** The operator's `--node-name`. */
   name: string
+  /** The `RECORD_FORMAT` the node's code writes. */
+  format: number
 }
 
 export interface Membership {
