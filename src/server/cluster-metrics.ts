@@ -65,8 +65,8 @@ export function countedEngine(engine: ClusterEngine): { engine: ClusterEngine; c
         throw error
       }
     },
-    read(threadId, onRecord, caughtUp) {
-      const reader = engine.logs.read(threadId, onRecord, caughtUp)
+    read(threadId, onRecord, caughtUp, after) {
+      const reader = engine.logs.read(threadId, onRecord, caughtUp, after)
       counts.mirrors++
       let stopped = false
       return {

@@ -170,6 +170,27 @@ for (const adapter of [memory, embedded, nats]) {
       expect(seen).toEqual(['one', 'two'])
     })
 
+    it('a reader from a position gets the records after it, then each new one; a checkpoint kept is the thread\'s newest, read by every node', async () => {
+      const id = threadId()
+      const p1 = await a.logs.append(id, { kind: 'frames', frames: ['one'] }, 0)
+      const p2 = await a.logs.append(id, { kind: 'frames', frames: ['two'] }, p1)
+      const p3 = await a.logs.append(id, { kind: 'frames', frames: ['three'] }, p2)
+      expect(await b.logs.checkpoint(id)).toBeUndefined()
+      await a.logs.keepCheckpoint(id, { position: p1, state: 'folded to one' })
+      // A transcript outgrows one message of the engine: a checkpoint of any size is kept whole.
+      const big = `folded to two ${'é'.repeat(3 * 1024 * 1024)}`
+      await a.logs.keepCheckpoint(id, { position: p2, state: big })
+      expect(await b.logs.checkpoint(id)).toEqual({ position: p2, state: big })
+      expect(await b.logs.checkpoint(threadId())).toBeUndefined()
+      const seen: string[] = []
+      let reader: { stop(): void } | undefined
+      await new Promise<void>((resolve) => (reader = b.logs.read(id, (r) => r.kind === 'frames' && seen.push(...r.frames), resolve, p2)))
+      expect(seen).toEqual(['three'])
+      await a.logs.append(id, { kind: 'frames', frames: ['four'] }, p3)
+      await expect.poll(() => seen).toEqual(['three', 'four'])
+      reader!.stop()
+    })
+
     it('a command reaches the node serving the thread; with none serving, the sender hears no-owner', async () => {
       const id = threadId()
       const request = { method: 'POST', url: `/api/threads/${id}/abort`, headers: {}, body: '{}' }
@@ -276,7 +297,7 @@ for (const adapter of [memory, embedded, nats]) {
 }
 
 describe('the embedded adapter on the SQLite store', () => {
-  it('keeps its thread logs, index and keys in the store: a reopened store has them, and the store replays a key answered through the ports', async () => {
+  it('keeps its thread logs, their checkpoints, index and keys in the store: a reopened store has them, and the store replays a key answered through the ports', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'threadhost-embedded-'))
     try {
       const first = SqliteThreadStore.open(dir).store
@@ -285,6 +306,7 @@ describe('the embedded adapter on the SQLite store', () => {
       expect((await engine.membership.live()).map((n) => n.name)).toEqual(['local'])
       const p1 = await engine.logs.append('t', { kind: 'frames', frames: ['one'] }, 0)
       await engine.logs.append('t', { kind: 'prompt', op: 'accepted', messageId: 'm', text: 'hi' }, p1)
+      await engine.logs.keepCheckpoint('t', { position: p1, state: 'folded' })
       await engine.index.put({ threadId: 't', title: 'kept', model: 'demo', createdAt: 1, updatedAt: 1, run: 0, seq: 0 })
       const claim = await engine.keys.claim('k', 'fp', engine.membership.self.id)
       // A running claim is no answer to the store's own lookup.
@@ -296,6 +318,7 @@ describe('the embedded adapter on the SQLite store', () => {
       const again = SqliteThreadStore.open(dir).store
       const reopened = new EmbeddedCluster(again).engine()
       expect(await reopened.logs.last('t')).toBe(2)
+      expect(await reopened.logs.checkpoint('t')).toEqual({ position: 1, state: 'folded' })
       const records: unknown[] = []
       reopened.logs.read('t', (r) => records.push(r), () => {}).stop()
       expect(records).toEqual([

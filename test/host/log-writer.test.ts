@@ -22,6 +22,8 @@ function heldLog() {
         }),
       ),
     read: () => ({ stop() {} }),
+    checkpoint: async () => undefined,
+    keepCheckpoint: async () => {},
   }
   const land = async () => {
     pending.shift()?.()

@@ -5,7 +5,8 @@
  *
  * - membership: the nodes of this process (one, in a host; the contract test joins two);
  * - owners: compare-and-set in this process — nobody else can own a thread, so a lone node always wins;
- * - thread logs: the store's `thread_log` table, each append one commit conditional on the last position;
+ * - thread logs: the store's `thread_log` table, each append one commit conditional on the last position
+ *   (checkpoints: its `thread_checkpoint` table);
  * - command bus: a function call to the handler serving the thread;
  * - index: the store's `threads` table, the same rows the registry lists;
  * - keys: the store's `idempotency` table, the same answers the write guards replay.
@@ -39,7 +40,9 @@ export class EmbeddedCluster {
     this.#logs = localLogs({
       last: (threadId) => log.last(threadId),
       append: (threadId, record, expected) => log.append(threadId, JSON.stringify(record), expected),
-      since: (threadId) => [...log.since(threadId, 0)].map(({ position, record }) => ({ record: JSON.parse(record) as ThreadRecord, position })),
+      since: (threadId, after) => log.since(threadId, after).map(({ position, record }) => ({ record: JSON.parse(record) as ThreadRecord, position })),
+      checkpoint: (threadId) => log.checkpoint(threadId),
+      keepCheckpoint: (threadId, checkpoint) => log.keepCheckpoint(threadId, checkpoint),
     })
   }
 

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { ThreadRow } from '../store/port.js'
-import { Fenced, RECORD_FORMAT, type CommandBus, type CommandHandler, type CommandReply, type Membership, type NodeInfo, type OwnerDirectory, type OwnerRecord, type ThreadIndex, type ThreadLogs, type ThreadRecord } from './port.js'
+import { Fenced, RECORD_FORMAT, type Checkpoint, type CommandBus, type CommandHandler, type CommandReply, type Membership, type NodeInfo, type OwnerDirectory, type OwnerRecord, type ThreadIndex, type ThreadLogs, type ThreadRecord } from './port.js'
 
 /** The threads list over rows this process keeps (`rows`), every change told to the nodes that watch. */
 export function localIndex(rows: { put(row: ThreadRow): void; delete(threadId: string): void; all(): Iterable<ThreadRow> }): ThreadIndex {
@@ -117,7 +117,10 @@ export interface LogStorage {
   last(threadId: string): number
   /** The new record's position, or the log's actual last when `expected` is not it (nothing written). */
   append(threadId: string, record: ThreadRecord, expected: number): number | { last: number }
-  since(threadId: string): Iterable<{ record: ThreadRecord; position: number }>
+  /** The records after position `after`, in order. */
+  since(threadId: string, after: number): Iterable<{ record: ThreadRecord; position: number }>
+  checkpoint(threadId: string): Checkpoint | undefined
+  keepCheckpoint(threadId: string, checkpoint: Checkpoint): void
 }
 
 /**
@@ -140,13 +143,15 @@ export function localLogs(storage: LogStorage): ThreadLogs {
       for (const reader of readers.get(threadId) ?? []) reader(record, position)
       return position
     },
-    read: (threadId, onRecord, caughtUp) => {
-      for (const { record, position } of storage.since(threadId)) onRecord(record, position)
+    read: (threadId, onRecord, caughtUp, after = 0) => {
+      for (const { record, position } of storage.since(threadId, after)) onRecord(record, position)
       caughtUp()
       const set = readers.get(threadId) ?? new Set()
       readers.set(threadId, set)
       set.add(onRecord)
       return { stop: () => void set.delete(onRecord) }
     },
+    checkpoint: async (threadId) => storage.checkpoint(threadId),
+    keepCheckpoint: async (threadId, checkpoint) => storage.keepCheckpoint(threadId, checkpoint),
   }
 }

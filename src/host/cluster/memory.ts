@@ -8,6 +8,7 @@ import type { ThreadRow } from '../store/port.js'
 import { LocalMembers, localCommandBus, localIndex, localLogs, localOwners } from './in-process.js'
 import {
   KEY_TTL_MS,
+  type Checkpoint,
   type ClusterEngine,
   type IdempotencyKeys,
   type KeyRecord,
@@ -21,6 +22,7 @@ export class MemoryCluster {
   readonly #owners = localOwners(this.owners)
   #revision = 0
   readonly logs = new Map<string, ThreadRecord[]>()
+  readonly checkpoints = new Map<string, Checkpoint>()
   readonly #logs = localLogs({
     last: (threadId) => this.logs.get(threadId)?.length ?? 0,
     append: (threadId, record, expected) => {
@@ -30,7 +32,9 @@ export class MemoryCluster {
       this.logs.set(threadId, log)
       return log.length
     },
-    since: (threadId) => (this.logs.get(threadId) ?? []).map((record, i) => ({ record, position: i + 1 })),
+    since: (threadId, after) => (this.logs.get(threadId) ?? []).slice(after).map((record, i) => ({ record, position: after + i + 1 })),
+    checkpoint: (threadId) => this.checkpoints.get(threadId),
+    keepCheckpoint: (threadId, checkpoint) => void this.checkpoints.set(threadId, checkpoint),
   })
   readonly #commands = localCommandBus()
   readonly rows = new Map<string, ThreadRow>()

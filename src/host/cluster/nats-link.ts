@@ -1,9 +1,18 @@
 /**
  * The connection to NATS as the adapters of nats.ts use it: whether it is up (a request made while it
- * is down fails at once with `EngineAway`), and the JSON every record and message is written in.
+ * is down fails at once with `EngineAway`), the JSON every record and message is written in, and how a
+ * refused compare-and-set looks.
  */
+import { JetStreamApiError } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { EngineAway } from './port.js'
+
+/** JetStream's "wrong last sequence": a compare-and-set (or a conditional append) refused. */
+export const WRONG_LAST_SEQUENCE = 10071
+export const refused = (error: unknown) => error instanceof JetStreamApiError && error.code === WRONG_LAST_SEQUENCE
+/** How long a failed read or write waits before it is tried again. */
+export const RETRY_MS = 100
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 export const json = (value: unknown) => JSON.stringify(value)
 const utf8 = new TextDecoder()

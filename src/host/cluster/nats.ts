@@ -6,6 +6,7 @@
  *   th_threads  KV            thread token → its row (the list every node shows)
  *   th_idem     KV, TTL 24 h  Idempotency-Key token → {fingerprint, node, answer?}; `create` claims
  *   THREADS     stream th.*   one subject per thread; every append names the subject's last sequence
+ *   th_checkpoints  objects   thread token → its log's newest checkpoint (nats-logs.ts)
  *   cmd.<token> core subject  request/reply to the thread's owner; "no responders" = no owner (nats-commands.ts)
  *
  * While the connection is down (the engine restarting), every request fails at once with `EngineAway`
@@ -17,15 +18,15 @@
  */
 import { randomUUID } from 'node:crypto'
 import { connect } from '@nats-io/transport-node'
-import { DeliverPolicy, jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream'
+import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { Kvm, KvWatchInclude, type KV } from '@nats-io/kv'
 import type { Log } from '../store/journal.js'
 import { commandsOn } from './nats-commands.js'
-import { json, Link, parse } from './nats-link.js'
+import { json, Link, parse, refused, RETRY_MS, sleep } from './nats-link.js'
+import { logsOn } from './nats-logs.js'
 import type { ThreadRow } from '../store/port.js'
 import {
   EngineAway,
-  Fenced,
   KEY_TTL_MS,
   RECORD_FORMAT,
   threadOfToken,
@@ -38,8 +39,6 @@ import {
   type OwnerDirectory,
   type OwnerRecord,
   type ThreadIndex,
-  type ThreadLogs,
-  type ThreadRecord,
 } from './port.js'
 
 /** A node's lease: gone this long after its last renewal. */
@@ -55,15 +54,8 @@ const TICK_MS = 100
  * may take over at the TTL (counted from the send: the engine stamped the lease after that).
  */
 export const SELF_FENCE_MS = 2000
-/** How long a renewal or an append waits for the engine's answer before it is tried again. */
+/** How long a renewal waits for the engine's answer before it is tried again. */
 const RENEW_TIMEOUT_MS = 1000
-const APPEND_TIMEOUT_MS = 2000
-const RETRY_MS = 100
-const STREAM = 'THREADS'
-/** JetStream's "wrong last sequence". */
-const WRONG_LAST_SEQUENCE = 10071
-const refused = (error: unknown) => error instanceof JetStreamApiError && error.code === WRONG_LAST_SEQUENCE
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
  * `spillDir`: a directory on the mount every node shares (the data dir's): where a command too large
@@ -76,26 +68,19 @@ export async function connectNats(url: string, name: string, log?: Log, options:
   const nc = await connect({ servers: url, name: `threadhost-${name}`, maxReconnectAttempts: -1, reconnectTimeWait: 50, reconnectJitter: 20, noAsyncTraces: true })
   const jsm = await jetstreamManager(nc)
   const js = jetstream(nc)
-  try {
-    await jsm.streams.info(STREAM)
-  } catch {
-    await jsm.streams.add({ name: STREAM, subjects: ['th.>'], allow_direct: true }).catch(async (error: unknown) => {
-      // Another node made it first.
-      if (!(await jsm.streams.info(STREAM).catch(() => undefined))) throw error
-    })
-  }
+  const link = new Link(nc)
+  const logs = await logsOn(nc, js, jsm, link, log)
   const kvm = new Kvm(nc)
   const nodes = await kvm.create('th_nodes', { ttl: LEASE_TTL_MS, history: 1 })
   const owners = await kvm.create('th_owners', { history: 1 })
   const threads = await kvm.create('th_threads', { history: 1 })
   const idem = await kvm.create('th_idem', { ttl: KEY_TTL_MS, history: 1 })
-  const link = new Link(nc)
   const membership = new NatsMembership(nodes, link, name, log)
   return {
     mode: 'nats',
     membership,
     owners: ownersOn(owners, link),
-    logs: logsOn(js, jsm, link, log),
+    logs,
     commands: commandsOn(nc, link, options.spillDir),
     index: indexOn(threads, link, log),
     keys: keysOn(idem),
@@ -286,68 +271,6 @@ function ownersOn(kv: KV, link: Link): OwnerDirectory {
   }
 }
 
-function logsOn(js: JetStreamClient, jsm: JetStreamManager, link: Link, log?: Log): ThreadLogs {
-  const subject = (threadId: string) => `th.${tokenOf(threadId)}`
-  const last = async (threadId: string) => (await link.call(() => jsm.direct.getMessage(STREAM, { last_by_subj: subject(threadId) })))?.seq ?? 0
-  return {
-    last,
-    async append(threadId, record, expected, id) {
-      try {
-        // The stream's duplicate window (2 min) answers a retried id with the first one's position.
-        const options = { expect: { lastSubjectSequence: expected }, timeout: APPEND_TIMEOUT_MS, ...(id !== undefined ? { msgID: id } : {}) }
-        const ack = await link.call(() => js.publish(subject(threadId), json(record), options))
-        return ack.seq
-      } catch (error) {
-        if (refused(error)) throw new Fenced(threadId, (error as Error).message)
-        throw error
-      }
-    },
-    read(threadId, onRecord, caughtUp) {
-      let stopped = false
-      let consuming: { stop(): void } | undefined
-      let next = 1
-      let reported = false
-      const report = () => {
-        if (!reported) (reported = true), caughtUp()
-      }
-      // After the engine restarted, a consumer of the old connection can stall part way (measured: the
-      // reader stopped a few records in while the log went on): each reconnection starts a new one at the next record.
-      const unhook = link.onReconnect(() => consuming?.stop())
-      void (async () => {
-        // A consumer that could not start, or ended unasked, starts again at the next record.
-        while (!stopped) {
-          try {
-            const end = await last(threadId)
-            if (end < next) report()
-            const from = next === 1 ? { deliver_policy: DeliverPolicy.All } : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: next }
-            const consumer = await link.call(() => js.consumers.get(STREAM, { filter_subjects: subject(threadId), ...from }))
-            const messages = await consumer.consume()
-            consuming = { stop: () => void messages.stop() }
-            if (stopped) return consuming.stop()
-            for await (const m of messages) {
-              if (m.seq < next) continue
-              next = m.seq + 1
-              onRecord(parse<ThreadRecord>(m.data), m.seq)
-              if (m.seq >= end) report()
-            }
-          } catch (error) {
-            if (!(error instanceof EngineAway)) log?.('warn', `[${threadId}] cluster: reading the thread's log failed (${String(error)}); reading on from ${next}`)
-          }
-          if (!stopped) await sleep(RETRY_MS)
-        }
-      })()
-      return {
-        stop: () => {
-          stopped = true
-          unhook()
-          consuming?.stop()
-        },
-      }
-    },
-  }
-}
-
-
 function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
   // A row written while the engine is away is kept and written once it is back (never dropped: the
   // other nodes would show the old one until the thread's next change). Per thread only the newest
@@ -437,7 +360,6 @@ function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
 }
 
 function keysOn(kv: KV): IdempotencyKeys {
-  const conflict = (error: unknown) => error instanceof JetStreamApiError && error.code === WRONG_LAST_SEQUENCE
   return {
     async claim(key, fingerprint, node, expected) {
       const token = tokenOf(key)
@@ -448,7 +370,7 @@ function keysOn(kv: KV): IdempotencyKeys {
           const revision = expected === undefined ? await kv.create(token, value) : await kv.update(token, value, expected)
           return { claimed: true, revision }
         } catch (error) {
-          if (!conflict(error) || attempt >= 10) throw error
+          if (!refused(error) || attempt >= 10) throw error
         }
         const entry = await kv.get(token)
         if (entry && entry.operation === 'PUT') return { claimed: false, record: parse<KeyRecord>(entry.value), revision: entry.revision }
@@ -457,13 +379,13 @@ function keysOn(kv: KV): IdempotencyKeys {
     },
     async record(key, revision, record) {
       await kv.update(tokenOf(key), json(record), revision).catch((error: unknown) => {
-        if (!conflict(error)) throw error
+        if (!refused(error)) throw error
       })
     },
     async release(key, revision) {
       // Refused: the key moved on (recorded, or taken over), nothing of this claim is left to give up.
       await kv.delete(tokenOf(key), { previousSeq: revision }).catch((error: unknown) => {
-        if (!conflict(error)) throw error
+        if (!refused(error)) throw error
       })
     },
   }

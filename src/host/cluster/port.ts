@@ -117,6 +117,16 @@ export class EngineAway extends Error {
   }
 }
 
+/**
+ * A thread's log folded up to `position` (thread-mirror.ts): where a new reader starts instead of at the
+ * log's first record. `state` is opaque to the engine. Any checkpoint is the fold of the records up to
+ * its position, whoever wrote it and whenever, so an older one than the newest only means more to read.
+ */
+export interface Checkpoint {
+  position: number
+  state: string
+}
+
 export interface ThreadLogs {
   /** The position of the thread's last record (0: none yet). */
   last(threadId: string): Promise<number>
@@ -127,10 +137,14 @@ export interface ThreadLogs {
    */
   append(threadId: string, record: ThreadRecord, expected: number, id?: string): Promise<number>
   /**
-   * Every record of the thread from the first, in order, then each new one as it lands. `caughtUp`
-   * fires once the records that were there when it started have all been delivered.
+   * Every record of the thread after position `after` (0: from the first), in order, then each new one as
+   * it lands. `caughtUp` fires once the records that were there when it started have all been delivered.
    */
-  read(threadId: string, onRecord: (record: ThreadRecord, position: number) => void, caughtUp: () => void): { stop(): void }
+  read(threadId: string, onRecord: (record: ThreadRecord, position: number) => void, caughtUp: () => void, after?: number): { stop(): void }
+  /** The thread's newest checkpoint kept: undefined when there is none. */
+  checkpoint(threadId: string): Promise<Checkpoint | undefined>
+  /** Keeps `checkpoint` as the thread's newest. */
+  keepCheckpoint(threadId: string, checkpoint: Checkpoint): Promise<void>
 }
 
 /** A command as the receiving node passes it on, and the owner's answer, both verbatim. */

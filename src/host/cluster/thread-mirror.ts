@@ -6,12 +6,17 @@
  *
  * A new base (an epoch carrying one, over a view built otherwise) starts a new `Feed`: the old one's
  * followers are closed and reconnect with their last seq, getting a snapshot — never a gap.
+ *
+ * A mirror starts from the log's newest checkpoint, when there is one, and reads only the records after
+ * it: a long thread's log is not read from its first record each time a node needs it. The thread's
+ * owner keeps one every `checkpoints.every` records, when the thread is at rest (or after ten times as
+ * many in one run).
  */
 import type { Observation, ObservationInput } from '../../schemas/index.js'
 import type { ThreadView } from '../../shared/projection.js'
 import { Feed } from '../feed.js'
 import type { Log } from '../store/journal.js'
-import type { ThreadLogs, ThreadRecord } from './port.js'
+import { EngineAway, type Checkpoint, type ThreadLogs, type ThreadRecord } from './port.js'
 
 /** The observation inside one SSE frame (`id:`, `event:`, one `data:` line). */
 export function observationOf(frame: string): Observation {
@@ -31,6 +36,19 @@ export interface KeyedAdmission {
 const MAX_KEYED = 1000
 
 const FATES = new Set(['user-message', 'prompt-rejected', 'prompt-handled'])
+
+/** A checkpoint's `state`: the mirror as it stood once it had folded the records up to the checkpoint's position. */
+interface MirrorState {
+  view: ThreadView
+  openPrompts: [string, string][]
+  keyed: [string, KeyedAdmission][]
+  keyOf: [string, string][]
+}
+
+function isMirrorState(value: unknown): value is MirrorState {
+  const s = value as MirrorState | null
+  return typeof s === 'object' && s !== null && typeof s.view?.seq === 'number' && [s.openPrompts, s.keyed, s.keyOf].every(Array.isArray)
+}
 
 /**
  * The bytes the feed just sent for `observation`, its newest frame (encoded once by the feed's append;
@@ -56,6 +74,13 @@ export class ThreadMirror {
   readonly keyed = new Map<string, KeyedAdmission>()
   readonly #keyOf = new Map<string, string>()
   #framesSinceBase = 0
+  /** Records folded since the last checkpoint this mirror started from or kept. */
+  #sinceCheckpoint = 0
+  /** A checkpoint is on its way to the engine. */
+  #keeping = false
+  /** Whether the thread is mid-run, as its last status frame said. */
+  #busy = false
+  #stopped = false
   #reader?: { stop(): void }
   #ready: Promise<void>
   #markReady!: () => void
@@ -66,17 +91,79 @@ export class ThreadMirror {
     private readonly logs: ThreadLogs,
     /** The view from the thread's persisted transcript, for a log that holds nothing yet. */
     private readonly fileView: () => Promise<ThreadView>,
-    private readonly options: { ringSize?: number; log?: Log; onIdle?: () => void } = {},
+    private readonly options: {
+      ringSize?: number
+      log?: Log
+      onIdle?: () => void
+      /** `writes`: whether this node keeps the thread's checkpoints now (its owner does). */
+      checkpoints?: { every: number; writes: () => boolean }
+    } = {},
   ) {
     this.#ready = new Promise((resolve) => (this.#markReady = resolve))
   }
 
   start(): void {
+    void this.#start()
+  }
+
+  async #start(): Promise<void> {
+    // Without it (the engine is away, or the object is damaged) the log is read from its first record.
+    const kept = await this.logs.checkpoint(this.threadId).catch((error: unknown) => {
+      if (!(error instanceof EngineAway)) this.options.log?.('warn', `[${this.threadId}] cluster: the log's checkpoint could not be read (${String(error)}); reading the log from its first record`)
+      return undefined
+    })
+    if (this.#stopped) return
+    // Nothing is folded before the reader starts: the owner appends only once its mirror is ready.
+    if (kept && this.position === 0) this.#restore(kept)
     this.#reader = this.logs.read(
       this.threadId,
       (record, position) => this.appended(record, position),
       () => void this.#caughtUp(),
+      this.position,
     )
+  }
+
+  #restore({ position, state }: Checkpoint): void {
+    let restored: unknown
+    try {
+      restored = JSON.parse(state)
+    } catch {
+      restored = undefined
+    }
+    if (!isMirrorState(restored)) {
+      this.options.log?.('warn', `[${this.threadId}] cluster: the log's checkpoint at ${position} is not one this node reads; reading the log from its first record`)
+      return
+    }
+    // A base after it (a first epoch's) cannot come: the log held records before the checkpoint.
+    this.feed = this.#newFeed(restored.view)
+    this.#busy = restored.view.status.busy
+    for (const [messageId, text] of restored.openPrompts) this.openPrompts.set(messageId, text)
+    for (const [key, admission] of restored.keyed) this.keyed.set(key, admission)
+    for (const [messageId, key] of restored.keyOf) this.#keyOf.set(messageId, key)
+    this.position = position
+  }
+
+  /** Keeps a checkpoint of the log at this mirror's position, when one is due and this node keeps them. */
+  #checkpoint(): void {
+    const policy = this.options.checkpoints
+    // One at a time: two puts of one object could land in either order.
+    if (!policy || !this.feed || this.#keeping || this.#sinceCheckpoint < policy.every) return
+    if ((this.#busy && this.#sinceCheckpoint < policy.every * 10) || !policy.writes()) return
+    this.#sinceCheckpoint = 0
+    const state: MirrorState = {
+      view: this.feed.snapshot(),
+      openPrompts: [...this.openPrompts],
+      keyed: [...this.keyed],
+      keyOf: [...this.#keyOf],
+    }
+    const position = this.position
+    this.#keeping = true
+    this.logs
+      .keepCheckpoint(this.threadId, { position, state: JSON.stringify(state) })
+      .catch((error: unknown) => {
+        this.options.log?.('warn', `[${this.threadId}] cluster: the log's checkpoint at ${position} was not kept (${String(error)}); the next one is tried after as many records`)
+      })
+      .finally(() => (this.#keeping = false))
   }
 
   /**
@@ -85,7 +172,10 @@ export class ThreadMirror {
    * reader's copy of each is then passed over.
    */
   appended(record: ThreadRecord, position: number): void {
-    if (position > this.position) this.#apply(record, position)
+    if (position <= this.position) return
+    this.#apply(record, position)
+    this.#sinceCheckpoint++
+    this.#checkpoint()
   }
 
   /** Resolves once every record there was at the start is folded and there is a feed. */
@@ -115,6 +205,7 @@ export class ThreadMirror {
   #rebase(view: ThreadView): void {
     const old = this.feed
     this.feed = this.#newFeed(view)
+    this.#busy = view.status.busy
     old?.close()
   }
 
@@ -161,6 +252,7 @@ export class ThreadMirror {
   #frame(frame: string): void {
     const observation = observationOf(frame)
     if ('messageId' in observation && FATES.has(observation.type)) this.openPrompts.delete(observation.messageId)
+    else if (observation.type === 'status') this.#busy = observation.busy
     this.feed ??= this.#newFeed(undefined)
     const feed = this.feed
     if (observation.seq <= feed.seq) return
@@ -185,6 +277,7 @@ export class ThreadMirror {
   }
 
   stop(): void {
+    this.#stopped = true
     clearTimeout(this.#stopTimer)
     this.#reader?.stop()
     this.feed?.close()

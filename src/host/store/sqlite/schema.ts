@@ -10,8 +10,9 @@ export const DB_FILE = 'threadhost.db'
 /**
  * 2: `threads.facts`, what a thread's conversation says for its summary (v1 files gain the column).
  * 3: `prompts.images`, a prompt's images (JSON), so a prompt handed back after a crash comes back whole.
- * `thread_log` (the embedded cluster adapter's thread logs, src/host/cluster/embedded.ts) is a table
- * of its own, created where missing: no column of an older file changes, so the version stays.
+ * `thread_log` and `thread_checkpoint` (the embedded cluster adapter's thread logs and their
+ * checkpoints, src/host/cluster/embedded.ts) are tables of their own, created where missing: no column
+ * of an older file changes, so the version stays.
  */
 export const SCHEMA_VERSION = 3
 
@@ -51,6 +52,7 @@ CREATE INDEX IF NOT EXISTS idempotency_at ON idempotency (at);
 CREATE TABLE IF NOT EXISTS thread_log (
   thread_id TEXT NOT NULL, position INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (thread_id, position)
 );
+CREATE TABLE IF NOT EXISTS thread_checkpoint (thread_id TEXT PRIMARY KEY, position INTEGER NOT NULL, state TEXT NOT NULL);
 `
 
 /** What the file holds is not a usable database of this schema: it is set aside and rebuilt. */

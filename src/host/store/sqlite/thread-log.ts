@@ -1,8 +1,10 @@
 /**
  * The `thread_log` table: each thread's records in order, numbered from 1 — the thread log of the
  * embedded cluster adapter (src/host/cluster/embedded.ts). An append commits only if the thread's last
- * position is the one the writer names, in the same transaction that reads it.
+ * position is the one the writer names, in the same transaction that reads it. Its checkpoints (one
+ * per thread, the newest kept) are in `thread_checkpoint`.
  */
+import type { Checkpoint } from '../../cluster/port.js'
 import type { SqliteDb } from './db.js'
 
 export class ThreadLogTable {
@@ -29,5 +31,15 @@ export class ThreadLogTable {
     return this.db
       .all('SELECT position, record FROM thread_log WHERE thread_id = ? AND position > ? ORDER BY position', threadId, after)
       .map((r) => ({ position: Number(r.position), record: String(r.record) }))
+  }
+
+  checkpoint(threadId: string): Checkpoint | undefined {
+    const row = this.db.all('SELECT position, state FROM thread_checkpoint WHERE thread_id = ?', threadId)[0]
+    return row && { position: Number(row.position), state: String(row.state) }
+  }
+
+  /** Not waited for on the disk: a checkpoint a crash loses only means more of the log to read. */
+  keepCheckpoint(threadId: string, checkpoint: Checkpoint): void {
+    this.db.tx(() => void this.db.run('INSERT OR REPLACE INTO thread_checkpoint (thread_id, position, state) VALUES (?, ?, ?)', threadId, checkpoint.position, checkpoint.state), { wait: false })
   }
 }

@@ -1,0 +1,164 @@
+/**
+ * A thread's log as any node folds it (src/host/cluster/thread-mirror.ts), started from the log's
+ * newest checkpoint: it reads only the records after it and ends as a mirror that read the whole log —
+ * the same view, prompts and keys, and the owner's bytes for every frame after. The owner keeps one
+ * every so many records while the thread is at rest (docs/flows/cluster.md).
+ */
+import { describe, expect, it } from 'vitest'
+import { MemoryCluster } from '../../src/host/cluster/memory.js'
+import type { ThreadLogs, ThreadRecord } from '../../src/host/cluster/port.js'
+import { lastFrame, ThreadMirror } from '../../src/host/cluster/thread-mirror.js'
+import { Feed } from '../../src/host/feed.js'
+import type { ObservationInput } from '../../src/schemas/index.js'
+import { initialView } from '../../src/shared/projection.js'
+
+const ID = 'a thread'
+
+/** The owner's side: its feed encodes each observation once, and each frame goes into the log as it would. */
+function owner(cluster: MemoryCluster) {
+  const feed = new Feed(initialView(ID), {})
+  const logs = cluster.engine('owner').logs
+  let last = 0
+  const append = async (record: ThreadRecord) => (last = await logs.append(ID, record, last))
+  /** Every frame the owner encoded, in order. */
+  const produced: string[] = []
+  const frame = (input: ObservationInput) => {
+    const bytes = lastFrame(feed, feed.append(input))!.toString('utf8')
+    produced.push(bytes)
+    return bytes
+  }
+  return {
+    append,
+    produced,
+    frames: (...inputs: ObservationInput[]) => append({ kind: 'frames', frames: inputs.map(frame) }),
+    /** One run: its user message, `deltas` records of streamed text, its end. */
+    async run(run: number, deltas: number) {
+      const messageId = `m${run}`
+      await append({ kind: 'prompt', op: 'accepted', messageId: `p${run}`, text: `prompt ${run}`, key: { key: `k${run}`, fingerprint: `f${run}`, run, queued: false } })
+      await this.frames({ type: 'status', live: true, busy: true, run }, { type: 'user-message', messageId: `p${run}`, text: `prompt ${run}`, run, versions: [], at: run })
+      await this.frames({ type: 'assistant-start', messageId, at: run })
+      for (let k = 0; k < deltas; k++) await this.frames({ type: 'assistant-delta', messageId, text: `word ${k} ` })
+      await this.frames({ type: 'assistant-end', messageId, text: 'done', stopReason: 'stop' }, { type: 'settled', run, aborted: false }, { type: 'status', live: true, busy: false, run })
+      await append({ kind: 'prompt', op: 'settled', messageId: `p${run}` })
+    },
+    get last() {
+      return last
+    },
+  }
+}
+
+/** The logs as a mirror reads them, noting from where it read and how many records it was given. */
+function watched(logs: ThreadLogs) {
+  const seen = { after: -1, records: 0 }
+  const wrapped: ThreadLogs = {
+    ...logs,
+    read: (threadId, onRecord, caughtUp, after) => {
+      seen.after = after ?? 0
+      return logs.read(threadId, (record, position) => (seen.records++, onRecord(record, position)), caughtUp, after)
+    },
+  }
+  return { logs: wrapped, seen }
+}
+
+function collectedLog() {
+  const lines: string[] = []
+  return { lines, log: (level: string, message: string) => void lines.push(`${level}: ${message}`) }
+}
+
+/** What a mirror holds, to compare two. */
+const held = (mirror: ThreadMirror) => ({ view: mirror.feed!.snapshot(), open: [...mirror.openPrompts], keyed: [...mirror.keyed], position: mirror.position })
+
+async function started(mirror: ThreadMirror): Promise<ThreadMirror> {
+  mirror.start()
+  await mirror.ready()
+  return mirror
+}
+
+describe('a thread mirror and its log\'s checkpoints', () => {
+  it('started on a log with a checkpoint, reads only the records after it and holds what a mirror of the whole log holds; the frames after fold to the owner\'s bytes', async () => {
+    const cluster = new MemoryCluster()
+    const writer = owner(cluster)
+    const keeping = await started(new ThreadMirror(ID, cluster.engine('a').logs, async () => initialView(ID), { checkpoints: { every: 20, writes: () => true } }))
+    for (let run = 1; run <= 3; run++) await writer.run(run, 12)
+    // One prompt left open (accepted, no fate yet), after the last checkpoint.
+    await writer.append({ kind: 'prompt', op: 'accepted', messageId: 'p4', text: 'prompt 4', key: { key: 'k4', fingerprint: 'f4', run: 4, queued: false } })
+    await keeping.reached(writer.last)
+    const checkpoint = cluster.checkpoints.get(ID)
+    expect(checkpoint?.position).toBeGreaterThan(0)
+    expect(checkpoint!.position).toBeLessThan(writer.last)
+
+    const log = collectedLog()
+    const fromCheckpoint = watched(cluster.engine('b').logs)
+    const b = await started(new ThreadMirror(ID, fromCheckpoint.logs, async () => initialView(ID), { log: log.log }))
+    const whole = watched({ ...cluster.engine('c').logs, checkpoint: async () => undefined })
+    const c = await started(new ThreadMirror(ID, whole.logs, async () => initialView(ID)))
+    expect(fromCheckpoint.seen).toEqual({ after: checkpoint!.position, records: writer.last - checkpoint!.position })
+    expect(whole.seen).toEqual({ after: 0, records: writer.last })
+    expect(held(b)).toEqual(held(c))
+    expect(held(b)).toEqual(held(keeping))
+    expect(b.openPrompts.get('p4')).toBe('prompt 4')
+    expect(b.keyed.get('k2')).toEqual({ messageId: 'p2', fingerprint: 'f2', run: 2, queued: false })
+
+    // A follower of b gets the owner's bytes for the next frames, each once.
+    const sent: string[] = []
+    b.feed!.follow({ send: (frame) => void sent.push(frame.toString('utf8')), close: () => {} })
+    const before = writer.produced.length
+    await writer.run(5, 2)
+    await b.reached(writer.last)
+    expect(sent).toEqual(writer.produced.slice(before))
+    await c.reached(writer.last)
+    expect(b.feed!.snapshot()).toEqual(c.feed!.snapshot())
+    expect(log.lines).toEqual([])
+    for (const m of [keeping, b, c]) m.stop()
+  })
+
+  it('a checkpoint it cannot read (not JSON, or of another shape) is passed over, said in the log: it reads the log from its first record', async () => {
+    const cluster = new MemoryCluster()
+    const writer = owner(cluster)
+    await writer.run(1, 3)
+    const whole = await started(new ThreadMirror(ID, cluster.engine('c').logs, async () => initialView(ID)))
+    for (const state of ['{"view":', JSON.stringify({ view: { seq: 'three' } })]) {
+      cluster.checkpoints.set(ID, { position: 4, state })
+      const log = collectedLog()
+      const from = watched(cluster.engine('b').logs)
+      const b = await started(new ThreadMirror(ID, from.logs, async () => initialView(ID), { log: log.log }))
+      expect(from.seen.after).toBe(0)
+      expect(held(b)).toEqual(held(whole))
+      expect(log.lines).toEqual([expect.stringContaining("the log's checkpoint at 4 is not one this node reads; reading the log from its first record")])
+      b.stop()
+    }
+    whole.stop()
+  })
+
+  it('is kept by the node that writes the thread only, once the thread is at rest after as many records, or mid-run after ten times as many', async () => {
+    const cluster = new MemoryCluster()
+    const writer = owner(cluster)
+    let writes = false
+    const mirror = await started(new ThreadMirror(ID, cluster.engine('a').logs, async () => initialView(ID), { checkpoints: { every: 5, writes: () => writes } }))
+    await writer.run(1, 10)
+    await mirror.reached(writer.last)
+    expect(cluster.checkpoints.get(ID)).toBeUndefined()
+
+    writes = true
+    await writer.frames({ type: 'status', live: true, busy: true, run: 2 })
+    // Mid-run: none until fifty records (ten times five) since the mirror started (run 1 made 15).
+    for (let k = 0; k < 33; k++) {
+      await writer.frames({ type: 'notify', message: `step ${k}`, level: 'info' })
+      await mirror.reached(writer.last)
+      expect(cluster.checkpoints.get(ID)).toBeUndefined()
+    }
+    await writer.frames({ type: 'notify', message: 'the fiftieth record', level: 'info' })
+    await mirror.reached(writer.last)
+    expect(writer.last).toBe(50)
+    expect(cluster.checkpoints.get(ID)?.position).toBe(50)
+    await writer.frames({ type: 'settled', run: 2, aborted: false }, { type: 'status', live: true, busy: false, run: 2 })
+    for (let k = 0; k < 3; k++) await writer.frames({ type: 'notify', message: `after ${k}`, level: 'info' })
+    await mirror.reached(writer.last)
+    // At rest, but fewer than five records since the last one.
+    expect(cluster.checkpoints.get(ID)?.position).toBe(50)
+    await writer.frames({ type: 'notify', message: 'the fifth since', level: 'info' })
+    await mirror.reached(writer.last)
+    expect(cluster.checkpoints.get(ID)?.position).toBe(55)
+    mirror.stop()
+  })
+})
