@@ -9,6 +9,10 @@
  * observation, as the browser's store wants), and `IncrementalView` keeps one view the host's feed
  * writes in place, so a streamed delta costs O(1) however long the transcript is and the snapshot a
  * joining follower gets is the only O(transcript) step.
+ *
+ * Cluster nodes keep views this fold built in checkpoints of a thread's log: a change to what it builds
+ * from the same frames raises CHECKPOINT_FORMAT (src/host/cluster/thread-mirror.ts), so that a view an
+ * older fold built is not read back as this one's.
  */
 import type { Observation, OpenDialog, Snapshot, TranscriptEntry } from '../schemas/index.js'
 import { foldChanges } from './changes-fold.js'

@@ -191,6 +191,22 @@ for (const adapter of [memory, embedded, nats]) {
       reader!.stop()
     })
 
+    it('a checkpoint read while newer ones are kept gets one of them whole, never waiting on it', async () => {
+      const id = threadId()
+      const state = (n: number) => `${n} ${String(n).repeat(1_100_000)}`
+      await a.logs.keepCheckpoint(id, { position: 1, state: state(1) })
+      for (let n = 2; n <= 41; n++) {
+        const keeping = a.logs.keepCheckpoint(id, { position: n, state: state(n) })
+        // Each read starts at another point of the write before it.
+        await new Promise((resolve) => setTimeout(resolve, (n * 13) % 60))
+        const read = await b.logs.checkpoint(id)
+        expect([n - 1, n]).toContain(read?.position)
+        expect(read?.state).toBe(state(read!.position))
+        await keeping
+      }
+      expect((await b.logs.checkpoint(id))?.position).toBe(41)
+    }, 30_000)
+
     it('a command reaches the node serving the thread; with none serving, the sender hears no-owner', async () => {
       const id = threadId()
       const request = { method: 'POST', url: `/api/threads/${id}/abort`, headers: {}, body: '{}' }

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
 import type { ThreadLogs, ThreadRecord } from '../../src/host/cluster/port.js'
-import { lastFrame, ThreadMirror } from '../../src/host/cluster/thread-mirror.js'
+import { CHECKPOINT_FORMAT, lastFrame, ThreadMirror } from '../../src/host/cluster/thread-mirror.js'
 import { Feed } from '../../src/host/feed.js'
 import type { ObservationInput } from '../../src/schemas/index.js'
 import { initialView } from '../../src/shared/projection.js'
@@ -68,6 +68,12 @@ function collectedLog() {
 /** What a mirror holds, to compare two. */
 const held = (mirror: ThreadMirror) => ({ view: mirror.feed!.snapshot(), open: [...mirror.openPrompts], keyed: [...mirror.keyed], position: mirror.position })
 
+/** Folded up to `position`, and any checkpoint that fold made kept (its JSON is made on the next turn). */
+async function folded(mirror: ThreadMirror, position: number): Promise<void> {
+  await mirror.reached(position)
+  await new Promise((resolve) => setImmediate(resolve))
+}
+
 async function started(mirror: ThreadMirror): Promise<ThreadMirror> {
   mirror.start()
   await mirror.ready()
@@ -82,7 +88,7 @@ describe('a thread mirror and its log\'s checkpoints', () => {
     for (let run = 1; run <= 3; run++) await writer.run(run, 12)
     // One prompt left open (accepted, no fate yet), after the last checkpoint.
     await writer.append({ kind: 'prompt', op: 'accepted', messageId: 'p4', text: 'prompt 4', key: { key: 'k4', fingerprint: 'f4', run: 4, queued: false } })
-    await keeping.reached(writer.last)
+    await folded(keeping, writer.last)
     const checkpoint = cluster.checkpoints.get(ID)
     expect(checkpoint?.position).toBeGreaterThan(0)
     expect(checkpoint!.position).toBeLessThan(writer.last)
@@ -112,19 +118,25 @@ describe('a thread mirror and its log\'s checkpoints', () => {
     for (const m of [keeping, b, c]) m.stop()
   })
 
-  it('a checkpoint it cannot read (not JSON, or of another shape) is passed over, said in the log: it reads the log from its first record', async () => {
+  it('a checkpoint it cannot read (not JSON, another format, or a view of another shape) is passed over, said in the log: it reads the log from its first record', async () => {
     const cluster = new MemoryCluster()
     const writer = owner(cluster)
     await writer.run(1, 3)
     const whole = await started(new ThreadMirror(ID, cluster.engine('c').logs, async () => initialView(ID)))
-    for (const state of ['{"view":', JSON.stringify({ view: { seq: 'three' } })]) {
+    const lists = { openPrompts: [], keyed: [], keyOf: [] }
+    for (const state of [
+      '{"view":',
+      JSON.stringify({ format: CHECKPOINT_FORMAT + 1, view: initialView(ID, [], 4), ...lists }),
+      JSON.stringify({ format: CHECKPOINT_FORMAT, view: { seq: 4 }, ...lists }),
+      JSON.stringify({ format: CHECKPOINT_FORMAT, view: initialView(ID, [], 4), openPrompts: [1], keyed: [], keyOf: [] }),
+    ]) {
       cluster.checkpoints.set(ID, { position: 4, state })
       const log = collectedLog()
       const from = watched(cluster.engine('b').logs)
       const b = await started(new ThreadMirror(ID, from.logs, async () => initialView(ID), { log: log.log }))
       expect(from.seen.after).toBe(0)
       expect(held(b)).toEqual(held(whole))
-      expect(log.lines).toEqual([expect.stringContaining("the log's checkpoint at 4 is not one this node reads; reading the log from its first record")])
+      expect(log.lines).toEqual([expect.stringMatching(/the log's checkpoint at 4 is not one this node reads \(.+\); reading the log from its first record/)])
       b.stop()
     }
     whole.stop()
@@ -136,7 +148,7 @@ describe('a thread mirror and its log\'s checkpoints', () => {
     let writes = false
     const mirror = await started(new ThreadMirror(ID, cluster.engine('a').logs, async () => initialView(ID), { checkpoints: { every: 5, writes: () => writes } }))
     await writer.run(1, 10)
-    await mirror.reached(writer.last)
+    await folded(mirror, writer.last)
     expect(cluster.checkpoints.get(ID)).toBeUndefined()
 
     writes = true
@@ -144,20 +156,20 @@ describe('a thread mirror and its log\'s checkpoints', () => {
     // Mid-run: none until fifty records (ten times five) since the mirror started (run 1 made 15).
     for (let k = 0; k < 33; k++) {
       await writer.frames({ type: 'notify', message: `step ${k}`, level: 'info' })
-      await mirror.reached(writer.last)
+      await folded(mirror, writer.last)
       expect(cluster.checkpoints.get(ID)).toBeUndefined()
     }
     await writer.frames({ type: 'notify', message: 'the fiftieth record', level: 'info' })
-    await mirror.reached(writer.last)
+    await folded(mirror, writer.last)
     expect(writer.last).toBe(50)
     expect(cluster.checkpoints.get(ID)?.position).toBe(50)
     await writer.frames({ type: 'settled', run: 2, aborted: false }, { type: 'status', live: true, busy: false, run: 2 })
     for (let k = 0; k < 3; k++) await writer.frames({ type: 'notify', message: `after ${k}`, level: 'info' })
-    await mirror.reached(writer.last)
+    await folded(mirror, writer.last)
     // At rest, but fewer than five records since the last one.
     expect(cluster.checkpoints.get(ID)?.position).toBe(50)
     await writer.frames({ type: 'notify', message: 'the fifth since', level: 'info' })
-    await mirror.reached(writer.last)
+    await folded(mirror, writer.last)
     expect(cluster.checkpoints.get(ID)?.position).toBe(55)
     mirror.stop()
   })

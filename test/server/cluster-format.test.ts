@@ -34,4 +34,25 @@ describe('a cluster of nodes that write other record formats', () => {
     const created = await api(a.url, 'POST', '/api/threads', {})
     expect(created.status).toBe(201)
   })
+
+  it('a node that lost its lease while nodes of another format joined does not join again: it holds no lease and takes no thread', async () => {
+    const cluster = new MemoryCluster()
+    const a = await node(cluster, 'na')
+    expect((await api(a.url, 'POST', '/api/threads', { id: 'f1' })).status).toBe(201)
+    expect((await api(a.url, 'POST', '/api/threads/f1/prompt', { message: 'hello' })).status).toBe(202)
+    // Away past its lease (frozen, cut off): meanwhile a node of the next version joins.
+    const next = cluster.members.membership('next', RECORD_FORMAT + 1)
+    await next.join()
+    const oldLife = a.node.self.id
+    expect(cluster.owners.get('f1')?.record.node).toBe(oldLife)
+    cluster.expire(oldLife)
+    // It tried to join again, as a new life, and left.
+    await expect.poll(() => a.node.self.id, { timeout: 5000 }).not.toBe(oldLife)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect([...cluster.members.nodes.values()].map((n) => n.name)).toEqual(['next'])
+    // Asked to run a command on the thread its old life held, it does not take it.
+    expect((await api(a.url, 'POST', '/api/threads/f1/prompt', { message: 'again' })).status).toBe(503)
+    expect(cluster.owners.get('f1')?.record.node).toBe(oldLife)
+    next.close()
+  })
 })

@@ -136,12 +136,8 @@ export class ClusterNode {
   async start(): Promise<void> {
     const { membership, index } = this.engine
     await membership.join()
-    // Joined, then checked: of two nodes of different formats that join at once, each sees the other.
-    const other = (await membership.live()).find((n) => n.format !== this.self.format)
-    if (other) {
-      await membership.leave()
-      throw new OtherRecordFormat(other, this.self)
-    }
+    const other = await this.#otherFormat()
+    if (other) throw other
     membership.onLost(() => void this.#rejoin())
     this.registry.attachCluster({ follow: (id) => this.follow(id), base: (id) => this.#base(id), fence: fenceGuard({ name: () => this.self.name, leaseCurrent: () => this.engine.membership.current(), owns: (id) => this.owns(id) }) })
     this.registry.watchFeeds((threadId, feed) => this.#attach(threadId, feed))
@@ -480,8 +476,23 @@ export class ClusterNode {
     await this.#loseAll()
     if (this.#stopped) return
     await this.engine.membership.rejoin()
+    // Nodes of another format may have taken the cluster over while this one was away: it stays out.
+    const other = await this.#otherFormat().catch(() => undefined)
+    if (other) return this.options.log?.('error', `cluster: ${other.message}. This node owns no thread until it is restarted.`)
     this.#deadSince.clear()
     if (!this.#stopped) this.#lost = false
+  }
+
+  /**
+   * Joined, then checked: of two nodes of different formats that join at once, each sees the other. A
+   * live node of another format makes this one leave again (the error says which).
+   */
+  async #otherFormat(): Promise<OtherRecordFormat | undefined> {
+    const { membership } = this.engine
+    const other = (await membership.live()).find((n) => n.format !== this.self.format)
+    if (!other) return undefined
+    await membership.leave().catch(() => {})
+    return new OtherRecordFormat(other, this.self)
   }
 
   async #scanOnce(): Promise<void> {

@@ -1,24 +1,22 @@
 /**
  * The thread logs of port.ts on NATS JetStream: one subject of the `THREADS` stream per thread, every
  * append conditional on the subject's last sequence (its position), read by an ordered consumer from a
- * position on. A log's checkpoints are objects of `th_checkpoints` (an object store: a thread's
- * transcript outgrows one message), one per thread, the newest replacing the one before.
+ * position on; its checkpoints: nats-checkpoints.ts.
  */
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream'
-import { Objm } from '@nats-io/obj'
+import type { KV } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Log } from '../store/journal.js'
+import { checkpointsOn } from './nats-checkpoints.js'
 import { json, Link, parse, refused, RETRY_MS, sleep } from './nats-link.js'
 import { EngineAway, Fenced, tokenOf, type ThreadLogs, type ThreadRecord } from './port.js'
 
 const STREAM = 'THREADS'
-const CHECKPOINTS = 'th_checkpoints'
 /** How long an append waits for the engine's answer before it is tried again. */
 const APPEND_TIMEOUT_MS = 2000
-const utf8 = new TextDecoder()
-const encoder = new TextEncoder()
 
-export async function logsOn(nc: NatsConnection, js: JetStreamClient, jsm: JetStreamManager, link: Link, log?: Log): Promise<ThreadLogs> {
+/** `pointers`: the `th_checkpoint` bucket (nats-checkpoints.ts). */
+export async function logsOn(nc: NatsConnection, js: JetStreamClient, jsm: JetStreamManager, pointers: KV, link: Link, log?: Log): Promise<ThreadLogs> {
   try {
     await jsm.streams.info(STREAM)
   } catch {
@@ -27,7 +25,7 @@ export async function logsOn(nc: NatsConnection, js: JetStreamClient, jsm: JetSt
       if (!(await jsm.streams.info(STREAM).catch(() => undefined))) throw error
     })
   }
-  const checkpoints = await new Objm(nc).create(CHECKPOINTS)
+  const checkpoints = await checkpointsOn(nc, pointers, link)
   const subject = (threadId: string) => `th.${tokenOf(threadId)}`
   const last = async (threadId: string) => (await link.call(() => jsm.direct.getMessage(STREAM, { last_by_subj: subject(threadId) })))?.seq ?? 0
   return {
@@ -85,16 +83,6 @@ export async function logsOn(nc: NatsConnection, js: JetStreamClient, jsm: JetSt
         },
       }
     },
-    async checkpoint(threadId) {
-      const bytes = await link.call(() => checkpoints.getBlob(tokenOf(threadId)))
-      if (bytes === null) return undefined
-      const text = utf8.decode(bytes)
-      const cut = text.indexOf('\n')
-      const position = Number(text.slice(0, cut))
-      return cut > 0 && Number.isSafeInteger(position) ? { position, state: text.slice(cut + 1) } : undefined
-    },
-    async keepCheckpoint(threadId, { position, state }) {
-      await link.call(() => checkpoints.putBlob({ name: tokenOf(threadId) }, encoder.encode(`${position}\n${state}`)))
-    },
+    ...checkpoints,
   }
 }

@@ -6,7 +6,7 @@
  *   th_threads  KV            thread token → its row (the list every node shows)
  *   th_idem     KV, TTL 24 h  Idempotency-Key token → {fingerprint, node, answer?}; `create` claims
  *   THREADS     stream th.*   one subject per thread; every append names the subject's last sequence
- *   th_checkpoints  objects   thread token → its log's newest checkpoint (nats-logs.ts)
+ *   th_checkpoint KV + th_checkpoints objects   a thread log's newest checkpoint (nats-checkpoints.ts)
  *   cmd.<token> core subject  request/reply to the thread's owner; "no responders" = no owner (nats-commands.ts)
  *
  * While the connection is down (the engine restarting), every request fails at once with `EngineAway`
@@ -69,8 +69,8 @@ export async function connectNats(url: string, name: string, log?: Log, options:
   const jsm = await jetstreamManager(nc)
   const js = jetstream(nc)
   const link = new Link(nc)
-  const logs = await logsOn(nc, js, jsm, link, log)
   const kvm = new Kvm(nc)
+  const logs = await logsOn(nc, js, jsm, await kvm.create('th_checkpoint', { history: 1 }), link, log)
   const nodes = await kvm.create('th_nodes', { ttl: LEASE_TTL_MS, history: 1 })
   const owners = await kvm.create('th_owners', { history: 1 })
   const threads = await kvm.create('th_threads', { history: 1 })

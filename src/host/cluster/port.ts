@@ -15,7 +15,8 @@ import type { ThreadRow } from '../store/port.js'
 
 /**
  * The shape of what nodes write to the engine (thread log, owner, member and key records), as a number:
- * raised by a change that a node of the previous one would misread. A node joins only a cluster whose
+ * raised by a change that a node of the previous one would misread (a log checkpoint's state has its own,
+ * CHECKPOINT_FORMAT in thread-mirror.ts). A node joins only a cluster whose
  * live nodes all write its format (cluster-node.ts), so nodes of one format may be restarted one at a
  * time, and a change of format is deployed to every node together. A member written before formats
  * were numbered wrote this one.

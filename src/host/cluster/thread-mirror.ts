@@ -35,19 +35,28 @@ export interface KeyedAdmission {
 /** The keyed prompts a mirror remembers, newest first kept: a thread's every prompt is keyed by the web client. */
 const MAX_KEYED = 1000
 
+/** Adds to a map kept to its newest `MAX_KEYED` entries. */
+function keepNewest<K, V>(map: Map<K, V>, key: K, value: V): void {
+  if (!map.has(key) && map.size >= MAX_KEYED) map.delete(map.keys().next().value!)
+  map.set(key, value)
+}
+
 const FATES = new Set(['user-message', 'prompt-rejected', 'prompt-handled'])
+
+/**
+ * What a checkpoint's state is, as a number: raised by a change to the fold (src/shared/projection.ts)
+ * or to what `MirrorState` holds, so that a checkpoint made by another version (one the nodes kept
+ * across a deploy) is passed over and the log is folded anew.
+ */
+export const CHECKPOINT_FORMAT = 1
 
 /** A checkpoint's `state`: the mirror as it stood once it had folded the records up to the checkpoint's position. */
 interface MirrorState {
+  format: number
   view: ThreadView
   openPrompts: [string, string][]
   keyed: [string, KeyedAdmission][]
   keyOf: [string, string][]
-}
-
-function isMirrorState(value: unknown): value is MirrorState {
-  const s = value as MirrorState | null
-  return typeof s === 'object' && s !== null && typeof s.view?.seq === 'number' && [s.openPrompts, s.keyed, s.keyOf].every(Array.isArray)
 }
 
 /**
@@ -103,7 +112,7 @@ export class ThreadMirror {
   }
 
   start(): void {
-    void this.#start()
+    this.#start().catch((error: unknown) => this.options.log?.('error', `[${this.threadId}] cluster: the thread's log could not be read: ${String(error)}`))
   }
 
   async #start(): Promise<void> {
@@ -114,7 +123,7 @@ export class ThreadMirror {
     })
     if (this.#stopped) return
     // Nothing is folded before the reader starts: the owner appends only once its mirror is ready.
-    if (kept && this.position === 0) this.#restore(kept)
+    if (kept && kept.position > 0 && this.position === 0) this.#restore(kept)
     this.#reader = this.logs.read(
       this.threadId,
       (record, position) => this.appended(record, position),
@@ -123,24 +132,25 @@ export class ThreadMirror {
     )
   }
 
+  /** The mirror as the checkpoint holds it; one this node cannot read leaves it as it was, and says so. */
   #restore({ position, state }: Checkpoint): void {
-    let restored: unknown
     try {
-      restored = JSON.parse(state)
-    } catch {
-      restored = undefined
+      const restored = JSON.parse(state) as MirrorState
+      if (restored.format !== CHECKPOINT_FORMAT) throw new Error(`its format is ${String(restored.format)}, this node's ${CHECKPOINT_FORMAT}`)
+      const feed = this.#newFeed(restored.view)
+      const openPrompts = new Map(restored.openPrompts)
+      const keyed = new Map(restored.keyed)
+      const keyOf = new Map(restored.keyOf)
+      // A base after it (a first epoch's) cannot come: the log held records before the checkpoint.
+      this.feed = feed
+      this.#busy = restored.view.status.busy
+      for (const [messageId, text] of openPrompts) this.openPrompts.set(messageId, text)
+      for (const [key, admission] of keyed) this.keyed.set(key, admission)
+      for (const [messageId, key] of keyOf) this.#keyOf.set(messageId, key)
+      this.position = position
+    } catch (error) {
+      this.options.log?.('warn', `[${this.threadId}] cluster: the log's checkpoint at ${position} is not one this node reads (${String(error)}); reading the log from its first record`)
     }
-    if (!isMirrorState(restored)) {
-      this.options.log?.('warn', `[${this.threadId}] cluster: the log's checkpoint at ${position} is not one this node reads; reading the log from its first record`)
-      return
-    }
-    // A base after it (a first epoch's) cannot come: the log held records before the checkpoint.
-    this.feed = this.#newFeed(restored.view)
-    this.#busy = restored.view.status.busy
-    for (const [messageId, text] of restored.openPrompts) this.openPrompts.set(messageId, text)
-    for (const [key, admission] of restored.keyed) this.keyed.set(key, admission)
-    for (const [messageId, key] of restored.keyOf) this.#keyOf.set(messageId, key)
-    this.position = position
   }
 
   /** Keeps a checkpoint of the log at this mirror's position, when one is due and this node keeps them. */
@@ -150,7 +160,10 @@ export class ThreadMirror {
     if (!policy || !this.feed || this.#keeping || this.#sinceCheckpoint < policy.every) return
     if ((this.#busy && this.#sinceCheckpoint < policy.every * 10) || !policy.writes()) return
     this.#sinceCheckpoint = 0
+    // Taken now, at this position (the snapshot is immutable); its JSON, a few ms on a long thread, is
+    // made after the owner's append loop has gone on.
     const state: MirrorState = {
+      format: CHECKPOINT_FORMAT,
       view: this.feed.snapshot(),
       openPrompts: [...this.openPrompts],
       keyed: [...this.keyed],
@@ -158,12 +171,15 @@ export class ThreadMirror {
     }
     const position = this.position
     this.#keeping = true
-    this.logs
-      .keepCheckpoint(this.threadId, { position, state: JSON.stringify(state) })
-      .catch((error: unknown) => {
-        this.options.log?.('warn', `[${this.threadId}] cluster: the log's checkpoint at ${position} was not kept (${String(error)}); the next one is tried after as many records`)
-      })
-      .finally(() => (this.#keeping = false))
+    setImmediate(() => {
+      this.logs
+        .keepCheckpoint(this.threadId, { position, state: JSON.stringify(state) })
+        .catch((error: unknown) => {
+          if (error instanceof EngineAway) return
+          this.options.log?.('warn', `[${this.threadId}] cluster: the log's checkpoint at ${position} was not kept (${String(error)}); the next one is tried after as many records`)
+        })
+        .finally(() => (this.#keeping = false))
+    })
   }
 
   /**
@@ -234,10 +250,10 @@ export class ThreadMirror {
     if (record.op === 'accepted') {
       if (!record.key) return
       const { key, fingerprint, run, queued = false } = record.key
-      this.#keyOf.set(record.messageId, key)
+      // A prompt reported owner-lost has no settled record to end this entry: it is kept to the newest too.
+      keepNewest(this.#keyOf, record.messageId, key)
       // A retry comes within seconds of its first's owner dying: the newest keys are the ones asked for.
-      if (this.keyed.size >= MAX_KEYED) this.keyed.delete(this.keyed.keys().next().value!)
-      this.keyed.set(key, { messageId: record.messageId, fingerprint, run, queued })
+      keepNewest(this.keyed, key, { messageId: record.messageId, fingerprint, run, queued })
       return
     }
     const key = this.#keyOf.get(record.messageId)

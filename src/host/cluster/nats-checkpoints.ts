@@ -1,0 +1,88 @@
+/**
+ * The checkpoints of the thread logs (port.ts `ThreadLogs.checkpoint`) on NATS JetStream. A checkpoint
+ * outgrows one message on a long thread (1 MB by default), so each is an object of the `th_checkpoints`
+ * object store, which chunks it and checks its digest; the `th_checkpoint` key-value bucket names each
+ * thread's newest.
+ *
+ * An object is never written over: a read that overlaps a new write of the same object never ends
+ * (its chunks are purged under it). Each checkpoint is a new object, the pointer moves to it by
+ * compare-and-set, and the object the pointer named two checkpoints ago is deleted — a reader still on
+ * it after a whole checkpoint's worth of records is stopped by its timeout and reads the log instead.
+ */
+import { randomUUID } from 'node:crypto'
+import type { KV } from '@nats-io/kv'
+import { Objm, type ObjectStore } from '@nats-io/obj'
+import type { NatsConnection } from '@nats-io/transport-node'
+import { json, Link, parse, refused } from './nats-link.js'
+import { tokenOf, type Checkpoint, type ThreadLogs } from './port.js'
+
+const OBJECTS = 'th_checkpoints'
+const POINTERS = 'th_checkpoint'
+/** How long reading a checkpoint may take before the mirror reads the log from its first record instead. */
+export const CHECKPOINT_READ_MS = 5000
+
+/** What `th_checkpoint` holds for a thread: its newest checkpoint's object, and the one before. */
+interface Pointer {
+  position: number
+  object: string
+  before?: string
+}
+
+const utf8 = new TextDecoder()
+const encoder = new TextEncoder()
+
+export async function checkpointsOn(nc: NatsConnection, pointers: KV, link: Link): Promise<Pick<ThreadLogs, 'checkpoint' | 'keepCheckpoint'>> {
+  const objects = await new Objm(nc).create(OBJECTS)
+  return {
+    async checkpoint(threadId) {
+      const entry = await link.call(() => pointers.get(tokenOf(threadId)))
+      if (entry?.operation !== 'PUT') return undefined
+      const { position, object } = parse<Pointer>(entry.value)
+      const bytes = await read(objects, object, link)
+      return bytes === null ? undefined : { position, state: utf8.decode(bytes) }
+    },
+    async keepCheckpoint(threadId, checkpoint: Checkpoint) {
+      const token = tokenOf(threadId)
+      const object = `${token}.${checkpoint.position}.${randomUUID().slice(0, 8)}`
+      await link.call(() => objects.putBlob({ name: object }, encoder.encode(checkpoint.state)))
+      const entry = await link.call(() => pointers.get(token))
+      const current = entry?.operation === 'PUT' ? parse<Pointer>(entry.value) : undefined
+      const pointer = json({ position: checkpoint.position, object, ...(current ? { before: current.object } : {}) } satisfies Pointer)
+      try {
+        await link.call(() => (entry ? pointers.update(token, pointer, entry.revision) : pointers.create(token, pointer)))
+      } catch (error) {
+        // Another node moved the pointer meanwhile (an old owner and a new one): its checkpoint stands.
+        await link.call(() => objects.delete(object)).catch(() => {})
+        if (refused(error)) return
+        throw error
+      }
+      if (current?.before) await link.call(() => objects.delete(current.before!)).catch(() => {})
+    },
+  }
+}
+
+/** The object's bytes; null once it is gone. Rejects after CHECKPOINT_READ_MS, the read stopped. */
+async function read(objects: ObjectStore, name: string, link: Link): Promise<Uint8Array | null> {
+  const result = await link.call(() => objects.get(name))
+  if (result === null) return null
+  const reader = result.data.getReader()
+  let late = false
+  const timer = setTimeout(() => {
+    late = true
+    void reader.cancel()
+  }, CHECKPOINT_READ_MS)
+  const chunks: Uint8Array[] = []
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      chunks.push(value)
+    }
+  } finally {
+    clearTimeout(timer)
+  }
+  if (late) throw new Error(`the checkpoint ${name} was not read within ${CHECKPOINT_READ_MS} ms`)
+  const failed = await result.error
+  if (failed) throw failed
+  return Buffer.concat(chunks)
+}
