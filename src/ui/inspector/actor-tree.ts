@@ -8,6 +8,9 @@ import { controls, tokens } from '../styles.js'
 import type { ActorMeta } from './history.js'
 import type { ActorNode } from './types.js'
 
+/** How a stopped actor ended, as the list of stopped actors says it. */
+const ENDED: Record<NonNullable<ActorMeta['ended']>, string> = { done: 'done', stopped: 'stopped', error: 'failed' }
+
 export const stateText = (value: unknown): string =>
   value === null || value === undefined ? '—' : typeof value === 'string' ? value : JSON.stringify(value).replace(/["{}]/g, '').replace(/:/g, '.')
 
@@ -75,6 +78,9 @@ export class ActorTree extends LitElement {
       .gone .value {
         color: var(--th-fg-soft);
       }
+      .gone .failed .value {
+        color: var(--th-danger);
+      }
       .empty {
         color: var(--th-fg-soft);
         padding: 0.25rem 0.5rem;
@@ -93,7 +99,7 @@ export class ActorTree extends LitElement {
       ${this.stopped.length
         ? html`<h2 id="stopped">Stopped (history)</h2>
             <ul aria-labelledby="stopped" class="gone" @keydown=${this.#onKey}>
-              ${this.stopped.map((m) => html`<li>${this.#button(m.actorId, m.machineId, 'stopped')}</li>`)}
+              ${this.stopped.map((m) => html`<li class=${m.ended === 'error' ? 'failed' : ''}>${this.#button(m.actorId, m.machineId, ENDED[m.ended ?? 'stopped'])}</li>`)}
             </ul>`
         : nothing}
     `

@@ -3,6 +3,7 @@
  * the server's), what machine it runs and whether it is still live. Pure, so the time travel
  * ("the machine as it was right after this entry") is one function that tests can call.
  */
+import type { ActorStatus } from '../../schemas/inspection.js'
 import type { InspectionRecord } from './types.js'
 
 type SnapshotRecord = Extract<InspectionRecord, { kind: 'snapshot' }>
@@ -13,6 +14,8 @@ export interface ActorMeta {
   machineId: string
   parentId?: string
   live: boolean
+  /** How it stopped, once it has: done (final state), stopped, or error (it failed). */
+  ended?: Exclude<ActorStatus, 'active'>
 }
 
 export class RecordHistory {
@@ -45,6 +48,7 @@ export class RecordHistory {
       })
     } else if (record.kind === 'actor.stopped' && meta) {
       meta.live = false
+      if (record.status !== 'active') meta.ended = record.status
     }
     return true
   }
