@@ -44,6 +44,7 @@ async function main(): Promise<void> {
     }
     stopping = true
     log('info', `${signal} received`)
+    // Then 0, unless the host asked to stop with a code of its own (a cluster node that may not stay: 2).
     void Effect.runPromise(
       Fiber.interrupt(fiber).pipe(
         Effect.timeoutOrElse({
@@ -51,7 +52,7 @@ async function main(): Promise<void> {
           orElse: () => Effect.sync(() => (log('error', `shutdown did not finish within ${SHUTDOWN_LIMIT}; exiting`), process.exit(1))),
         }),
       ),
-    ).then(() => process.exit(0))
+    ).then(() => process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0))
   }
   process.on('SIGINT', () => stop('SIGINT'))
   process.on('SIGTERM', () => stop('SIGTERM'))

@@ -74,6 +74,12 @@ async function openClusterNode(
   node = new ClusterNode(engine, registry, {
     fileView: async (threadId) => initialView(threadId, await options.runtimes.readTranscript(threadId).catch(() => [])),
     log,
+    // Back from a lost lease among nodes of another record format: it stops as a graceful stop does, and
+    // exits 2 as a start beside them does.
+    onOtherFormat: () => {
+      process.exitCode = 2
+      process.kill(process.pid, 'SIGTERM')
+    },
   })
   await node.start().catch(async (error: unknown) => {
     await registry.shutdown()

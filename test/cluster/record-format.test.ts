@@ -42,4 +42,29 @@ describe.skipIf(natsMissing !== undefined)(`a node started beside one of another
       await nc.close()
     }
   })
+
+  it('a node away past its lease while a node of another format joined stops as it comes back, and exits 2', async () => {
+    nats = await startNats()
+    const dataDir = await tempDataDir()
+    const server = startProcess(['--port', '0', '--data-dir', dataDir, '--workspace', dataDir, '--model', 'demo', '--cluster', nats.url, '--node-name', 'n1'])
+    await server.url
+    const [{ connect }, { Kvm }] = await Promise.all([import('@nats-io/transport-node'), import('@nats-io/kv')])
+    const nc = await connect({ servers: nats.url })
+    const leases = await new Kvm(nc).open('th_nodes')
+    const renew = () => leases.put('next-0001', JSON.stringify({ name: 'next', format: RECORD_FORMAT + 1 }))
+    let renewing: ReturnType<typeof setInterval> | undefined
+    try {
+      // Frozen past its 3 s lease; the next version joins meanwhile.
+      process.kill(server.child.pid!, 'SIGSTOP')
+      await new Promise((resolve) => setTimeout(resolve, 3500))
+      await renew()
+      renewing = setInterval(() => void renew(), 500)
+      process.kill(server.child.pid!, 'SIGCONT')
+      expect(await server.exit).toBe(2)
+      expect(server.output()).toContain(`node next writes the cluster's records in format ${RECORD_FORMAT + 1} and this threadhost in format ${RECORD_FORMAT}`)
+    } finally {
+      clearInterval(renewing)
+      await nc.close()
+    }
+  })
 })

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest'
 import { OtherRecordFormat } from '../../src/host/cluster/cluster-node.js'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
-import { RECORD_FORMAT } from '../../src/host/cluster/port.js'
+import { EngineAway, RECORD_FORMAT, type ClusterEngine } from '../../src/host/cluster/port.js'
 import { api } from './harness.js'
 import { inProcessNodes } from './in-process-cluster.js'
 
@@ -35,9 +35,18 @@ describe('a cluster of nodes that write other record formats', () => {
     expect(created.status).toBe(201)
   })
 
-  it('a node that lost its lease while nodes of another format joined does not join again: it holds no lease and takes no thread', async () => {
+  /** A node away past its lease while a node of the next format joins; its first `failures` asks for the live nodes after that fail. */
+  async function awayWhileNextJoins(failures: number): Promise<void> {
     const cluster = new MemoryCluster()
-    const a = await node(cluster, 'na')
+    let failing = 0
+    // Armed below: the engine does not answer that many listings of the live nodes.
+    const flaky = (engine: ClusterEngine): ClusterEngine => ({
+      ...engine,
+      membership: new Proxy(engine.membership, {
+        get: (target, name) => (name === 'live' ? () => (failing-- > 0 ? Promise.reject(new EngineAway()) : target.live()) : Reflect.get(target, name)),
+      }),
+    })
+    const a = await node(cluster, 'na', { engine: flaky })
     expect((await api(a.url, 'POST', '/api/threads', { id: 'f1' })).status).toBe(201)
     expect((await api(a.url, 'POST', '/api/threads/f1/prompt', { message: 'hello' })).status).toBe(202)
     // Away past its lease (frozen, cut off): meanwhile a node of the next version joins.
@@ -45,6 +54,7 @@ describe('a cluster of nodes that write other record formats', () => {
     await next.join()
     const oldLife = a.node.self.id
     expect(cluster.owners.get('f1')?.record.node).toBe(oldLife)
+    failing = failures
     cluster.expire(oldLife)
     // It tried to join again, as a new life, and left.
     await expect.poll(() => a.node.self.id, { timeout: 5000 }).not.toBe(oldLife)
@@ -54,5 +64,9 @@ describe('a cluster of nodes that write other record formats', () => {
     expect((await api(a.url, 'POST', '/api/threads/f1/prompt', { message: 'again' })).status).toBe(503)
     expect(cluster.owners.get('f1')?.record.node).toBe(oldLife)
     next.close()
-  })
+  }
+
+  it('a node that lost its lease while nodes of another format joined does not join again: it holds no lease and takes no thread', () => awayWhileNextJoins(0))
+
+  it('… nor when the engine does not answer its first ask for the live nodes: it asks again', () => awayWhileNextJoins(1))
 })

@@ -60,6 +60,8 @@ const RELEASE_RETRY_MS = 100
  * after reading the checkpoint, instead of the whole log.
  */
 const CHECKPOINT_EVERY = 1000
+/** How often a node that joined again asks the engine for the live nodes' formats until it answers. */
+const RETRY_CHECK_MS = 250
 /** Prompts' accepted marks kept for their answers at most (see `promptAccepted`). */
 const MAX_ACCEPTED = 1000
 
@@ -125,6 +127,11 @@ export class ClusterNode {
       clock?: () => number
       /** How many of a thread's records its log's checkpoints are apart at least (CHECKPOINT_EVERY). */
       checkpointEvery?: number
+      /**
+       * Called when the node, joining again after losing its lease, finds a live node of another record
+       * format: it holds no lease and owns nothing, and the process is to stop (open-host.ts: exit 2).
+       */
+      onOtherFormat?: (error: OtherRecordFormat) => void
     },
   ) {}
 
@@ -314,6 +321,8 @@ export class ClusterNode {
     // The owner's followers get its records as soon as they are in the log: from the acknowledgement, not back through the reader.
     const writer = new LogWriter(threadId, this.engine.logs, mirror.position, () => void this.#lose(threadId), this.options.log, (record, position) => this.#mirrors.get(threadId)?.appended(record, position))
     const owned: Owned = { ownership, writer, stopServing: () => {}, attached: new WeakSet() }
+    // Lost while it read the log: what the loss gave up did not include this thread yet.
+    if (this.#lost || this.self.id !== life) return false
     this.#owned.set(threadId, owned)
     const epoch = { kind: 'epoch' as const, node: this.self.id, name: this.self.name, revision: ownership.revision, seq: view?.seq ?? 0 }
     if (view) {
@@ -476,9 +485,21 @@ export class ClusterNode {
     await this.#loseAll()
     if (this.#stopped) return
     await this.engine.membership.rejoin()
-    // Nodes of another format may have taken the cluster over while this one was away: it stays out.
-    const other = await this.#otherFormat().catch(() => undefined)
-    if (other) return this.options.log?.('error', `cluster: ${other.message}. This node owns no thread until it is restarted.`)
+    // Nodes of another format may have taken the cluster over while this one was away: it stays out, and
+    // stops (`onOtherFormat`). Until the engine answers, it is not back.
+    for (;;) {
+      if (this.#stopped) return
+      const checked = await this.#otherFormat().then(
+        (other) => ({ other }),
+        () => undefined,
+      )
+      if (checked?.other) {
+        this.options.log?.('error', `cluster: ${checked.other.message}; this node stops`)
+        return this.options.onOtherFormat?.(checked.other)
+      }
+      if (checked) break
+      await new Promise((resolve) => setTimeout(resolve, RETRY_CHECK_MS))
+    }
     this.#deadSince.clear()
     if (!this.#stopped) this.#lost = false
   }

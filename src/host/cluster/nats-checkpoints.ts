@@ -10,7 +10,7 @@
  * it after a whole checkpoint's worth of records is stopped by its timeout and reads the log instead.
  */
 import { randomUUID } from 'node:crypto'
-import type { KV } from '@nats-io/kv'
+import { Kvm } from '@nats-io/kv'
 import { Objm, type ObjectStore } from '@nats-io/obj'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { json, Link, parse, refused } from './nats-link.js'
@@ -31,8 +31,9 @@ interface Pointer {
 const utf8 = new TextDecoder()
 const encoder = new TextEncoder()
 
-export async function checkpointsOn(nc: NatsConnection, pointers: KV, link: Link): Promise<Pick<ThreadLogs, 'checkpoint' | 'keepCheckpoint'>> {
+export async function checkpointsOn(nc: NatsConnection, link: Link): Promise<Pick<ThreadLogs, 'checkpoint' | 'keepCheckpoint'>> {
   const objects = await new Objm(nc).create(OBJECTS)
+  const pointers = await new Kvm(nc).create(POINTERS, { history: 1 })
   return {
     async checkpoint(threadId) {
       const entry = await link.call(() => pointers.get(tokenOf(threadId)))
@@ -52,9 +53,10 @@ export async function checkpointsOn(nc: NatsConnection, pointers: KV, link: Link
         await link.call(() => (entry ? pointers.update(token, pointer, entry.revision) : pointers.create(token, pointer)))
       } catch (error) {
         // Another node moved the pointer meanwhile (an old owner and a new one): its checkpoint stands.
+        // Any other failure may have moved it all the same (its answer lost): the object stays.
+        if (!refused(error)) throw error
         await link.call(() => objects.delete(object)).catch(() => {})
-        if (refused(error)) return
-        throw error
+        return
       }
       if (current?.before) await link.call(() => objects.delete(current.before!)).catch(() => {})
     },
@@ -65,6 +67,8 @@ export async function checkpointsOn(nc: NatsConnection, pointers: KV, link: Link
 async function read(objects: ObjectStore, name: string, link: Link): Promise<Uint8Array | null> {
   const result = await link.call(() => objects.get(name))
   if (result === null) return null
+  // Settled with the stream (the digest's verdict), or never once the read is cancelled.
+  const failed = result.error.catch((error: unknown) => error as Error)
   const reader = result.data.getReader()
   let late = false
   const timer = setTimeout(() => {
@@ -82,7 +86,7 @@ async function read(objects: ObjectStore, name: string, link: Link): Promise<Uin
     clearTimeout(timer)
   }
   if (late) throw new Error(`the checkpoint ${name} was not read within ${CHECKPOINT_READ_MS} ms`)
-  const failed = await result.error
-  if (failed) throw failed
+  const error = await failed
+  if (error) throw error
   return Buffer.concat(chunks)
 }

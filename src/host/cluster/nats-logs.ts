@@ -4,7 +4,6 @@
  * position on; its checkpoints: nats-checkpoints.ts.
  */
 import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream'
-import type { KV } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Log } from '../store/journal.js'
 import { checkpointsOn } from './nats-checkpoints.js'
@@ -15,8 +14,7 @@ const STREAM = 'THREADS'
 /** How long an append waits for the engine's answer before it is tried again. */
 const APPEND_TIMEOUT_MS = 2000
 
-/** `pointers`: the `th_checkpoint` bucket (nats-checkpoints.ts). */
-export async function logsOn(nc: NatsConnection, js: JetStreamClient, jsm: JetStreamManager, pointers: KV, link: Link, log?: Log): Promise<ThreadLogs> {
+export async function logsOn(nc: NatsConnection, js: JetStreamClient, jsm: JetStreamManager, link: Link, log?: Log): Promise<ThreadLogs> {
   try {
     await jsm.streams.info(STREAM)
   } catch {
@@ -25,7 +23,7 @@ export async function logsOn(nc: NatsConnection, js: JetStreamClient, jsm: JetSt
       if (!(await jsm.streams.info(STREAM).catch(() => undefined))) throw error
     })
   }
-  const checkpoints = await checkpointsOn(nc, pointers, link)
+  const checkpoints = await checkpointsOn(nc, link)
   const subject = (threadId: string) => `th.${tokenOf(threadId)}`
   const last = async (threadId: string) => (await link.call(() => jsm.direct.getMessage(STREAM, { last_by_subj: subject(threadId) })))?.seq ?? 0
   return {

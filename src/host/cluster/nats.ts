@@ -70,7 +70,7 @@ export async function connectNats(url: string, name: string, log?: Log, options:
   const js = jetstream(nc)
   const link = new Link(nc)
   const kvm = new Kvm(nc)
-  const logs = await logsOn(nc, js, jsm, await kvm.create('th_checkpoint', { history: 1 }), link, log)
+  const logs = await logsOn(nc, js, jsm, link, log)
   const nodes = await kvm.create('th_nodes', { ttl: LEASE_TTL_MS, history: 1 })
   const owners = await kvm.create('th_owners', { history: 1 })
   const threads = await kvm.create('th_threads', { history: 1 })

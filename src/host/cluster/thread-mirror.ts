@@ -12,7 +12,8 @@
  * owner keeps one every `checkpoints.every` records, when the thread is at rest (or after ten times as
  * many in one run).
  */
-import type { Observation, ObservationInput } from '../../schemas/index.js'
+import { Compile } from 'typebox/compile'
+import { Snapshot, type Observation, type ObservationInput } from '../../schemas/index.js'
 import type { ThreadView } from '../../shared/projection.js'
 import { Feed } from '../feed.js'
 import type { Log } from '../store/journal.js'
@@ -34,6 +35,16 @@ export interface KeyedAdmission {
 
 /** The keyed prompts a mirror remembers, newest first kept: a thread's every prompt is keyed by the web client. */
 const MAX_KEYED = 1000
+
+/** Checks a restored view against the snapshot's schema (compiled on the first restore). */
+let snapshotValidator: { Check(value: unknown): boolean } | undefined
+const isView = (value: unknown): value is ThreadView => (snapshotValidator ??= Compile(Snapshot)).Check(value)
+const isPairs = (value: unknown, second: (v: unknown) => boolean): value is [string, never][] =>
+  Array.isArray(value) && value.every((pair) => Array.isArray(pair) && pair.length === 2 && typeof pair[0] === 'string' && second(pair[1]))
+const isAdmission = (v: unknown): boolean => {
+  const a = v as KeyedAdmission | null
+  return typeof a === 'object' && a !== null && typeof a.messageId === 'string' && typeof a.fingerprint === 'string' && typeof a.run === 'number' && typeof a.queued === 'boolean'
+}
 
 /** Adds to a map kept to its newest `MAX_KEYED` entries. */
 function keepNewest<K, V>(map: Map<K, V>, key: K, value: V): void {
@@ -137,6 +148,10 @@ export class ThreadMirror {
     try {
       const restored = JSON.parse(state) as MirrorState
       if (restored.format !== CHECKPOINT_FORMAT) throw new Error(`its format is ${String(restored.format)}, this node's ${CHECKPOINT_FORMAT}`)
+      // Nothing in it is taken unchecked: a fold that throws later would stop the mirror for good.
+      if (!isView(restored.view)) throw new Error('its view is not a snapshot')
+      const isString = (v: unknown) => typeof v === 'string'
+      if (!isPairs(restored.openPrompts, isString) || !isPairs(restored.keyOf, isString) || !isPairs(restored.keyed, isAdmission)) throw new Error('its prompts or keys are not lists of pairs')
       const feed = this.#newFeed(restored.view)
       const openPrompts = new Map(restored.openPrompts)
       const keyed = new Map(restored.keyed)
@@ -156,7 +171,7 @@ export class ThreadMirror {
   /** Keeps a checkpoint of the log at this mirror's position, when one is due and this node keeps them. */
   #checkpoint(): void {
     const policy = this.options.checkpoints
-    // One at a time: two puts of one object could land in either order.
+    // One at a time: a slow engine does not pile them up.
     if (!policy || !this.feed || this.#keeping || this.#sinceCheckpoint < policy.every) return
     if ((this.#busy && this.#sinceCheckpoint < policy.every * 10) || !policy.writes()) return
     this.#sinceCheckpoint = 0
@@ -172,8 +187,8 @@ export class ThreadMirror {
     const position = this.position
     this.#keeping = true
     setImmediate(() => {
-      this.logs
-        .keepCheckpoint(this.threadId, { position, state: JSON.stringify(state) })
+      Promise.resolve()
+        .then(() => this.logs.keepCheckpoint(this.threadId, { position, state: JSON.stringify(state) }))
         .catch((error: unknown) => {
           if (error instanceof EngineAway) return
           this.options.log?.('warn', `[${this.threadId}] cluster: the log's checkpoint at ${position} was not kept (${String(error)}); the next one is tried after as many records`)
