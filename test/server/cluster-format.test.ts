@@ -3,9 +3,9 @@
  * docs/flows/cluster.md): one that would misread the others' records, or have its own misread, stays out.
  */
 import { describe, expect, it } from 'vitest'
-import { OtherRecordFormat } from '../../src/host/cluster/cluster-node.js'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
 import { EngineAway, RECORD_FORMAT, type ClusterEngine } from '../../src/host/cluster/port.js'
+import { OtherRecordFormat } from '../../src/host/cluster/record-format.js'
 import { api } from './harness.js'
 import { inProcessNodes } from './in-process-cluster.js'
 

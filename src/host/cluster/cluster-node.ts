@@ -21,6 +21,7 @@ import { openEnds } from '../open-ends.js'
 import { fenceGuard, type FenceGuard } from './fence-guard.js'
 import { LogWriter } from './log-writer.js'
 import { EngineAway, type ClusterEngine, type CommandHandler, type CommandReply, type CommandRequest, type NodeInfo, type Ownership } from './port.js'
+import { leftForOtherFormat, type OtherRecordFormat } from './record-format.js'
 import { lastFrame, ThreadMirror, type KeyedAdmission } from './thread-mirror.js'
 
 /** What the node needs of the thread registry (thread-registry.ts). */
@@ -76,16 +77,6 @@ interface Owned {
 
 /** The receipt a keyed prompt's accepted record holds (see `promptAccepted`). */
 type Receipt = { run: number; queued: boolean }
-
-/** A live node writes another record format than this one's: this one does not join (see RECORD_FORMAT in port.ts). */
-export class OtherRecordFormat extends Error {
-  constructor(readonly other: NodeInfo, self: NodeInfo) {
-    super(
-      `node ${other.name} writes the cluster's records in format ${other.format} and this threadhost in format ${self.format}: ` +
-        'a change of format goes to every node together (stop them all, then start them all on one version)',
-    )
-  }
-}
 
 export class ClusterNode {
   readonly #owned = new Map<string, Owned>()
@@ -143,7 +134,7 @@ export class ClusterNode {
   async start(): Promise<void> {
     const { membership, index } = this.engine
     await membership.join()
-    const other = await this.#otherFormat()
+    const other = await leftForOtherFormat(membership)
     if (other) throw other
     membership.onLost(() => void this.#rejoin())
     this.registry.attachCluster({ follow: (id) => this.follow(id), base: (id) => this.#base(id), fence: fenceGuard({ name: () => this.self.name, leaseCurrent: () => this.engine.membership.current(), owns: (id) => this.owns(id) }) })
@@ -489,7 +480,7 @@ export class ClusterNode {
     // stops (`onOtherFormat`). Until the engine answers, it is not back.
     for (;;) {
       if (this.#stopped) return
-      const checked = await this.#otherFormat().then(
+      const checked = await leftForOtherFormat(this.engine.membership).then(
         (other) => ({ other }),
         () => undefined,
       )
@@ -502,18 +493,6 @@ export class ClusterNode {
     }
     this.#deadSince.clear()
     if (!this.#stopped) this.#lost = false
-  }
-
-  /**
-   * Joined, then checked: of two nodes of different formats that join at once, each sees the other. A
-   * live node of another format makes this one leave again (the error says which).
-   */
-  async #otherFormat(): Promise<OtherRecordFormat | undefined> {
-    const { membership } = this.engine
-    const other = (await membership.live()).find((n) => n.format !== this.self.format)
-    if (!other) return undefined
-    await membership.leave().catch(() => {})
-    return new OtherRecordFormat(other, this.self)
   }
 
   async #scanOnce(): Promise<void> {
