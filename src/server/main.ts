@@ -1,8 +1,9 @@
 /**
  * threadhost's entry point. The configuration is checked before anything heavy is loaded, so a
  * wrong flag is answered at once; then the host and the server run as Effect layers (serve.ts) that
- * SIGINT/SIGTERM interrupt. The process exits 0 once everything is released, 1 if the way out took
- * longer than its bound, and a start that fails says why in one line and exits 2 (a wrong flag) or 1;
+ * SIGINT/SIGTERM interrupt. The process exits 0 once everything is released (or the code the host
+ * asked for when it asked to stop: stop-request.ts), 1 if the way out took longer than its bound, and a
+ * start that fails says why in one line and exits 2 (a wrong flag) or 1;
  * a taken port is found before pi loads, so that answer comes at once too.
  */
 import { enableCompileCache, setSourceMapsSupport } from 'node:module'
@@ -33,18 +34,26 @@ async function main(): Promise<void> {
     process.exit(1)
   }
   // The logger brings fastify and pino: loaded with the rest, after a wrong flag or a taken port was answered.
-  const [{ Cause, Effect, Fiber }, { serve, SHUTDOWN_LIMIT, StartFailed }, { log }] = await Promise.all([import('effect'), import('./serve.js'), import('./log.js')])
+  const [{ Cause, Effect, Fiber }, { serve, SHUTDOWN_LIMIT, StartFailed }, { log }, { onStopRequest }] = await Promise.all([
+    import('effect'),
+    import('./serve.js'),
+    import('./log.js'),
+    import('./stop-request.js'),
+  ])
   const fiber = Effect.runFork(serve(config))
   let stopping = false
-  const stop = (signal: string) => {
+  // 0 after a signal; the code the host asked for when it asked to stop (stop-request.ts).
+  let exitCode = 0
+  const stop = (why: string, asked?: number) => {
+    if (asked !== undefined) exitCode = asked
     if (stopping) {
-      // A second signal is the person insisting: go now.
-      log('warn', `${signal} received again; exiting without waiting for the shutdown`)
+      // The host's own request during a stop only sets the code; a second signal is the person insisting: go now.
+      if (asked !== undefined) return
+      log('warn', `${why} received again; exiting without waiting for the shutdown`)
       process.exit(1)
     }
     stopping = true
-    log('info', `${signal} received`)
-    // Then 0, unless the host asked to stop with a code of its own (a cluster node that may not stay: 2).
+    log('info', asked === undefined ? `${why} received` : `stopping: ${why}`)
     void Effect.runPromise(
       Fiber.interrupt(fiber).pipe(
         Effect.timeoutOrElse({
@@ -52,10 +61,11 @@ async function main(): Promise<void> {
           orElse: () => Effect.sync(() => (log('error', `shutdown did not finish within ${SHUTDOWN_LIMIT}; exiting`), process.exit(1))),
         }),
       ),
-    ).then(() => process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0))
+    ).then(() => process.exit(exitCode))
   }
   process.on('SIGINT', () => stop('SIGINT'))
   process.on('SIGTERM', () => stop('SIGTERM'))
+  onStopRequest((code, reason) => stop(reason, code))
   fiber.addObserver((exit) => {
     if (stopping || exit._tag !== 'Failure') return
     const error = Cause.squash(exit.cause)

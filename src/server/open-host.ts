@@ -13,6 +13,7 @@ import { createPiRuntimeFactory, describeSurvey, PiModels, surveyAgentDir } from
 import { initialView } from '../shared/projection.js'
 import { countedEngine } from './cluster-metrics.js'
 import { ConfigError, type Config } from './config.js'
+import { requestStop } from './stop-request.js'
 import type { LogLevel } from './log.js'
 
 type HostLog = (level: LogLevel, message: string) => void
@@ -75,11 +76,8 @@ async function openClusterNode(
     fileView: async (threadId) => initialView(threadId, await options.runtimes.readTranscript(threadId).catch(() => [])),
     log,
     // Back from a lost lease among nodes of another record format: it stops as a graceful stop does, and
-    // exits 2 as a start beside them does.
-    onOtherFormat: () => {
-      process.exitCode = 2
-      process.kill(process.pid, 'SIGTERM')
-    },
+    // exits 2 as a start beside them does (1 when the engine's answer was an error).
+    onMustStop: (error) => requestStop(error instanceof OtherRecordFormat ? 2 : 1, error.message),
   })
   await node.start().catch(async (error: unknown) => {
     await registry.shutdown()

@@ -86,6 +86,9 @@ describe('a thread mirror and its log\'s checkpoints', () => {
     const writer = owner(cluster)
     const keeping = await started(new ThreadMirror(ID, cluster.engine('a').logs, async () => initialView(ID), { checkpoints: { every: 20, writes: () => true } }))
     for (let run = 1; run <= 3; run++) await writer.run(run, 12)
+    // An extension's question left open, its title longer than the API would take from a client.
+    await writer.frames({ type: 'extension-ui-request', id: 'd1', blocking: true, dialog: { method: 'confirm', title: 'Deploy? '.repeat(400), message: 'to prod' }, origin: { kind: 'extension', name: 'deploy' } })
+    for (let k = 0; k < 20; k++) await writer.frames({ type: 'notify', message: `waiting ${k}`, level: 'info' })
     // One prompt left open (accepted, no fate yet), after the last checkpoint.
     await writer.append({ kind: 'prompt', op: 'accepted', messageId: 'p4', text: 'prompt 4', key: { key: 'k4', fingerprint: 'f4', run: 4, queued: false } })
     await folded(keeping, writer.last)
@@ -103,6 +106,7 @@ describe('a thread mirror and its log\'s checkpoints', () => {
     expect(held(b)).toEqual(held(c))
     expect(held(b)).toEqual(held(keeping))
     expect(b.openPrompts.get('p4')).toBe('prompt 4')
+    expect(b.feed!.snapshot().openDialogs.map((d) => d.id)).toEqual(['d1'])
     expect(b.keyed.get('k2')).toEqual({ messageId: 'p2', fingerprint: 'f2', run: 2, queued: false })
 
     // A follower of b gets the owner's bytes for the next frames, each once.

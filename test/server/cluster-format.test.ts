@@ -69,4 +69,31 @@ describe('a cluster of nodes that write other record formats', () => {
   it('a node that lost its lease while nodes of another format joined does not join again: it holds no lease and takes no thread', () => awayWhileNextJoins(0))
 
   it('… nor when the engine does not answer its first ask for the live nodes: it asks again', () => awayWhileNextJoins(1))
+
+  it('a node whose lease is lost again while it waits to rejoin asks its process to stop once, with the error naming the other format', async () => {
+    const cluster = new MemoryCluster()
+    let failing = 0
+    const flaky = (engine: ClusterEngine): ClusterEngine => ({
+      ...engine,
+      membership: new Proxy(engine.membership, {
+        get: (target, name) => (name === 'live' ? () => (failing-- > 0 ? Promise.reject(new EngineAway()) : target.live()) : Reflect.get(target, name)),
+      }),
+    })
+    const stops: Error[] = []
+    const a = await node(cluster, 'na', { engine: flaky, onMustStop: (error) => void stops.push(error) })
+    const next = cluster.members.membership('next', RECORD_FORMAT + 1)
+    await next.join()
+    const first = a.node.self.id
+    failing = 4
+    cluster.expire(first)
+    // Joined again as a new life, which waits for the engine to list the formats; that lease is lost too.
+    await expect.poll(() => a.node.self.id).not.toBe(first)
+    cluster.expire(a.node.self.id)
+    await expect.poll(() => stops.length, { timeout: 5000 }).toBe(1)
+    await new Promise((resolve) => setTimeout(resolve, 600))
+    expect(stops).toHaveLength(1)
+    expect(stops[0]).toBeInstanceOf(OtherRecordFormat)
+    expect([...cluster.members.nodes.values()].map((n) => n.name)).toEqual(['next'])
+    next.close()
+  })
 })

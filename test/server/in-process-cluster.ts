@@ -29,16 +29,16 @@ export async function startNode(
   cluster: MemoryCluster,
   name: string,
   dataDir: string,
-  extra: { idleMs?: number; demoDelayMs?: number; engine?: (engine: ClusterEngine) => ClusterEngine; clock?: () => number; nodeUrl?: string; format?: number; checkpointEvery?: number } = {},
+  extra: { idleMs?: number; demoDelayMs?: number; engine?: (engine: ClusterEngine) => ClusterEngine; clock?: () => number; nodeUrl?: string; format?: number; checkpointEvery?: number; onMustStop?: (error: Error) => void } = {},
 ): Promise<InProcessNode> {
-  const { engine: seam = (e) => e, demoDelayMs = 2, clock, nodeUrl, format, checkpointEvery, ...rest } = extra
+  const { engine: seam = (e) => e, demoDelayMs = 2, clock, nodeUrl, format, checkpointEvery, onMustStop, ...rest } = extra
   const options = { ...(await piHost(dataDir, { demoDelayMs })), ...rest }
   // `engine`: a test's seam between the node and the engine (a write that never lands, say).
   const { engine } = countedEngine(seam(cluster.engine(name, format)))
   let node: ClusterNode | undefined
   const own = SqliteThreadStore.open(join(dataDir, 'nodes', name), { floorSeq: () => lostCeiling(), promptsLogged: true })
   const registry = await ThreadRegistry.open({ ...options, store: clusterStore(own.store, () => node) })
-  node = new ClusterNode(engine, registry, { fileView: async (id) => initialView(id, await options.runtimes.readTranscript(id).catch(() => [])), ...(clock ? { clock } : {}), ...(checkpointEvery ? { checkpointEvery } : {}) })
+  node = new ClusterNode(engine, registry, { fileView: async (id) => initialView(id, await options.runtimes.readTranscript(id).catch(() => [])), ...(clock ? { clock } : {}), ...(checkpointEvery ? { checkpointEvery } : {}), ...(onMustStop ? { onMustStop } : {}) })
   // As open-host.ts: a node that does not join leaves nothing open.
   await node.start().catch(async (error: unknown) => {
     await registry.shutdown()

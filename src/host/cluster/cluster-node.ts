@@ -21,7 +21,7 @@ import { openEnds } from '../open-ends.js'
 import { fenceGuard, type FenceGuard } from './fence-guard.js'
 import { LogWriter } from './log-writer.js'
 import { EngineAway, type ClusterEngine, type CommandHandler, type CommandReply, type CommandRequest, type NodeInfo, type Ownership } from './port.js'
-import { leftForOtherFormat, type OtherRecordFormat } from './record-format.js'
+import { leftForOtherFormat, OtherRecordFormat } from './record-format.js'
 import { lastFrame, ThreadMirror, type KeyedAdmission } from './thread-mirror.js'
 
 /** What the node needs of the thread registry (thread-registry.ts). */
@@ -98,6 +98,9 @@ export class ClusterNode {
   #stopping?: Promise<void>
   /** A graceful stop under way (server/graceful-stop.ts): no thread is taken here any more. */
   #draining = false
+  /** Rejoins started (see #rejoin): only the newest may bring the node back. */
+  #rejoins = 0
+  #mustStopCalled = false
   /** Between a lost lease and the rejoin: this node owns nothing and takes nothing. */
   #lost = false
   #scanning = false
@@ -119,10 +122,12 @@ export class ClusterNode {
       /** How many of a thread's records its log's checkpoints are apart at least (CHECKPOINT_EVERY). */
       checkpointEvery?: number
       /**
-       * Called when the node, joining again after losing its lease, finds a live node of another record
-       * format: it holds no lease and owns nothing, and the process is to stop (open-host.ts: exit 2).
+       * Called once when the node, joining again after losing its lease, may not serve on: a live node
+       * writes another record format (`OtherRecordFormat`), or the engine's answer to that question was an
+       * error other than being away. It then holds no lease and owns nothing, and the process is to stop
+       * (open-host.ts). Not called once the node drains or stops.
        */
-      onOtherFormat?: (error: OtherRecordFormat) => void
+      onMustStop?: (error: Error) => void
     },
   ) {}
 
@@ -312,8 +317,12 @@ export class ClusterNode {
     // The owner's followers get its records as soon as they are in the log: from the acknowledgement, not back through the reader.
     const writer = new LogWriter(threadId, this.engine.logs, mirror.position, () => void this.#lose(threadId), this.options.log, (record, position) => this.#mirrors.get(threadId)?.appended(record, position))
     const owned: Owned = { ownership, writer, stopServing: () => {}, attached: new WeakSet() }
-    // Lost while it read the log: what the loss gave up did not include this thread yet.
-    if (this.#lost || this.self.id !== life) return false
+    // Lost (or stopped) while it read the log: what the loss gave up did not include this thread yet. Given
+    // back, so that the next command through any node takes it at once.
+    if (this.#lost || this.#stopped || this.self.id !== life) {
+      void owners.release(ownership).catch(() => {})
+      return false
+    }
     this.#owned.set(threadId, owned)
     const epoch = { kind: 'epoch' as const, node: this.self.id, name: this.self.name, revision: ownership.revision, seq: view?.seq ?? 0 }
     if (view) {
@@ -472,27 +481,40 @@ export class ClusterNode {
    * reported by whichever node takes each thread (this one included): the old life is never live again.
    */
   async #rejoin(): Promise<void> {
+    // The newest loss's rejoin is the one that counts: a lease lost again while an older one waited on the
+    // engine starts another, and the older one gives up.
+    const rejoin = ++this.#rejoins
+    const current = () => rejoin === this.#rejoins && !this.#stopped
     this.#lost = true
     await this.#loseAll()
-    if (this.#stopped) return
+    if (!current()) return
     await this.engine.membership.rejoin()
     // Nodes of another format may have taken the cluster over while this one was away: it stays out, and
-    // stops (`onOtherFormat`). Until the engine answers, it is not back.
-    for (;;) {
-      if (this.#stopped) return
-      const checked = await leftForOtherFormat(this.engine.membership).then(
-        (other) => ({ other }),
-        () => undefined,
-      )
-      if (checked?.other) {
-        this.options.log?.('error', `cluster: ${checked.other.message}; this node stops`)
-        return this.options.onOtherFormat?.(checked.other)
+    // stops. Until the engine answers, it is not back.
+    for (let tries = 0; current(); tries++) {
+      let other: OtherRecordFormat | undefined
+      try {
+        other = await leftForOtherFormat(this.engine.membership)
+      } catch (error) {
+        if (!(error instanceof EngineAway)) return this.#mustStop(new Error(`cluster: the live nodes' formats could not be read (${String(error)})`))
+        if (tries % 40 === 0) this.options.log?.('warn', `cluster: rejoined; waiting for the engine to list the live nodes' formats before serving again (${String(error)})`)
+        await new Promise((resolve) => setTimeout(resolve, RETRY_CHECK_MS))
+        continue
       }
-      if (checked) break
-      await new Promise((resolve) => setTimeout(resolve, RETRY_CHECK_MS))
+      if (other) return this.#mustStop(other)
+      if (!current()) return
+      this.#deadSince.clear()
+      this.#lost = false
+      return
     }
-    this.#deadSince.clear()
-    if (!this.#stopped) this.#lost = false
+  }
+
+  /** Once, and not once the node drains or stops: it may not serve on, and the process is to stop. */
+  #mustStop(error: Error): void {
+    this.options.log?.('error', `${error instanceof OtherRecordFormat ? `cluster: ${error.message}` : error.message}; this node stops`)
+    if (this.#mustStopCalled || this.#draining || this.#stopped) return
+    this.#mustStopCalled = true
+    this.options.onMustStop?.(error)
   }
 
   async #scanOnce(): Promise<void> {

@@ -67,7 +67,8 @@ export async function checkpointsOn(nc: NatsConnection, link: Link): Promise<Pic
 async function read(objects: ObjectStore, name: string, link: Link): Promise<Uint8Array | null> {
   const result = await link.call(() => objects.get(name))
   if (result === null) return null
-  // Settled with the stream (the digest's verdict), or never once the read is cancelled.
+  // Rejects when the object store's consumer fails (a digest that does not match errors the stream
+  // itself); handled here at once, so that a failure while the stream is read is never unhandled.
   const failed = result.error.catch((error: unknown) => error as Error)
   const reader = result.data.getReader()
   let late = false

@@ -12,8 +12,7 @@
  * owner keeps one every `checkpoints.every` records, when the thread is at rest (or after ten times as
  * many in one run).
  */
-import { Compile } from 'typebox/compile'
-import { Snapshot, type Observation, type ObservationInput } from '../../schemas/index.js'
+import type { Observation, ObservationInput } from '../../schemas/index.js'
 import type { ThreadView } from '../../shared/projection.js'
 import { Feed } from '../feed.js'
 import type { Log } from '../store/journal.js'
@@ -36,9 +35,17 @@ export interface KeyedAdmission {
 /** The keyed prompts a mirror remembers, newest first kept: a thread's every prompt is keyed by the web client. */
 const MAX_KEYED = 1000
 
-/** Checks a restored view against the snapshot's schema (compiled on the first restore). */
-let snapshotValidator: { Check(value: unknown): boolean } | undefined
-const isView = (value: unknown): value is ThreadView => (snapshotValidator ??= Compile(Snapshot)).Check(value)
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+/**
+ * Whether a restored view has what the fold goes on from: its lists and maps where the fold appends and
+ * sets. Not the snapshot's whole schema: its input limits (a title's length, say) are the API's, and an
+ * extension's dialog may pass them.
+ */
+function isView(value: unknown): value is ThreadView {
+  if (!isObject(value) || typeof value.seq !== 'number' || !Array.isArray(value.transcript) || !Array.isArray(value.openDialogs)) return false
+  const { status, queue, statusItems, widgets, working } = value
+  return isObject(status) && typeof status.busy === 'boolean' && typeof status.run === 'number' && isObject(queue) && Array.isArray(queue.steering) && Array.isArray(queue.followUp) && [statusItems, widgets, working].every(isObject)
+}
 const isPairs = (value: unknown, second: (v: unknown) => boolean): value is [string, never][] =>
   Array.isArray(value) && value.every((pair) => Array.isArray(pair) && pair.length === 2 && typeof pair[0] === 'string' && second(pair[1]))
 const isAdmission = (v: unknown): boolean => {
@@ -149,7 +156,7 @@ export class ThreadMirror {
       const restored = JSON.parse(state) as MirrorState
       if (restored.format !== CHECKPOINT_FORMAT) throw new Error(`its format is ${String(restored.format)}, this node's ${CHECKPOINT_FORMAT}`)
       // Nothing in it is taken unchecked: a fold that throws later would stop the mirror for good.
-      if (!isView(restored.view)) throw new Error('its view is not a snapshot')
+      if (!isView(restored.view)) throw new Error('its view is not one the fold goes on from')
       const isString = (v: unknown) => typeof v === 'string'
       if (!isPairs(restored.openPrompts, isString) || !isPairs(restored.keyOf, isString) || !isPairs(restored.keyed, isAdmission)) throw new Error('its prompts or keys are not lists of pairs')
       const feed = this.#newFeed(restored.view)
