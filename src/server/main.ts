@@ -42,17 +42,23 @@ async function main(): Promise<void> {
   ])
   const fiber = Effect.runFork(serve(config))
   let stopping = false
-  // 0 after a signal; the code the host asked for when it asked to stop (stop-request.ts).
+  let signalled = false
+  // 0 after a signal; the code the host asked for when its request started the stop (stop-request.ts).
   let exitCode = 0
   const stop = (why: string, asked?: number) => {
-    if (asked !== undefined) exitCode = asked
     if (stopping) {
-      // The host's own request during a stop only sets the code; a second signal is the person insisting: go now.
+      // A request during a stop changes nothing; a second signal is the person insisting: go now.
       if (asked !== undefined) return
-      log('warn', `${why} received again; exiting without waiting for the shutdown`)
-      process.exit(1)
+      if (signalled) {
+        log('warn', `${why} received again; exiting without waiting for the shutdown`)
+        process.exit(1)
+      }
+      signalled = true
+      return log('info', `${why} received; already stopping`)
     }
     stopping = true
+    if (asked === undefined) signalled = true
+    else exitCode = asked
     log('info', asked === undefined ? `${why} received` : `stopping: ${why}`)
     void Effect.runPromise(
       Fiber.interrupt(fiber).pipe(

@@ -133,8 +133,9 @@ describe('a thread mirror and its log\'s checkpoints', () => {
       JSON.stringify({ format: CHECKPOINT_FORMAT + 1, view: initialView(ID, [], 4), ...lists }),
       JSON.stringify({ format: CHECKPOINT_FORMAT, view: { seq: 4 }, ...lists }),
       JSON.stringify({ format: CHECKPOINT_FORMAT, view: initialView(ID, [], 4), openPrompts: [1], keyed: [], keyOf: [] }),
-      // Restores, but the first reply after it would throw in the fold: a view without its transcript.
+      // Restore, but the first reply after either would throw in the fold: a view without its transcript, or with a hole in it.
       JSON.stringify({ format: CHECKPOINT_FORMAT, view: { ...initialView(ID, [], 4), transcript: undefined }, ...lists }),
+      JSON.stringify({ format: CHECKPOINT_FORMAT, view: { ...initialView(ID, [], 4), transcript: [null] }, ...lists }),
     ]) {
       cluster.checkpoints.set(ID, { position: 4, state })
       const log = collectedLog()

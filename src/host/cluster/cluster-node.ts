@@ -63,6 +63,8 @@ const RELEASE_RETRY_MS = 100
 const CHECKPOINT_EVERY = 1000
 /** How often a node that joined again asks the engine for the live nodes' formats until it answers. */
 const RETRY_CHECK_MS = 250
+/** How long such asks may fail otherwise than with the engine away before the node stops. */
+const CHECK_FAILING_MS = 30_000
 /** Prompts' accepted marks kept for their answers at most (see `promptAccepted`). */
 const MAX_ACCEPTED = 1000
 
@@ -123,8 +125,8 @@ export class ClusterNode {
       checkpointEvery?: number
       /**
        * Called once when the node, joining again after losing its lease, may not serve on: a live node
-       * writes another record format (`OtherRecordFormat`), or the engine's answer to that question was an
-       * error other than being away. It then holds no lease and owns nothing, and the process is to stop
+       * writes another record format (`OtherRecordFormat`), or asking the engine failed for 30 s otherwise
+       * than with the engine away. It then holds no lease and owns nothing, and the process is to stop
        * (open-host.ts). Not called once the node drains or stops.
        */
       onMustStop?: (error: Error) => void
@@ -141,7 +143,7 @@ export class ClusterNode {
     await membership.join()
     const other = await leftForOtherFormat(membership)
     if (other) throw other
-    membership.onLost(() => void this.#rejoin())
+    membership.onLost(() => void this.#rejoin().catch((error: unknown) => this.options.log?.('error', `cluster: joining again after the lease was lost failed: ${String(error)}`)))
     this.registry.attachCluster({ follow: (id) => this.follow(id), base: (id) => this.#base(id), fence: fenceGuard({ name: () => this.self.name, leaseCurrent: () => this.engine.membership.current(), owns: (id) => this.owns(id) }) })
     this.registry.watchFeeds((threadId, feed) => this.#attach(threadId, feed))
     this.registry.onLiveChange(({ threadId }, event) => {
@@ -299,8 +301,11 @@ export class ClusterNode {
     const life = this.self.id
     const ownership = await owners.acquire(threadId, { node: life, name: this.self.name }, current?.revision)
     if (!ownership) return false
-    // The lease was lost meanwhile: the record names a life that is over, anyone's (this node's next one too) to take.
-    if (this.#lost || this.self.id !== life) return false
+    // The lease was lost meanwhile: the record names a life that is over; given back, for the next command to take.
+    if (this.#lost || this.self.id !== life) {
+      void owners.release(ownership).catch(() => {})
+      return false
+    }
     // The log to its end: the new feed starts from its fold, and the first append is conditional on it.
     const mirror = this.#mirror(threadId)
     await mirror.ready()
@@ -491,12 +496,20 @@ export class ClusterNode {
     await this.engine.membership.rejoin()
     // Nodes of another format may have taken the cluster over while this one was away: it stays out, and
     // stops. Until the engine answers, it is not back.
+    // Each failure is asked again (a timeout under load passes); failures other than the engine being away
+    // for longer than a lease's worth of tries make the node stop.
+    let failing = 0
     for (let tries = 0; current(); tries++) {
       let other: OtherRecordFormat | undefined
       try {
         other = await leftForOtherFormat(this.engine.membership)
       } catch (error) {
-        if (!(error instanceof EngineAway)) return this.#mustStop(new Error(`cluster: the live nodes' formats could not be read (${String(error)})`))
+        failing = error instanceof EngineAway ? 0 : failing + 1
+        if (failing * RETRY_CHECK_MS >= CHECK_FAILING_MS) {
+          if (!current()) return
+          await this.engine.membership.leave().catch(() => {})
+          return this.#mustStop(new Error(`cluster: the live nodes' formats could not be read for ${CHECK_FAILING_MS / 1000} s (${String(error)})`))
+        }
         if (tries % 40 === 0) this.options.log?.('warn', `cluster: rejoined; waiting for the engine to list the live nodes' formats before serving again (${String(error)})`)
         await new Promise((resolve) => setTimeout(resolve, RETRY_CHECK_MS))
         continue

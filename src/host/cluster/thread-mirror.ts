@@ -43,8 +43,19 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  */
 function isView(value: unknown): value is ThreadView {
   if (!isObject(value) || typeof value.seq !== 'number' || !Array.isArray(value.transcript) || !Array.isArray(value.openDialogs)) return false
-  const { status, queue, statusItems, widgets, working } = value
-  return isObject(status) && typeof status.busy === 'boolean' && typeof status.run === 'number' && isObject(queue) && Array.isArray(queue.steering) && Array.isArray(queue.followUp) && [statusItems, widgets, working].every(isObject)
+  const { status, queue, statusItems, widgets, working, changes } = value
+  return (
+    isObject(status) &&
+    typeof status.busy === 'boolean' &&
+    typeof status.run === 'number' &&
+    isObject(queue) &&
+    Array.isArray(queue.steering) &&
+    Array.isArray(queue.followUp) &&
+    [statusItems, widgets, working].every(isObject) &&
+    (changes === undefined || (isObject(changes) && isObject(changes.runs))) &&
+    value.transcript.every((entry) => isObject(entry) && typeof entry.kind === 'string') &&
+    value.openDialogs.every((dialog) => isObject(dialog) && typeof dialog.id === 'string' && isObject(dialog.dialog))
+  )
 }
 const isPairs = (value: unknown, second: (v: unknown) => boolean): value is [string, never][] =>
   Array.isArray(value) && value.every((pair) => Array.isArray(pair) && pair.length === 2 && typeof pair[0] === 'string' && second(pair[1]))
@@ -155,7 +166,7 @@ export class ThreadMirror {
     try {
       const restored = JSON.parse(state) as MirrorState
       if (restored.format !== CHECKPOINT_FORMAT) throw new Error(`its format is ${String(restored.format)}, this node's ${CHECKPOINT_FORMAT}`)
-      // Nothing in it is taken unchecked: a fold that throws later would stop the mirror for good.
+      // Its shape is checked, not each field: a fold that threw on it later would stop the mirror for good.
       if (!isView(restored.view)) throw new Error('its view is not one the fold goes on from')
       const isString = (v: unknown) => typeof v === 'string'
       if (!isPairs(restored.openPrompts, isString) || !isPairs(restored.keyOf, isString) || !isPairs(restored.keyed, isAdmission)) throw new Error('its prompts or keys are not lists of pairs')
