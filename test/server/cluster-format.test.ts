@@ -9,6 +9,21 @@ import { OtherRecordFormat } from '../../src/host/cluster/record-format.js'
 import { api } from './harness.js'
 import { inProcessNodes } from './in-process-cluster.js'
 
+/** An engine seam whose next `fail(n)` listings of the live nodes fail as when the engine is away. */
+function flakyListings() {
+  let failing = 0
+  return {
+    fail: (n: number) => void (failing = n),
+    engine: (engine: ClusterEngine): ClusterEngine => ({
+      ...engine,
+      // A proxy, not a copy: the membership's `self` changes with each life.
+      membership: new Proxy(engine.membership, {
+        get: (target, name) => (name === 'live' ? () => (failing-- > 0 ? Promise.reject(new EngineAway()) : target.live()) : Reflect.get(target, name)),
+      }),
+    }),
+  }
+}
+
 describe('a cluster of nodes that write other record formats', () => {
   const { node } = inProcessNodes('format')
 
@@ -38,15 +53,8 @@ describe('a cluster of nodes that write other record formats', () => {
   /** A node away past its lease while a node of the next format joins; its first `failures` asks for the live nodes after that fail. */
   async function awayWhileNextJoins(failures: number): Promise<void> {
     const cluster = new MemoryCluster()
-    let failing = 0
-    // Armed below: the engine does not answer that many listings of the live nodes.
-    const flaky = (engine: ClusterEngine): ClusterEngine => ({
-      ...engine,
-      membership: new Proxy(engine.membership, {
-        get: (target, name) => (name === 'live' ? () => (failing-- > 0 ? Promise.reject(new EngineAway()) : target.live()) : Reflect.get(target, name)),
-      }),
-    })
-    const a = await node(cluster, 'na', { engine: flaky })
+    const listings = flakyListings()
+    const a = await node(cluster, 'na', { engine: listings.engine })
     expect((await api(a.url, 'POST', '/api/threads', { id: 'f1' })).status).toBe(201)
     expect((await api(a.url, 'POST', '/api/threads/f1/prompt', { message: 'hello' })).status).toBe(202)
     // Away past its lease (frozen, cut off): meanwhile a node of the next version joins.
@@ -54,7 +62,7 @@ describe('a cluster of nodes that write other record formats', () => {
     await next.join()
     const oldLife = a.node.self.id
     expect(cluster.owners.get('f1')?.record.node).toBe(oldLife)
-    failing = failures
+    listings.fail(failures)
     cluster.expire(oldLife)
     // It tried to join again, as a new life, and left.
     await expect.poll(() => a.node.self.id, { timeout: 5000 }).not.toBe(oldLife)
@@ -72,19 +80,13 @@ describe('a cluster of nodes that write other record formats', () => {
 
   it('a node whose lease is lost again while it waits to rejoin asks its process to stop once, with the error naming the other format', async () => {
     const cluster = new MemoryCluster()
-    let failing = 0
-    const flaky = (engine: ClusterEngine): ClusterEngine => ({
-      ...engine,
-      membership: new Proxy(engine.membership, {
-        get: (target, name) => (name === 'live' ? () => (failing-- > 0 ? Promise.reject(new EngineAway()) : target.live()) : Reflect.get(target, name)),
-      }),
-    })
+    const listings = flakyListings()
     const stops: Error[] = []
-    const a = await node(cluster, 'na', { engine: flaky, onMustStop: (error) => void stops.push(error) })
+    const a = await node(cluster, 'na', { engine: listings.engine, onMustStop: (error) => void stops.push(error) })
     const next = cluster.members.membership('next', RECORD_FORMAT + 1)
     await next.join()
     const first = a.node.self.id
-    failing = 4
+    listings.fail(4)
     cluster.expire(first)
     // Joined again as a new life, which waits for the engine to list the formats; that lease is lost too.
     await expect.poll(() => a.node.self.id).not.toBe(first)
