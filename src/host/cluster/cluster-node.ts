@@ -494,10 +494,9 @@ export class ClusterNode {
     await this.#loseAll()
     if (!current()) return
     await this.engine.membership.rejoin()
-    // Nodes of another format may have taken the cluster over while this one was away: it stays out, and
-    // stops. Until the engine answers, it is not back.
-    // Each failure is asked again (a timeout under load passes); failures other than the engine being away
-    // for longer than a lease's worth of tries make the node stop.
+    // Nodes of another format may have taken the cluster over while this one was away: then it stays out,
+    // and stops. Until the engine answers, it is not back. A failed ask is asked again (a timeout under
+    // load passes); 30 s of failures other than the engine being away make the node stop.
     let failing = 0
     for (let tries = 0; current(); tries++) {
       let other: OtherRecordFormat | undefined
