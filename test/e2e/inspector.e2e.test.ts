@@ -62,9 +62,9 @@ describe('machine inspector', () => {
     // The shown actor has settled: the picture follows it to its final state.
     await expect.poll(() => graph().getAttribute('aria-label')).toBe('dialog machine; active: dialog.settled')
     await expect.poll(() => stateValue().textContent()).toBe('settled (done)')
-    // It has left the live tree; the stopped list still offers its history.
+    // It has left the live tree; the stopped list still offers its history, and says it ended done.
     await dialogItem.waitFor({ state: 'detached' })
-    const stopped = page.getByRole('button', { name: `dialog ${dialog.id.slice(0, 8)}: stopped` })
+    const stopped = page.getByRole('button', { name: `dialog ${dialog.id.slice(0, 8)}: done` })
     await stopped.waitFor()
     await expect.poll(() => threadItem.isVisible()).toBe(true)
 
