@@ -76,6 +76,13 @@ export interface LiveThreadOptions {
   log?: (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void
   /** Called as the thread goes cold (idle timeout) or is disposed, from within its machine's step: the registry lets go of it. */
   onRetired: (thread: LiveThread) => void
+  /**
+   * Cluster mode: resolves once what the thread wrote so far is in its log. A question's answer
+   * reaches the run only then, on a later turn of the event loop: the run never acts on an answer a
+   * takeover would not find, and the run's next step (pi's turn, its writes) does not hold the node's
+   * event loop while the answer's record is acknowledged, its followers here sent it and its 204 left.
+   */
+  inLog?: () => Promise<unknown>
 }
 
 export class LiveThread extends ThreadUiBridge {
@@ -347,6 +354,18 @@ export class LiveThread extends ThreadUiBridge {
     })
   }
 
+  /**
+   * `then` once what the thread wrote so far is in its log (`inLog`), on the next turn of the loop
+   * after the acknowledgement's own work; at once on one node. A writer that stopped (fenced)
+   * resolves too: the fence stops the run either way.
+   */
+  #whenLogged(then: () => void): void {
+    const inLog = this.#options.inLog
+    if (!inLog) return then()
+    const later = () => void setImmediate(then)
+    inLog().then(later, later)
+  }
+
   /** Nothing waits for a reply any more: let go of the map and stop listening. */
   #noReplies(): void {
     this.#replies = undefined
@@ -461,7 +480,11 @@ export class LiveThread extends ThreadUiBridge {
               const chosen = context.outcome === 'answered' ? chosenOf(context.spec, context.answer) : undefined
               of(self).#feed.append({ type: 'dialog-settled', id: context.id, outcome: context.outcome as DialogOutcome, ...(chosen !== undefined ? { chosen } : {}) })
             },
-            resolveExtension: ({ context, self }) => of(self).#dialogs.resolve(context.id, { outcome: context.outcome!, answer: context.answer }),
+            resolveExtension: ({ context, self }) => {
+              const thread = of(self)
+              const resolution = { outcome: context.outcome!, answer: context.answer }
+              thread.#whenLogged(() => thread.#dialogs.resolve(context.id, resolution))
+            },
             resolveWithdrawn: ({ context, self }) => of(self).#dialogs.resolve(context.id, { outcome: 'refused' }),
           },
         }),

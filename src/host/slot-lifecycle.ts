@@ -37,8 +37,16 @@ export interface SlotLifecycleDeps {
   checkpoints?: Checkpoints
   /** Threads' own git worktrees (worktrees.ts): removed with their thread. */
   worktrees?: Worktrees
-  /** Cluster mode: why this node may no longer act for a thread (cluster/fence-guard.ts); unset on one node. */
-  fence?: () => ((threadId: string) => string | undefined) | undefined
+  /** Cluster mode: what a live thread built here asks of the node; unset on one node. */
+  cluster?: () => ClusterThreadHooks | undefined
+}
+
+/** What a live thread asks of its cluster node (src/host/cluster/cluster-node.ts). */
+export interface ClusterThreadHooks {
+  /** Why this node may no longer act for the thread (cluster/fence-guard.ts): asked before each tool call and session-file write. */
+  fence?: (threadId: string) => string | undefined
+  /** Resolves once what the thread wrote so far is in its log (`LiveThreadOptions.inLog`). */
+  inLog?: (threadId: string) => Promise<unknown>
 }
 
 export function provideSlotMachine(deps: SlotLifecycleDeps) {
@@ -90,6 +98,8 @@ async function build(deps: SlotLifecycleDeps, slot: ThreadSlot, system: AnyActor
   const feed = await deps.feeds.of(slot)
   const { threadId, model, thinkingLevel, cwd } = slot.record
   let runs: RunWatch | undefined
+  const cluster = deps.cluster?.()
+  const inLog = cluster?.inLog
   const live = new LiveThread({
     threadId: slot.threadId,
     feed,
@@ -97,6 +107,7 @@ async function build(deps: SlotLifecycleDeps, slot: ThreadSlot, system: AnyActor
     idleMs: deps.idleMs,
     system,
     log: deps.log,
+    ...(inLog ? { inLog: () => inLog(threadId) } : {}),
     onRetired: (thread) => {
       runs?.stop()
       retired(deps, slot, thread)
@@ -106,7 +117,7 @@ async function build(deps: SlotLifecycleDeps, slot: ThreadSlot, system: AnyActor
   runs = deps.checkpoints && watchRuns(deps.checkpoints, threadId, cwd ?? deps.defaultCwd, feed, () => live.run)
   try {
     const actions = deps.threadActions?.(slot, live)
-    const fence = deps.fence?.()
+    const fence = cluster?.fence
     const runtime = await deps.runtimes.create({
       threadId,
       model,

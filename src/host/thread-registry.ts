@@ -24,7 +24,7 @@ import type { IdempotencyClaim, ThreadRow, ThreadStore } from './store/port.js'
 import { SqliteThreadStore } from './store/sqlite.js'
 import type { ThreadChange, UpdateOutcome } from './thread-commands.js'
 import { summaryOf } from './thread-display.js'
-import { provideSlotMachine } from './slot-lifecycle.js'
+import { provideSlotMachine, type ClusterThreadHooks } from './slot-lifecycle.js'
 import { ThreadFeeds } from './thread-feeds.js'
 import { ThreadSlot } from './thread-slot.js'
 import { ThreadRequests, type CreateRequest, type DialogBody } from './thread-requests.js'
@@ -75,8 +75,8 @@ export class ThreadRegistry {
   readonly #liveListeners = new Set<(thread: LiveThread, event: 'started' | 'retired') => void>()
   /** Cluster mode: follows are served from the thread's log (src/host/cluster/cluster-node.ts). */
   #follow?: (threadId: string) => Promise<Feed | undefined>
-  /** Cluster mode: why this node may no longer act for a thread (cluster/fence-guard.ts). */
-  #fence?: (threadId: string) => string | undefined
+  /** Cluster mode: what a live thread built here asks of the node (slot-lifecycle.ts, `ClusterThreadHooks`). */
+  #threadHooks?: ClusterThreadHooks
   readonly #checkpoints: Checkpoints
   readonly #changes: ChangeRequests
   readonly #worktrees: Worktrees
@@ -128,7 +128,7 @@ export class ThreadRegistry {
       }),
       checkpoints: this.#checkpoints,
       worktrees: this.#worktrees,
-      fence: () => this.#fence,
+      cluster: () => this.#threadHooks,
     })
     this.#changes = new ChangeRequests({
       checkpoints: this.#checkpoints,
@@ -390,16 +390,14 @@ export class ThreadRegistry {
 
   /**
    * Follows come from `follow`; a feed this node loads starts from `base` when the thread's log has
-   * one; a runtime built here asks `fence` before each tool call and session-file write.
+   * one; a live thread built here asks `fence` before each tool call and session-file write, and
+   * `inLog` before an answer reaches its run.
    */
-  attachCluster(hooks: {
-    follow: (threadId: string) => Promise<Feed | undefined>
-    base: (threadId: string) => Promise<ThreadView | undefined>
-    fence?: (threadId: string) => string | undefined
-  }): void {
-    this.#follow = hooks.follow
-    this.#feeds.base = hooks.base
-    this.#fence = hooks.fence
+  attachCluster(hooks: { follow: (threadId: string) => Promise<Feed | undefined>; base: (threadId: string) => Promise<ThreadView | undefined> } & ClusterThreadHooks): void {
+    const { follow, base, ...threadHooks } = hooks
+    this.#follow = follow
+    this.#feeds.base = base
+    this.#threadHooks = threadHooks
   }
 
   /** The feed this node writes (its own, as the thread's owner), not the one its follows read. */

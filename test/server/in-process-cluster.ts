@@ -22,6 +22,7 @@ import { piHost, type SseClient } from './harness.js'
 export interface InProcessNode {
   url: string
   node: ClusterNode
+  registry: ThreadRegistry
   close(): Promise<void>
 }
 
@@ -50,6 +51,7 @@ export async function startNode(
   return {
     url,
     node: started,
+    registry,
     async close() {
       await registry.shutdown()
       await started.stop()

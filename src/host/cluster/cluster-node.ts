@@ -30,6 +30,7 @@ export interface ClusterRegistry {
     follow: (threadId: string) => Promise<Feed | undefined>
     base: (threadId: string) => Promise<ThreadView | undefined>
     fence?: FenceGuard
+    inLog?: (threadId: string) => Promise<unknown>
   }): void
   watchFeeds(watcher: (threadId: string, feed: Feed) => void): () => void
   ownFeed(threadId: string): Promise<Feed | undefined>
@@ -144,7 +145,12 @@ export class ClusterNode {
     const other = await leftForOtherFormat(membership)
     if (other) throw other
     membership.onLost(() => void this.#rejoin().catch((error: unknown) => this.options.log?.('error', `cluster: joining again after the lease was lost failed: ${String(error)}`)))
-    this.registry.attachCluster({ follow: (id) => this.follow(id), base: (id) => this.#base(id), fence: fenceGuard({ name: () => this.self.name, leaseCurrent: () => this.engine.membership.current(), owns: (id) => this.owns(id) }) })
+    this.registry.attachCluster({
+      follow: (id) => this.follow(id),
+      base: (id) => this.#base(id),
+      fence: fenceGuard({ name: () => this.self.name, leaseCurrent: () => this.engine.membership.current(), owns: (id) => this.owns(id) }),
+      inLog: (id) => this.flushed(id),
+    })
     this.registry.watchFeeds((threadId, feed) => this.#attach(threadId, feed))
     this.registry.onLiveChange(({ threadId }, event) => {
       if (event === 'started') return void this.#liveHere.add(threadId)
