@@ -23,6 +23,7 @@ function heldLog() {
       ),
     read: () => ({ stop() {} }),
     checkpoint: async () => undefined,
+    forget: async () => {},
     keepCheckpoint: async () => {},
   }
   const land = async () => {

@@ -180,4 +180,50 @@ describe('a thread mirror and its log\'s checkpoints', () => {
     expect(cluster.checkpoints.get(ID)?.position).toBe(55)
     mirror.stop()
   })
+
+  it('at a deleted record starts an empty thread at the deleted one\'s seq, and the node that keeps checkpoints forgets what came before — after a checkpoint still on its way', async () => {
+    const cluster = new MemoryCluster()
+    const writer = owner(cluster)
+    const logs = cluster.engine('a').logs
+    // The engine takes the checkpoint only when the test lets it.
+    let land!: () => void
+    const landed = new Promise<void>((resolve) => (land = resolve))
+    let asked = 0
+    const slowKeeps: ThreadLogs = {
+      ...logs,
+      keepCheckpoint: async (threadId, checkpoint) => {
+        asked++
+        await landed
+        return logs.keepCheckpoint(threadId, checkpoint)
+      },
+    }
+    const mirror = await started(new ThreadMirror(ID, slowKeeps, async () => initialView(ID), { checkpoints: { every: 5, writes: () => true } }))
+    await writer.run(1, 10)
+    await folded(mirror, writer.last)
+    expect(asked).toBe(1)
+    const seq = mirror.feed!.seq
+    const sent: string[] = []
+    let closed = false
+    mirror.feed!.follow({ send: (frame) => void sent.push(frame.toString('utf8')), close: () => void (closed = true) })
+
+    await writer.append({ kind: 'deleted', seq })
+    await folded(mirror, writer.last)
+    expect(closed).toBe(true)
+    expect(held(mirror)).toEqual({ view: { ...initialView(ID), seq }, open: [], keyed: [], position: writer.last })
+    // The checkpoint of the deleted thread lands first, then goes with its records.
+    land()
+    await expect.poll(() => cluster.logs.get(ID)).toEqual([{ kind: 'deleted', seq }])
+    expect(cluster.checkpoints.get(ID)).toBeUndefined()
+
+    // A thread made again under the id: its frames after the deleted one's seqs, as every node folds them.
+    const again = new Feed({ ...initialView(ID), seq }, {})
+    const bytes = lastFrame(again, again.append({ type: 'notify', message: 'new thread', level: 'info' }))!.toString('utf8')
+    await writer.append({ kind: 'frames', frames: [bytes] })
+    const fresh = await started(new ThreadMirror(ID, cluster.engine('b').logs, async () => initialView(ID)))
+    await folded(mirror, writer.last)
+    expect(held(fresh)).toEqual(held(mirror))
+    expect(fresh.feed!.seq).toBe(seq + 1)
+    mirror.stop()
+    fresh.stop()
+  })
 })

@@ -446,6 +446,18 @@ export class ClusterNode {
     if (accepted) accepted.upTo = writer.made
   }
 
+  /**
+   * The thread was deleted here, its owner: a `deleted` record ends what its log says, so a thread made
+   * again under the id starts empty on every node, its seqs after the deleted one's; the owner's mirror
+   * then removes what came before it from the engine (thread-mirror.ts).
+   */
+  threadDeleted(threadId: string): void {
+    const owned = this.#owned.get(threadId)
+    if (!owned) return
+    const seq = Math.max(owned.feed?.seq ?? 0, this.#mirrors.get(threadId)?.feed?.seq ?? 0)
+    owned.writer.push({ kind: 'deleted', seq })
+  }
+
   promptSettled(threadId: string, messageId: string, withdrawn = false): void {
     this.#accepted.delete(messageId)
     this.#owned.get(threadId)?.writer.push({ kind: 'prompt', op: 'settled', messageId, ...(withdrawn ? { withdrawn: true as const } : {}) })
@@ -676,7 +688,9 @@ export function clusterStore(store: ThreadStore, node: () => ClusterNode | undef
           return (threadId: string) => {
             target.deleteThread(threadId)
             const n = node()
-            if (n) index(() => n.engine.index.delete(threadId))
+            if (!n) return
+            n.threadDeleted(threadId)
+            index(() => n.engine.index.delete(threadId))
           }
         case 'admitPrompt':
           return (...args: Parameters<ThreadStore['admitPrompt']>) => {

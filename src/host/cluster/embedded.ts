@@ -43,6 +43,7 @@ export class EmbeddedCluster {
       since: (threadId, after) => log.since(threadId, after).map(({ position, record }) => ({ record: JSON.parse(record) as ThreadRecord, position })),
       checkpoint: (threadId) => log.checkpoint(threadId),
       keepCheckpoint: (threadId, checkpoint) => log.keepCheckpoint(threadId, checkpoint),
+      forget: (threadId, before) => log.forget(threadId, before),
     })
   }
 

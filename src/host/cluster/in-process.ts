@@ -121,6 +121,8 @@ export interface LogStorage {
   since(threadId: string, after: number): Iterable<{ record: ThreadRecord; position: number }>
   checkpoint(threadId: string): Checkpoint | undefined
   keepCheckpoint(threadId: string, checkpoint: Checkpoint): void
+  /** Removes the records before position `before`, and the checkpoint when it is of a position before it. */
+  forget(threadId: string, before: number): void
 }
 
 /**
@@ -153,5 +155,6 @@ export function localLogs(storage: LogStorage): ThreadLogs {
     },
     checkpoint: async (threadId) => storage.checkpoint(threadId),
     keepCheckpoint: async (threadId, checkpoint) => storage.keepCheckpoint(threadId, checkpoint),
+    forget: async (threadId, before) => storage.forget(threadId, before),
   }
 }

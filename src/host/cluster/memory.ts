@@ -21,20 +21,35 @@ export class MemoryCluster {
   readonly owners = new Map<string, { record: OwnerRecord; revision: number }>()
   readonly #owners = localOwners(this.owners)
   #revision = 0
+  /** Each thread's records still kept, in order: the first is at position `forgotten + 1`. */
   readonly logs = new Map<string, ThreadRecord[]>()
+  /** How many of a thread's first records were forgotten (a delete's). */
+  readonly #forgotten = new Map<string, number>()
   readonly checkpoints = new Map<string, Checkpoint>()
+  readonly #last = (threadId: string) => (this.#forgotten.get(threadId) ?? 0) + (this.logs.get(threadId)?.length ?? 0)
   readonly #logs = localLogs({
-    last: (threadId) => this.logs.get(threadId)?.length ?? 0,
+    last: (threadId) => this.#last(threadId),
     append: (threadId, record, expected) => {
+      const last = this.#last(threadId)
+      if (last !== expected) return { last }
       const log = this.logs.get(threadId) ?? []
-      if (log.length !== expected) return { last: log.length }
       log.push(record)
       this.logs.set(threadId, log)
-      return log.length
+      return last + 1
     },
-    since: (threadId, after) => (this.logs.get(threadId) ?? []).slice(after).map((record, i) => ({ record, position: after + i + 1 })),
+    since: (threadId, after) => {
+      const first = (this.#forgotten.get(threadId) ?? 0) + 1
+      return (this.logs.get(threadId) ?? []).slice(Math.max(0, after + 1 - first)).map((record, i) => ({ record, position: Math.max(after + 1, first) + i }))
+    },
     checkpoint: (threadId) => this.checkpoints.get(threadId),
     keepCheckpoint: (threadId, checkpoint) => void this.checkpoints.set(threadId, checkpoint),
+    forget: (threadId, before) => {
+      const forgotten = this.#forgotten.get(threadId) ?? 0
+      const drop = Math.min(Math.max(0, before - 1 - forgotten), this.logs.get(threadId)?.length ?? 0)
+      this.logs.get(threadId)?.splice(0, drop)
+      this.#forgotten.set(threadId, forgotten + drop)
+      if ((this.checkpoints.get(threadId)?.position ?? before) < before) this.checkpoints.delete(threadId)
+    },
   })
   readonly #commands = localCommandBus()
   readonly rows = new Map<string, ThreadRow>()

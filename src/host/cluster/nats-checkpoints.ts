@@ -31,7 +31,7 @@ interface Pointer {
 const utf8 = new TextDecoder()
 const encoder = new TextEncoder()
 
-export async function checkpointsOn(nc: NatsConnection, link: Link): Promise<Pick<ThreadLogs, 'checkpoint' | 'keepCheckpoint'>> {
+export async function checkpointsOn(nc: NatsConnection, link: Link): Promise<Pick<ThreadLogs, 'checkpoint' | 'keepCheckpoint'> & { forget(threadId: string, before: number): Promise<void> }> {
   const objects = await new Objm(nc).create(OBJECTS)
   const pointers = await new Kvm(nc).create(POINTERS, { history: 1 })
   return {
@@ -59,6 +59,22 @@ export async function checkpointsOn(nc: NatsConnection, link: Link): Promise<Pic
         return
       }
       if (current?.before) await link.call(() => objects.delete(current.before!)).catch(() => {})
+    },
+    /** A deleted thread's checkpoint (one of a position before `before`) goes with its objects; a newer one stays. */
+    async forget(threadId, before) {
+      const token = tokenOf(threadId)
+      const entry = await link.call(() => pointers.get(token))
+      if (entry?.operation !== 'PUT') return
+      const pointer = parse<Pointer>(entry.value)
+      if (pointer.position >= before) return
+      try {
+        await link.call(() => pointers.delete(token, { previousSeq: entry.revision }))
+      } catch (error) {
+        // A thread made again under the id kept one meanwhile: its objects are not the deleted thread's.
+        if (refused(error)) return
+        throw error
+      }
+      for (const object of [pointer.object, pointer.before]) if (object !== undefined) await link.call(() => objects.delete(object)).catch(() => {})
     },
   }
 }

@@ -81,6 +81,12 @@ export async function logsOn(nc: NatsConnection, js: JetStreamClient, jsm: JetSt
         },
       }
     },
-    ...checkpoints,
+    checkpoint: checkpoints.checkpoint,
+    keepCheckpoint: checkpoints.keepCheckpoint,
+    async forget(threadId, before) {
+      // The records before `before` on the thread's subject alone; positions after it are kept as they are.
+      await link.call(() => jsm.streams.purge(STREAM, { filter: subject(threadId), seq: before }))
+      await checkpoints.forget(threadId, before)
+    },
   }
 }

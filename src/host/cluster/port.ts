@@ -19,9 +19,10 @@ import type { ThreadRow } from '../store/port.js'
  * CHECKPOINT_FORMAT in thread-mirror.ts). A node joins only a cluster whose
  * live nodes all write its format (cluster-node.ts), so nodes of one format may be restarted one at a
  * time, and a change of format is deployed to every node together. A member written before formats
- * were numbered wrote this one.
+ * were numbered wrote format 1. Format 2: the `deleted` record (a node of format 1 would pass it over,
+ * and show a thread made again under a deleted one's id with the deleted one's history).
  */
-export const RECORD_FORMAT = 1
+export const RECORD_FORMAT = 2
 
 /** A node's life in the cluster: a process has one id (a restart, or a node that fenced itself, gets a new one). */
 export interface NodeInfo {
@@ -101,6 +102,11 @@ export type ThreadRecord =
   | { kind: 'prompt'; op: 'accepted'; messageId: string; text: string; key?: { key: string; fingerprint: string; run: number; queued?: boolean } }
   | { kind: 'prompt'; op: 'admitted'; messageId: string; run: number; queued: boolean }
   | { kind: 'prompt'; op: 'settled'; messageId: string; withdrawn?: true }
+  /**
+   * The thread was deleted: nothing before this record is any thread's. A thread made again under its id
+   * starts from an empty view at `seq`, the deleted thread's last (a seq is never used twice).
+   */
+  | { kind: 'deleted'; seq: number }
   /** Records made while the append before was in flight: one append, read in order. */
   | { kind: 'batch'; records: ThreadRecord[] }
 
@@ -146,6 +152,12 @@ export interface ThreadLogs {
   checkpoint(threadId: string): Promise<Checkpoint | undefined>
   /** Keeps `checkpoint` as the thread's newest. */
   keepCheckpoint(threadId: string, checkpoint: Checkpoint): Promise<void>
+  /**
+   * Removes the thread's records before position `before` and a checkpoint of a position before it: what a
+   * deleted thread wrote, once its `deleted` record is at `before`. The records from `before` on, and a
+   * checkpoint kept after it, stay: they are a thread's made again under the id.
+   */
+  forget(threadId: string, before: number): Promise<void>
 }
 
 /** A command as the receiving node passes it on, and the owner's answer, both verbatim. */

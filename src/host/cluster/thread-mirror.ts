@@ -34,6 +34,9 @@ export interface KeyedAdmission {
 
 /** The keyed prompts a mirror remembers, newest first kept: a thread's every prompt is keyed by the web client. */
 const MAX_KEYED = 1000
+/** A deleted thread's records and checkpoint the engine did not remove are tried again this often, for this long. */
+const FORGET_RETRY_MS = 1000
+const FORGET_FOR_MS = 5 * 60 * 1000
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 /**
@@ -116,6 +119,11 @@ export class ThreadMirror {
   #sinceCheckpoint = 0
   /** A checkpoint is on its way to the engine. */
   #keeping = false
+  /**
+   * What the node that writes the thread asks of the engine for it, one after another: its checkpoints,
+   * and what a delete leaves (a checkpoint of the deleted thread still on its way is kept before it is forgotten).
+   */
+  #chores: Promise<void> = Promise.resolve()
   /** Whether the thread is mid-run, as its last status frame said. */
   #busy = false
   #stopped = false
@@ -204,15 +212,36 @@ export class ThreadMirror {
     }
     const position = this.position
     this.#keeping = true
-    setImmediate(() => {
-      Promise.resolve()
-        .then(() => this.logs.keepCheckpoint(this.threadId, { position, state: JSON.stringify(state) }))
-        .catch((error: unknown) => {
-          if (error instanceof EngineAway) return
-          this.options.log?.('warn', `[${this.threadId}] cluster: the log's checkpoint at ${position} was not kept (${String(error)}); the next one is tried after as many records`)
-        })
-        .finally(() => (this.#keeping = false))
-    })
+    this.#chores = this.#chores
+      .then(() => new Promise((resolve) => setImmediate(resolve)))
+      .then(() => this.logs.keepCheckpoint(this.threadId, { position, state: JSON.stringify(state) }))
+      .catch((error: unknown) => {
+        if (error instanceof EngineAway) return
+        this.options.log?.('warn', `[${this.threadId}] cluster: the log's checkpoint at ${position} was not kept (${String(error)}); the next one is tried after as many records`)
+      })
+      .finally(() => (this.#keeping = false))
+  }
+
+  /**
+   * A delete's `deleted` record at `position`: what the thread wrote before it (records, checkpoint) is
+   * removed from the engine, tried again while the engine does not answer. Until then the record alone
+   * keeps it from any thread.
+   */
+  #forgetBefore(position: number): void {
+    const until = Date.now() + FORGET_FOR_MS
+    const attempt = async (): Promise<void> => {
+      try {
+        await this.logs.forget(this.threadId, position)
+      } catch (error) {
+        if (Date.now() >= until || this.#stopped) {
+          this.options.log?.('warn', `[${this.threadId}] cluster: the deleted thread's records before ${position} were not removed from the engine (${String(error)}); its \`deleted\` record keeps them from any thread`)
+          return
+        }
+        await new Promise((resolve) => setTimeout(resolve, FORGET_RETRY_MS).unref())
+        return attempt()
+      }
+    }
+    this.#chores = this.#chores.then(attempt)
   }
 
   /**
@@ -245,8 +274,13 @@ export class ThreadMirror {
     this.#markReady()
   }
 
+  /** A thread with nothing in it, at `seq`. */
+  #emptyView(seq: number): ThreadView {
+    return { type: 'snapshot', threadId: this.threadId, seq, status: { live: false, busy: false, run: 0 }, transcript: [], queue: { steering: [], followUp: [] }, openDialogs: [], statusItems: {}, widgets: {}, working: { visible: true } }
+  }
+
   #newFeed(view: ThreadView | undefined): Feed {
-    const base = view ?? ({ type: 'snapshot', threadId: this.threadId, seq: 0, status: { live: false, busy: false, run: 0 }, transcript: [], queue: { steering: [], followUp: [] }, openDialogs: [], statusItems: {}, widgets: {}, working: { visible: true } } as ThreadView)
+    const base = view ?? this.#emptyView(0)
     this.#framesSinceBase = 0
     return new Feed(base, { ringSize: this.options.ringSize, onUnfollowed: () => this.#unfollowed() })
   }
@@ -275,6 +309,15 @@ export class ThreadMirror {
         return
       case 'frames':
         for (const frame of record.frames) this.#frame(frame)
+        return
+      case 'deleted':
+        // Its followers are closed (as the owner's are), and nothing before is carried on: a thread made
+        // again under the id starts empty, its seqs after the deleted one's.
+        this.#rebase(this.#emptyView(record.seq))
+        this.openPrompts.clear()
+        this.keyed.clear()
+        this.#keyOf.clear()
+        if (this.options.checkpoints?.writes()) this.#forgetBefore(position)
         return
     }
   }

@@ -38,6 +38,14 @@ export class ThreadLogTable {
     return row && { position: Number(row.position), state: String(row.state) }
   }
 
+  /** A deleted thread's records before `before`, and its checkpoint of a position before it, in one commit. */
+  forget(threadId: string, before: number): void {
+    this.db.tx(() => {
+      this.db.run('DELETE FROM thread_log WHERE thread_id = ? AND position < ?', threadId, before)
+      this.db.run('DELETE FROM thread_checkpoint WHERE thread_id = ? AND position < ?', threadId, before)
+    })
+  }
+
   /** Not waited for on the disk: a checkpoint a crash loses only means more of the log to read. */
   keepCheckpoint(threadId: string, checkpoint: Checkpoint): void {
     this.db.tx(() => void this.db.run('INSERT OR REPLACE INTO thread_checkpoint (thread_id, position, state) VALUES (?, ?, ?)', threadId, checkpoint.position, checkpoint.state), { wait: false })

@@ -1,0 +1,61 @@
+/**
+ * A thread deleted in a cluster is deleted on every node (docs/flows/cluster.md, "Deleting"): its owner
+ * ends the thread's log with a `deleted` record, every node's tabs on it are closed, and once that record
+ * is in, what the thread wrote before it (records and checkpoint) is removed from the engine. A thread
+ * made again under the id starts empty on every node, with seqs after the deleted one's.
+ */
+import { describe, expect, it } from 'vitest'
+import { MemoryCluster } from '../../src/host/cluster/memory.js'
+import type { ThreadRecord } from '../../src/host/cluster/port.js'
+import { api, is, SseClient } from './harness.js'
+import { inProcessNodes } from './in-process-cluster.js'
+
+const textOf = (records: ThreadRecord[] | undefined) => JSON.stringify(records ?? [])
+
+describe('a thread deleted on a cluster', () => {
+  const { node, tabs } = inProcessNodes('delete')
+
+  it('leaves nothing of itself in the engine, and a thread made again under its id shows nothing of it on any node', async () => {
+    const cluster = new MemoryCluster()
+    // A checkpoint every few records: the deleted thread has one when it goes.
+    const a = await node(cluster, 'na', { checkpointEvery: 3 })
+    const b = await node(cluster, 'nb', { checkpointEvery: 3 })
+    expect((await api(a.url, 'POST', '/api/threads', { id: 'd1' })).status).toBe(201)
+    const onA = await SseClient.open(`${a.url}/api/threads/d1/follow`)
+    tabs.push(onA)
+    expect((await api(a.url, 'POST', '/api/threads/d1/prompt', { message: 'secret words' })).status).toBe(202)
+    await onA.waitFor(is('settled', { run: 1 }))
+    const onB = await SseClient.open(`${b.url}/api/threads/d1/follow`)
+    tabs.push(onB)
+    expect(JSON.stringify((await onB.waitFor(is('snapshot'))).data.transcript)).toContain('secret words')
+    const lastSeq = Number(onA.frames.at(-1)!.id)
+    await expect.poll(() => cluster.checkpoints.get('d1')).toBeDefined()
+
+    // Through the node that does not own it: passed on to the owner, as every command on a thread.
+    expect((await api(b.url, 'DELETE', '/api/threads/d1')).status).toBe(204)
+    await expect.poll(() => onA.ended && onB.ended).toBe(true)
+    await expect.poll(() => textOf(cluster.logs.get('d1'))).not.toContain('secret')
+    expect(cluster.logs.get('d1')).toEqual([{ kind: 'deleted', seq: expect.any(Number) }])
+    // A checkpoint kept since is of the empty thread the record leaves.
+    expect(textOf(cluster.logs.get('d1')) + JSON.stringify(cluster.checkpoints.get('d1') ?? {})).not.toContain('secret')
+
+    // Made again under the id, through either node: empty everywhere, its seqs after the deleted one's.
+    expect((await api(b.url, 'POST', '/api/threads', { id: 'd1' })).status).toBe(201)
+    for (const url of [a.url, b.url]) {
+      const tab = await SseClient.open(`${url}/api/threads/d1/follow`)
+      tabs.push(tab)
+      const snapshot = (await tab.waitFor(is('snapshot'))).data
+      expect(snapshot.transcript).toEqual([])
+      expect(snapshot.seq).toBeGreaterThanOrEqual(lastSeq)
+    }
+    const tab = tabs.at(-1)!
+    expect(await api(b.url, 'POST', '/api/threads/d1/prompt', { message: 'fresh start' })).toMatchObject({ status: 202, body: { run: 1 } })
+    await tab.waitFor(is('settled', { run: 1 }))
+    expect(tab.frames.filter((f) => f.event !== 'snapshot').every((f) => Number(f.id) > lastSeq)).toBe(true)
+    const again = await SseClient.open(`${a.url}/api/threads/d1/follow`)
+    tabs.push(again)
+    const transcript = (await again.waitFor(is('snapshot'))).data.transcript as Array<{ text?: string }>
+    expect(JSON.stringify(transcript)).toContain('fresh start')
+    expect(JSON.stringify(transcript)).not.toContain('secret')
+  })
+})
