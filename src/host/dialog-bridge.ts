@@ -9,6 +9,8 @@ import type { ThreadEvent } from '../machines/thread.machine.js'
 
 export class DialogBridge {
   readonly #parked = new Map<string, (resolution: DialogResolution) => void>()
+  /** Decided and not delivered yet (`resolveAfter`): what the extension hears, whenever it hears it. */
+  readonly #decided = new Map<string, DialogResolution>()
   /** Who waits to hear that a question is on screen (a terminal component, to start drawing). */
   readonly #onShown = new Map<string, (dialogId: string) => void>()
 
@@ -45,7 +47,8 @@ export class DialogBridge {
    * asked re-entrantly as the machine finished), and nothing will decide it now: refused.
    */
   refuseAll(): void {
-    for (const dialogId of [...this.#parked.keys()]) this.resolve(dialogId, { outcome: 'refused' })
+    // One already decided is delivered as decided: the extension hears the outcome every follower saw.
+    for (const dialogId of [...this.#parked.keys()]) this.resolve(dialogId, this.#decided.get(dialogId) ?? { outcome: 'refused' })
   }
 
   /** The question's request is on the feed. */
@@ -60,6 +63,15 @@ export class DialogBridge {
     const resolve = this.#parked.get(dialogId)
     this.#parked.delete(dialogId)
     this.#onShown.delete(dialogId)
+    this.#decided.delete(dialogId)
     resolve?.(resolution)
+  }
+
+  /** The machine's decision reaches the extension once `after` settles, on the event loop's next turn. */
+  resolveAfter(dialogId: string, resolution: DialogResolution, after: Promise<unknown>): void {
+    if (!this.#parked.has(dialogId)) return
+    this.#decided.set(dialogId, resolution)
+    const deliver = () => void setImmediate(() => this.resolve(dialogId, resolution))
+    after.then(deliver, deliver)
   }
 }

@@ -354,18 +354,6 @@ export class LiveThread extends ThreadUiBridge {
     })
   }
 
-  /**
-   * `then` once what the thread wrote so far is in its log (`inLog`), on the next turn of the loop
-   * after the acknowledgement's own work; at once on one node. A writer that stopped (fenced)
-   * resolves too: the fence stops the run either way.
-   */
-  #whenLogged(then: () => void): void {
-    const inLog = this.#options.inLog
-    if (!inLog) return then()
-    const later = () => void setImmediate(then)
-    inLog().then(later, later)
-  }
-
   /** Nothing waits for a reply any more: let go of the map and stop listening. */
   #noReplies(): void {
     this.#replies = undefined
@@ -483,7 +471,9 @@ export class LiveThread extends ThreadUiBridge {
             resolveExtension: ({ context, self }) => {
               const thread = of(self)
               const resolution = { outcome: context.outcome!, answer: context.answer }
-              thread.#whenLogged(() => thread.#dialogs.resolve(context.id, resolution))
+              const inLog = thread.#options.inLog
+              if (inLog) thread.#dialogs.resolveAfter(context.id, resolution, inLog())
+              else thread.#dialogs.resolve(context.id, resolution)
             },
             resolveWithdrawn: ({ context, self }) => of(self).#dialogs.resolve(context.id, { outcome: 'refused' }),
           },

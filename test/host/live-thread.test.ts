@@ -16,12 +16,12 @@ afterEach(async () => {
   for (const t of threads.splice(0)) await t.dispose('deleted', 'cancelled')
 })
 
-/** A live thread on a fake runtime, its feed observed from the start. */
-function liveThread(idleMs = 60_000) {
+/** A live thread on a fake runtime, its feed observed from the start; `inLog` as a cluster node gives it. */
+function liveThread(idleMs = 60_000, inLog?: () => Promise<unknown>) {
   const feed = new Feed(initialView('t1'))
   const seen: Observation[] = []
   feed.observe((o) => seen.push(o))
-  const thread = new LiveThread({ threadId: 't1', feed, run: 0, idleMs, onRetired: () => {} })
+  const thread = new LiveThread({ threadId: 't1', feed, run: 0, idleMs, onRetired: () => {}, ...(inLog ? { inLog } : {}) })
   const runtime = new FakeRuntime(thread.ui)
   thread.attach(runtime)
   threads.push(thread)
@@ -101,5 +101,23 @@ describe('live thread: a question bound to the run', () => {
     expect(await question).toEqual({ outcome: 'aborted' })
     expect(seen.filter((o) => o.type === 'dialog-settled')).toMatchObject([{ outcome: 'aborted' }])
     expect(thread.live).toBe(true)
+  })
+
+  it('on a cluster node, where an answer reaches the run once it is in the log, an open question at a stop, a delete or a shutdown still gives the extension the outcome its followers saw', async () => {
+    for (const [how, outcome] of [
+      ['stop', 'aborted'],
+      ['delete', 'cancelled'],
+      ['shutdown', 'aborted'],
+    ] as const) {
+      // The log acknowledges on the next turn, as an engine would: the thread may end before it does.
+      const { thread, runtime, seen } = liveThread(60_000, () => new Promise((resolve) => setTimeout(resolve, 5)))
+      await thread.prompt({ messageId: 'p1', text: 'hello', admission: 'enqueue', deliverAs: 'steer' })
+      const question = runtime.ui.ask(confirm)
+      if (how === 'stop') await thread.stop()
+      else await thread.dispose(how === 'delete' ? 'deleted' : 'shutdown', outcome)
+      expect(await question, how).toEqual({ outcome })
+      expect(seen.filter((o) => o.type === 'dialog-settled')).toMatchObject([{ outcome }])
+      if (how === 'stop') runtime.settle()
+    }
   })
 })

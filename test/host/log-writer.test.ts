@@ -98,6 +98,26 @@ describe('the log writer', () => {
     expect(appended.map(([, position]) => position)).toEqual([1, 2, 3])
   })
 
+  it('a deleted record goes in an append of its own: what piled up before it in the one before, what follows in the one after', async () => {
+    const log = heldLog()
+    const writer = new LogWriter('t', log.logs, 0, () => {})
+    writer.push({ kind: 'frames', frames: ['a'] })
+    // Behind the append in flight: the dispose's last frames, the delete, a new thread's first frame.
+    writer.push({ kind: 'frames', frames: ['settled'] })
+    writer.push({ kind: 'prompt', op: 'settled', messageId: 'm1', withdrawn: true })
+    writer.push({ kind: 'deleted', seq: 2 })
+    writer.push({ kind: 'frames', frames: ['new'] })
+    const all = writer.flushed()
+    for (let k = 0; k < 4; k++) await log.land()
+    expect(await all).toBe(true)
+    expect(log.records).toEqual([
+      { kind: 'frames', frames: ['a'] },
+      { kind: 'batch', records: [{ kind: 'frames', frames: ['settled'] }, { kind: 'prompt', op: 'settled', messageId: 'm1', withdrawn: true }] },
+      { kind: 'deleted', seq: 2 },
+      { kind: 'frames', frames: ['new'] },
+    ])
+  })
+
   it('every flush waiting when the writer is fenced resolves false, and nothing more is written', async () => {
     const log = heldLog()
     let fenced = 0

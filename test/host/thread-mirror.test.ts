@@ -226,4 +226,21 @@ describe('a thread mirror and its log\'s checkpoints', () => {
     mirror.stop()
     fresh.stop()
   })
+
+  it('a deleted record folded while another node wrote the thread is forgotten once this node writes it', async () => {
+    const cluster = new MemoryCluster()
+    const writer = owner(cluster)
+    let writes = false
+    const mirror = await started(new ThreadMirror(ID, cluster.engine('a').logs, async () => initialView(ID), { checkpoints: { every: 1000, writes: () => writes } }))
+    await writer.run(1, 3)
+    await writer.append({ kind: 'deleted', seq: 7 })
+    await folded(mirror, writer.last)
+    // Its owner died before the engine forgot anything.
+    expect(cluster.logs.get(ID)!.length).toBe(writer.last)
+    writes = true
+    mirror.forgetDeleted()
+    await mirror.chores()
+    expect(cluster.logs.get(ID)).toEqual([{ kind: 'deleted', seq: 7 }])
+    mirror.stop()
+  })
 })

@@ -6,11 +6,19 @@
  */
 import { describe, expect, it } from 'vitest'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
-import type { ThreadRecord } from '../../src/host/cluster/port.js'
+import type { ClusterEngine, ThreadRecord } from '../../src/host/cluster/port.js'
 import { api, is, SseClient } from './harness.js'
 import { inProcessNodes } from './in-process-cluster.js'
 
 const textOf = (records: ThreadRecord[] | undefined) => JSON.stringify(records ?? [])
+
+/** Every append the node makes, as it makes it. */
+function appendsOf(appends: ThreadRecord[]) {
+  return (engine: ClusterEngine): ClusterEngine => ({
+    ...engine,
+    logs: { ...engine.logs, append: (threadId, record, expected, id) => (appends.push(record), engine.logs.append(threadId, record, expected, id)) },
+  })
+}
 
 describe('a thread deleted on a cluster', () => {
   const { node, tabs } = inProcessNodes('delete')
@@ -57,5 +65,26 @@ describe('a thread deleted on a cluster', () => {
     const transcript = (await again.waitFor(is('snapshot'))).data.transcript as Array<{ text?: string }>
     expect(JSON.stringify(transcript)).toContain('fresh start')
     expect(JSON.stringify(transcript)).not.toContain('secret')
+  })
+
+  it('mid-run with a prompt queued: the stopped run and the prompt handed back are written before the one deleted record, and forgotten with the rest', async () => {
+    const cluster = new MemoryCluster()
+    const appends: ThreadRecord[] = []
+    const a = await node(cluster, 'na', { engine: appendsOf(appends) })
+    expect((await api(a.url, 'POST', '/api/threads', { id: 'd2' })).status).toBe(201)
+    const tab = await SseClient.open(`${a.url}/api/threads/d2/follow`)
+    tabs.push(tab)
+    expect((await api(a.url, 'POST', '/api/threads/d2/prompt', { message: 'slow 400' })).status).toBe(202)
+    await tab.waitFor(is('assistant-delta'))
+    expect(await api(a.url, 'POST', '/api/threads/d2/prompt', { message: 'queued secret', deliverAs: 'followUp' })).toMatchObject({ status: 202, body: { queued: true } })
+    expect((await api(a.url, 'DELETE', '/api/threads/d2')).status).toBe(204)
+    await expect.poll(() => textOf(cluster.logs.get('d2'))).not.toContain('queued secret')
+    expect(cluster.logs.get('d2')).toEqual([{ kind: 'deleted', seq: expect.any(Number) }])
+    // The one deleted record went in an append of its own, after the dispose's frames.
+    const deleted = appends.filter((r) => r.kind === 'deleted')
+    expect(deleted).toHaveLength(1)
+    const before = textOf(appends.slice(0, appends.indexOf(deleted[0])))
+    expect(before).toContain('queued secret')
+    expect(before).toContain('event: settled')
   })
 })

@@ -31,6 +31,7 @@ export interface ClusterRegistry {
     base: (threadId: string) => Promise<ThreadView | undefined>
     fence?: FenceGuard
     inLog?: (threadId: string) => Promise<unknown>
+    deleted?: (threadId: string) => void
   }): void
   watchFeeds(watcher: (threadId: string, feed: Feed) => void): () => void
   ownFeed(threadId: string): Promise<Feed | undefined>
@@ -68,6 +69,8 @@ const RETRY_CHECK_MS = 250
 const CHECK_FAILING_MS = 30_000
 /** Prompts' accepted marks kept for their answers at most (see `promptAccepted`). */
 const MAX_ACCEPTED = 1000
+/** How long a stop waits for what its mirrors still ask of the engine (a checkpoint, a delete's forget). */
+const STOP_CHORES_MS = 1000
 
 interface Owned {
   ownership: Ownership
@@ -150,6 +153,7 @@ export class ClusterNode {
       base: (id) => this.#base(id),
       fence: fenceGuard({ name: () => this.self.name, leaseCurrent: () => this.engine.membership.current(), owns: (id) => this.owns(id) }),
       inLog: (id) => this.flushed(id),
+      deleted: (id) => this.threadDeleted(id),
     })
     this.registry.watchFeeds((threadId, feed) => this.#attach(threadId, feed))
     this.registry.onLiveChange(({ threadId }, event) => {
@@ -335,6 +339,8 @@ export class ClusterNode {
       return false
     }
     this.#owned.set(threadId, owned)
+    // A delete whose owner went before the engine forgot what came before it: this node does it now.
+    mirror.forgetDeleted()
     const epoch = { kind: 'epoch' as const, node: this.self.id, name: this.self.name, revision: ownership.revision, seq: view?.seq ?? 0 }
     if (view) {
       writer.push(epoch)
@@ -447,9 +453,9 @@ export class ClusterNode {
   }
 
   /**
-   * The thread was deleted here, its owner: a `deleted` record ends what its log says, so a thread made
-   * again under the id starts empty on every node, its seqs after the deleted one's; the owner's mirror
-   * then removes what came before it from the engine (thread-mirror.ts).
+   * The thread was deleted here, its owner, its runtime and feed gone: a `deleted` record ends what its
+   * log says, so a thread made again under the id starts empty on every node, its seqs after the deleted
+   * one's; the owner's mirror then removes what came before it from the engine (thread-mirror.ts).
    */
   threadDeleted(threadId: string): void {
     const owned = this.#owned.get(threadId)
@@ -634,6 +640,9 @@ export class ClusterNode {
       await giveBack(this.engine.owners, owned.ownership, this.options.log)
       this.#owned.delete(threadId)
     }
+    // A delete's forget still on its way gets a moment to land; past it, the next owner of the id does it.
+    const chores = Promise.all([...this.#mirrors.values()].map((mirror) => mirror.chores()))
+    await Promise.race([chores, new Promise((resolve) => setTimeout(resolve, STOP_CHORES_MS).unref())])
     for (const mirror of this.#mirrors.values()) mirror.stop()
     await this.engine.close()
   }
@@ -688,9 +697,7 @@ export function clusterStore(store: ThreadStore, node: () => ClusterNode | undef
           return (threadId: string) => {
             target.deleteThread(threadId)
             const n = node()
-            if (!n) return
-            n.threadDeleted(threadId)
-            index(() => n.engine.index.delete(threadId))
+            if (n) index(() => n.engine.index.delete(threadId))
           }
         case 'admitPrompt':
           return (...args: Parameters<ThreadStore['admitPrompt']>) => {

@@ -125,10 +125,13 @@ export class LogWriter {
     }
   }
 
-  /** Everything queued, as one record. */
+  /**
+   * Everything queued, as one record — up to a `deleted` record, which goes alone: a delete's forget
+   * removes what is before its position, and what came after it is a new thread's.
+   */
   #take(): { record: ThreadRecord; id: string; count: number } {
-    const records = this.#queue
-    this.#queue = []
+    const cut = this.#queue.findIndex((record) => record.kind === 'deleted')
+    const records = this.#queue.splice(0, cut === 0 ? 1 : cut > 0 ? cut : this.#queue.length)
     return { record: records.length === 1 ? records[0] : { kind: 'batch', records }, id: randomUUID(), count: records.length }
   }
 

@@ -124,6 +124,9 @@ export class ThreadMirror {
    * and what a delete leaves (a checkpoint of the deleted thread still on its way is kept before it is forgotten).
    */
   #chores: Promise<void> = Promise.resolve()
+  /** The position of the last `deleted` record folded, and up to where the engine forgot the records before one. */
+  #deletedAt = 0
+  #forgottenAt = 0
   /** Whether the thread is mid-run, as its last status frame said. */
   #busy = false
   #stopped = false
@@ -230,8 +233,10 @@ export class ThreadMirror {
   #forgetBefore(position: number): void {
     const until = Date.now() + FORGET_FOR_MS
     const attempt = async (): Promise<void> => {
+      if (this.#forgottenAt >= position) return
       try {
         await this.logs.forget(this.threadId, position)
+        this.#forgottenAt = Math.max(this.#forgottenAt, position)
       } catch (error) {
         if (Date.now() >= until || this.#stopped) {
           this.options.log?.('warn', `[${this.threadId}] cluster: the deleted thread's records before ${position} were not removed from the engine (${String(error)}); its \`deleted\` record keeps them from any thread`)
@@ -254,6 +259,19 @@ export class ThreadMirror {
     this.#apply(record, position)
     this.#sinceCheckpoint++
     this.#checkpoint()
+  }
+
+  /**
+   * The node now writes the thread: a `deleted` record it folded while another node did (one that died,
+   * or stopped, before the engine forgot what came before it) has it forgotten now.
+   */
+  forgetDeleted(): void {
+    if (this.#deletedAt > this.#forgottenAt) this.#forgetBefore(this.#deletedAt)
+  }
+
+  /** Settles once what this mirror asked of the engine so far (checkpoints, forgets) is done or given up. */
+  chores(): Promise<void> {
+    return this.#chores
   }
 
   /** Resolves once every record there was at the start is folded and there is a feed. */
@@ -317,6 +335,7 @@ export class ThreadMirror {
         this.openPrompts.clear()
         this.keyed.clear()
         this.#keyOf.clear()
+        this.#deletedAt = position
         if (this.options.checkpoints?.writes()) this.#forgetBefore(position)
         return
     }
