@@ -47,6 +47,8 @@ export interface ClusterThreadHooks {
   fence?: (threadId: string) => string | undefined
   /** Resolves once what the thread wrote so far is in its log (`LiveThreadOptions.inLog`). */
   inLog?: (threadId: string) => Promise<unknown>
+  /** The thread is deleted here: its runtime disposed (what that wrote is written) and its feed closed. */
+  deleted?: (threadId: string) => void
 }
 
 export function provideSlotMachine(deps: SlotLifecycleDeps) {
@@ -62,6 +64,8 @@ export function provideSlotMachine(deps: SlotLifecycleDeps) {
         await (input.thread as LiveThread | undefined)?.dispose('deleted', 'cancelled')
         const feed = slot.feed ?? (await slot.feedLoading?.catch(() => undefined))
         feed?.close()
+        // Before its files go: a removal that fails leaves the thread deleted all the same.
+        deps.cluster?.()?.deleted?.(slot.threadId)
         // Again, for a row written while the thread was disposed (a prompt admitted meanwhile); the
         // delete took the rows before it began, so a write the disk refuses here is only logged.
         try {

@@ -77,8 +77,6 @@ export class ThreadRegistry {
   #follow?: (threadId: string) => Promise<Feed | undefined>
   /** Cluster mode: what a live thread built here asks of the node (slot-lifecycle.ts, `ClusterThreadHooks`). */
   #threadHooks?: ClusterThreadHooks
-  /** Cluster mode: told of a thread deleted here, once its runtime and feed are gone. */
-  #deleted?: (threadId: string) => void
   readonly #checkpoints: Checkpoints
   readonly #changes: ChangeRequests
   readonly #worktrees: Worktrees
@@ -305,8 +303,6 @@ export class ThreadRegistry {
       } finally {
         if (this.#slots.get(threadId) === slot) this.#slots.delete(threadId)
       }
-      // After the dispose, so what it wrote (a run stopped, its queue handed back) comes before.
-      this.#deleted?.(threadId)
       return true
     })
   }
@@ -395,15 +391,12 @@ export class ThreadRegistry {
   /**
    * Follows come from `follow`; a feed this node loads starts from `base` when the thread's log has
    * one; a live thread built here asks `fence` before each tool call and session-file write, and
-   * `inLog` before an answer reaches its run; `deleted` hears of a delete here once it is done.
+   * `inLog` before an answer reaches its run; `deleted` hears of a delete here once its runtime and feed are gone.
    */
-  attachCluster(
-    hooks: { follow: (threadId: string) => Promise<Feed | undefined>; base: (threadId: string) => Promise<ThreadView | undefined>; deleted?: (threadId: string) => void } & ClusterThreadHooks,
-  ): void {
-    const { follow, base, deleted, ...threadHooks } = hooks
+  attachCluster(hooks: { follow: (threadId: string) => Promise<Feed | undefined>; base: (threadId: string) => Promise<ThreadView | undefined> } & ClusterThreadHooks): void {
+    const { follow, base, ...threadHooks } = hooks
     this.#follow = follow
     this.#feeds.base = base
-    this.#deleted = deleted
     this.#threadHooks = threadHooks
   }
 

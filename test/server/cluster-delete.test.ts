@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
 import type { ClusterEngine, ThreadRecord } from '../../src/host/cluster/port.js'
+import type { RuntimeFactory } from '../../src/runtime/port.js'
 import { api, is, SseClient } from './harness.js'
 import { inProcessNodes } from './in-process-cluster.js'
 
@@ -84,7 +85,30 @@ describe('a thread deleted on a cluster', () => {
     const deleted = appends.filter((r) => r.kind === 'deleted')
     expect(deleted).toHaveLength(1)
     const before = textOf(appends.slice(0, appends.indexOf(deleted[0])))
-    expect(before).toContain('queued secret')
+    expect(before).toContain('event: prompt-rejected')
     expect(before).toContain('event: settled')
+  })
+
+  it('whose files could not be removed is deleted in the log all the same: its tabs closed, its history gone from the engine and from a thread made again', async () => {
+    const cluster = new MemoryCluster()
+    let failRemoval = false
+    const removalFails = (runtimes: RuntimeFactory): RuntimeFactory =>
+      new Proxy(runtimes, { get: (target, property, receiver) => (property === 'remove' && failRemoval ? async () => Promise.reject(new Error('EBUSY: resource busy')) : Reflect.get(target, property, receiver)) })
+    const a = await node(cluster, 'na', { runtimes: removalFails })
+    const b = await node(cluster, 'nb', { runtimes: removalFails })
+    expect((await api(a.url, 'POST', '/api/threads', { id: 'd3' })).status).toBe(201)
+    const onA = await SseClient.open(`${a.url}/api/threads/d3/follow`)
+    tabs.push(onA)
+    expect((await api(a.url, 'POST', '/api/threads/d3/prompt', { message: 'secret words' })).status).toBe(202)
+    await onA.waitFor(is('settled', { run: 1 }))
+    failRemoval = true
+    expect((await api(b.url, 'DELETE', '/api/threads/d3')).status).toBeGreaterThanOrEqual(500)
+    failRemoval = false
+    await expect.poll(() => onA.ended).toBe(true)
+    await expect.poll(() => cluster.logs.get('d3')).toEqual([{ kind: 'deleted', seq: expect.any(Number) }])
+    expect((await api(b.url, 'POST', '/api/threads', { id: 'd3' })).status).toBe(201)
+    const tab = await SseClient.open(`${b.url}/api/threads/d3/follow`)
+    tabs.push(tab)
+    expect(JSON.stringify((await tab.waitFor(is('snapshot'))).data.transcript)).not.toContain('secret')
   })
 })

@@ -10,6 +10,7 @@ import { afterEach } from 'vitest'
 import { ClusterNode, clusterStore } from '../../src/host/cluster/cluster-node.js'
 import type { MemoryCluster } from '../../src/host/cluster/memory.js'
 import type { ClusterEngine } from '../../src/host/cluster/port.js'
+import type { RuntimeFactory } from '../../src/runtime/port.js'
 import { lostCeiling } from '../../src/host/store/journal.js'
 import { SqliteThreadStore } from '../../src/host/store/sqlite.js'
 import { ThreadRegistry } from '../../src/host/thread-registry.js'
@@ -30,10 +31,22 @@ export async function startNode(
   cluster: MemoryCluster,
   name: string,
   dataDir: string,
-  extra: { idleMs?: number; demoDelayMs?: number; engine?: (engine: ClusterEngine) => ClusterEngine; clock?: () => number; nodeUrl?: string; format?: number; checkpointEvery?: number; onMustStop?: (error: Error) => void } = {},
+  extra: {
+    idleMs?: number
+    demoDelayMs?: number
+    engine?: (engine: ClusterEngine) => ClusterEngine
+    /** A test's seam between the registry and its runtimes (a removal that fails, say). */
+    runtimes?: (runtimes: RuntimeFactory) => RuntimeFactory
+    clock?: () => number
+    nodeUrl?: string
+    format?: number
+    checkpointEvery?: number
+    onMustStop?: (error: Error) => void
+  } = {},
 ): Promise<InProcessNode> {
-  const { engine: seam = (e) => e, demoDelayMs = 2, clock, nodeUrl, format, checkpointEvery, onMustStop, ...rest } = extra
-  const options = { ...(await piHost(dataDir, { demoDelayMs })), ...rest }
+  const { engine: seam = (e) => e, runtimes: runtimeSeam = (r) => r, demoDelayMs = 2, clock, nodeUrl, format, checkpointEvery, onMustStop, ...rest } = extra
+  const host = await piHost(dataDir, { demoDelayMs })
+  const options = { ...host, runtimes: runtimeSeam(host.runtimes), ...rest }
   // `engine`: a test's seam between the node and the engine (a write that never lands, say).
   const { engine } = countedEngine(seam(cluster.engine(name, format)))
   let node: ClusterNode | undefined

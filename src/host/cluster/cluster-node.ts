@@ -641,8 +641,10 @@ export class ClusterNode {
       this.#owned.delete(threadId)
     }
     // A delete's forget still on its way gets a moment to land; past it, the next owner of the id does it.
+    let waited: ReturnType<typeof setTimeout> | undefined
     const chores = Promise.all([...this.#mirrors.values()].map((mirror) => mirror.chores()))
-    await Promise.race([chores, new Promise((resolve) => setTimeout(resolve, STOP_CHORES_MS).unref())])
+    await Promise.race([chores, new Promise((resolve) => (waited = setTimeout(resolve, STOP_CHORES_MS)))])
+    clearTimeout(waited)
     for (const mirror of this.#mirrors.values()) mirror.stop()
     await this.engine.close()
   }

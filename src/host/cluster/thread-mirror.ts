@@ -201,7 +201,8 @@ export class ThreadMirror {
   #checkpoint(): void {
     const policy = this.options.checkpoints
     // One at a time: a slow engine does not pile them up.
-    if (!policy || !this.feed || this.#keeping || this.#sinceCheckpoint < policy.every) return
+    // None while a delete's forget is owed: a checkpoint past the `deleted` record would hide it from the next owner.
+    if (!policy || !this.feed || this.#keeping || this.#sinceCheckpoint < policy.every || this.#deletedAt > this.#forgottenAt) return
     if ((this.#busy && this.#sinceCheckpoint < policy.every * 10) || !policy.writes()) return
     this.#sinceCheckpoint = 0
     // Taken now, at this position (the snapshot is immutable); its JSON, a few ms on a long thread, is
@@ -256,6 +257,8 @@ export class ThreadMirror {
    */
   appended(record: ThreadRecord, position: number): void {
     if (position <= this.position) return
+    // A log whose first record is a `deleted` one was forgotten below it already.
+    if (this.position === 0 && record.kind === 'deleted') this.#forgottenAt = position
     this.#apply(record, position)
     this.#sinceCheckpoint++
     this.#checkpoint()
