@@ -63,7 +63,12 @@ async function openClusterNode(
   ownDir: string,
   log: HostLog,
 ): Promise<{ registry: ThreadRegistry; node: ClusterNode }> {
-  const [{ connectNats }, { ClusterNode, clusterStore }, { OtherRecordFormat }] = await Promise.all([import('../host/cluster/nats.js'), import('../host/cluster/cluster-node.js'), import('../host/cluster/record-format.js')])
+  const [{ connectNats }, { ClusterNode }, { clusterStore }, { OtherRecordFormat }] = await Promise.all([
+    import('../host/cluster/nats.js'),
+    import('../host/cluster/cluster-node.js'),
+    import('../host/cluster/cluster-store.js'),
+    import('../host/cluster/record-format.js'),
+  ])
   const connected = await connectNats(cluster.url, cluster.nodeName, log, { spillDir: join(options.dataDir, 'cluster-spill') }).catch((error: unknown) => {
     throw new ConfigError(`--cluster ${cluster.url}: could not reach NATS JetStream (${error instanceof Error ? error.message : String(error)})`)
   })

@@ -16,7 +16,7 @@ import type { ThreadView } from '../../shared/projection.js'
 import type { Feed } from '../feed.js'
 import { encodeObservation } from '../frame.js'
 import type { Log } from '../store/journal.js'
-import type { ThreadRow, ThreadStore } from '../store/port.js'
+import type { ThreadRow } from '../store/port.js'
 import { openEnds } from '../open-ends.js'
 import { fenceGuard, type FenceGuard } from './fence-guard.js'
 import { LogWriter } from './log-writer.js'
@@ -673,63 +673,4 @@ function rendezvous(threadId: string, nodeId: string): number {
   let hash = 0x811c9dc5
   for (const ch of `${threadId}\u0000${nodeId}`) hash = Math.imul(hash ^ ch.charCodeAt(0), 0x01000193) >>> 0
   return hash
-}
-
-/**
- * The store a cluster node gives its registry: this node's own store, with what other nodes must
- * know copied out — rows to the index, prompts accepted and settled to the thread's log.
- */
-export function clusterStore(store: ThreadStore, node: () => ClusterNode | undefined, log?: Log): ThreadStore {
-  // Keyed prompts admitted and not answered by the machine yet: their receipt goes to the log too.
-  const keyed = new Set<string>()
-  const index = (work: () => Promise<void>) => void work().catch((e: unknown) => log?.('warn', `cluster: index write failed: ${String(e)}`))
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      if (property === 'promptLogged') return (threadId: string, messageId: string) => node()?.flushed(threadId, messageId) ?? Promise.resolve(true)
-      const value = Reflect.get(target, property, receiver) as unknown
-      if (typeof value !== 'function') return value
-      switch (property) {
-        case 'putThread':
-          return (row: ThreadRow) => {
-            target.putThread(row)
-            const n = node()
-            if (n) index(() => n.engine.index.put(row))
-          }
-        case 'deleteThread':
-          return (threadId: string) => {
-            target.deleteThread(threadId)
-            const n = node()
-            if (n) index(() => n.engine.index.delete(threadId))
-          }
-        case 'admitPrompt':
-          return (...args: Parameters<ThreadStore['admitPrompt']>) => {
-            target.admitPrompt(...args)
-            const [{ threadId, messageId, text, run }, , claim] = args
-            if (claim) keyed.add(messageId)
-            node()?.promptAccepted(threadId, messageId, text, claim && { key: claim.key, fingerprint: claim.fingerprint, run })
-          }
-        case 'promptAdmitted':
-          return (...args: Parameters<ThreadStore['promptAdmitted']>) => {
-            const [threadId, messageId, { run, queued }] = args
-            // Before the store's write: a failed one is logged and the 202 still goes out.
-            if (keyed.delete(messageId)) node()?.promptAdmitted(threadId, messageId, run, queued)
-            target.promptAdmitted(...args)
-          }
-        case 'withdrawPrompt':
-          return (threadId: string, messageId: string) => {
-            keyed.delete(messageId)
-            target.withdrawPrompt(threadId, messageId)
-            node()?.promptSettled(threadId, messageId, true)
-          }
-        case 'settlePrompt':
-          return (...args: Parameters<ThreadStore['settlePrompt']>) => {
-            const known = target.settlePrompt(...args)
-            if (known) node()?.promptSettled(args[0], args[1])
-            return known
-          }
-        default:
-          return (value as (...a: unknown[]) => unknown).bind(target)
-      }
-    },
-  })
 }
