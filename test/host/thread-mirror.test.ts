@@ -243,4 +243,22 @@ describe('a thread mirror and its log\'s checkpoints', () => {
     expect(cluster.logs.get(ID)).toEqual([{ kind: 'deleted', seq: 7 }])
     mirror.stop()
   })
+
+  it('a log that starts at its deleted record is taken as forgotten only when the engine says there is no checkpoint, not when one could not be read', async () => {
+    const cluster = new MemoryCluster()
+    const writer = owner(cluster)
+    const logs = cluster.engine('a').logs
+    await writer.run(1, 3)
+    const before = writer.last
+    await writer.append({ kind: 'deleted', seq: 7 })
+    await logs.forget(ID, writer.last)
+    // A checkpoint of the deleted thread the forget did not get to (its node stopped between the two).
+    await logs.keepCheckpoint(ID, { position: before, state: '{"prompt 1":"of the deleted thread"}' })
+    const unreadable: ThreadLogs = { ...logs, checkpoint: async () => Promise.reject(new Error('damaged')) }
+    const mirror = await started(new ThreadMirror(ID, unreadable, async () => initialView(ID), { checkpoints: { every: 1000, writes: () => true } }))
+    mirror.forgetDeleted()
+    await mirror.chores()
+    expect(cluster.checkpoints.get(ID)).toBeUndefined()
+    mirror.stop()
+  })
 })

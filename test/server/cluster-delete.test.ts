@@ -89,7 +89,7 @@ describe('a thread deleted on a cluster', () => {
     expect(before).toContain('event: settled')
   })
 
-  it('whose files could not be removed is deleted in the log all the same: its tabs closed, its history gone from the engine and from a thread made again', async () => {
+  it('whose files could not be removed is deleted in the log all the same: its tabs closed, its history gone from the engine and from the view of a thread made again', async () => {
     const cluster = new MemoryCluster()
     let failRemoval = false
     const removalFails = (runtimes: RuntimeFactory): RuntimeFactory =>

@@ -84,9 +84,10 @@ export async function logsOn(nc: NatsConnection, js: JetStreamClient, jsm: JetSt
     checkpoint: checkpoints.checkpoint,
     keepCheckpoint: checkpoints.keepCheckpoint,
     async forget(threadId, before) {
+      // The checkpoint first: a log that starts at its `deleted` record has nothing before it left anywhere.
+      await checkpoints.forget(threadId, before)
       // The records before `before` on the thread's subject alone; positions after it are kept as they are.
       await link.call(() => jsm.streams.purge(STREAM, { filter: subject(threadId), seq: before }))
-      await checkpoints.forget(threadId, before)
     },
   }
 }

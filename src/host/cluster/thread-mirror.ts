@@ -127,6 +127,8 @@ export class ThreadMirror {
   /** The position of the last `deleted` record folded, and up to where the engine forgot the records before one. */
   #deletedAt = 0
   #forgottenAt = 0
+  /** The engine said the thread has no checkpoint (not: it could not be read). */
+  #noCheckpoint = false
   /** Whether the thread is mid-run, as its last status frame said. */
   #busy = false
   #stopped = false
@@ -157,10 +159,13 @@ export class ThreadMirror {
 
   async #start(): Promise<void> {
     // Without it (the engine is away, or the object is damaged) the log is read from its first record.
+    let unread = false
     const kept = await this.logs.checkpoint(this.threadId).catch((error: unknown) => {
       if (!(error instanceof EngineAway)) this.options.log?.('warn', `[${this.threadId}] cluster: the log's checkpoint could not be read (${String(error)}); reading the log from its first record`)
+      unread = true
       return undefined
     })
+    this.#noCheckpoint = !unread && kept === undefined
     if (this.#stopped) return
     // Nothing is folded before the reader starts: the owner appends only once its mirror is ready.
     if (kept && kept.position > 0 && this.position === 0) this.#restore(kept)
@@ -257,8 +262,8 @@ export class ThreadMirror {
    */
   appended(record: ThreadRecord, position: number): void {
     if (position <= this.position) return
-    // A log whose first record is a `deleted` one was forgotten below it already.
-    if (this.position === 0 && record.kind === 'deleted') this.#forgottenAt = position
+    // A log that starts at a `deleted` record, with no checkpoint of what came before, was forgotten below it.
+    if (this.position === 0 && this.#noCheckpoint && record.kind === 'deleted') this.#forgottenAt = position
     this.#apply(record, position)
     this.#sinceCheckpoint++
     this.#checkpoint()
