@@ -37,11 +37,11 @@ export interface SlotLifecycleDeps {
   checkpoints?: Checkpoints
   /** Threads' own git worktrees (worktrees.ts): removed with their thread. */
   worktrees?: Worktrees
-  /** Cluster mode: what a live thread built here asks of the node; unset on one node. */
+  /** Cluster mode: what a thread here asks of the node; unset on one node. */
   cluster?: () => ClusterThreadHooks | undefined
 }
 
-/** What a live thread asks of its cluster node (src/host/cluster/cluster-node.ts). */
+/** What a thread's runtime, live thread and delete ask of its cluster node (src/host/cluster/cluster-node.ts). */
 export interface ClusterThreadHooks {
   /** Why this node may no longer act for the thread (cluster/fence-guard.ts): asked before each tool call and session-file write. */
   fence?: (threadId: string) => string | undefined

@@ -18,7 +18,8 @@ import { encodeObservation } from '../frame.js'
 import type { Log } from '../store/journal.js'
 import type { ThreadRow } from '../store/port.js'
 import { openEnds } from '../open-ends.js'
-import { fenceGuard, type FenceGuard } from './fence-guard.js'
+import type { ClusterThreadHooks } from '../slot-lifecycle.js'
+import { fenceGuard } from './fence-guard.js'
 import { LogWriter } from './log-writer.js'
 import { EngineAway, type ClusterEngine, type CommandHandler, type CommandReply, type CommandRequest, type NodeInfo, type Ownership } from './port.js'
 import { leftForOtherFormat, OtherRecordFormat } from './record-format.js'
@@ -26,13 +27,7 @@ import { lastFrame, ThreadMirror, type KeyedAdmission } from './thread-mirror.js
 
 /** What the node needs of the thread registry (thread-registry.ts). */
 export interface ClusterRegistry {
-  attachCluster(hooks: {
-    follow: (threadId: string) => Promise<Feed | undefined>
-    base: (threadId: string) => Promise<ThreadView | undefined>
-    fence?: FenceGuard
-    inLog?: (threadId: string) => Promise<unknown>
-    deleted?: (threadId: string) => void
-  }): void
+  attachCluster(hooks: { follow: (threadId: string) => Promise<Feed | undefined>; base: (threadId: string) => Promise<ThreadView | undefined> } & ClusterThreadHooks): void
   watchFeeds(watcher: (threadId: string, feed: Feed) => void): () => void
   ownFeed(threadId: string): Promise<Feed | undefined>
   adopt(row: Pick<ThreadRow, 'threadId'> & Partial<ThreadRow>): void

@@ -7,10 +7,7 @@ import type { Log } from '../store/journal.js'
 import type { ThreadRow, ThreadStore } from '../store/port.js'
 import type { ClusterNode } from './cluster-node.js'
 
-/**
- * The store a cluster node gives its registry: this node's own store, with what other nodes must
- * know copied out — rows to the index, prompts accepted and settled to the thread's log.
- */
+/** `node`: the node once it is made (the registry is opened with this store before the node exists). */
 export function clusterStore(store: ThreadStore, node: () => ClusterNode | undefined, log?: Log): ThreadStore {
   // Keyed prompts admitted and not answered by the machine yet: their receipt goes to the log too.
   const keyed = new Set<string>()
