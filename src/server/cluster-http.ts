@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ClusterKeys } from '../host/cluster/cluster-keys.js'
-import { COMMAND_TIMEOUT_MS, type ClusterNode } from '../host/cluster/cluster-node.js'
+import { COMMAND_TIMEOUT_MS, type ClusterNode, type CommandStart } from '../host/cluster/cluster-node.js'
 import type { CommandReply, CommandRequest } from '../host/cluster/port.js'
 import { apiRoutes, type RouteName, type RouteSpec } from '../schemas/api-routes.js'
 import { answerOf, guardOutcomes } from '../schemas/outcomes.js'
@@ -88,15 +88,17 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
   // this node's answers to the commands they passed on.
   const pass = randomBytes(16).toString('hex')
   const routed = new Set([...ROUTED].map((name) => `${apiRoutes[name].method} ${apiRoutes[name].path}`))
-  const local = new WeakMap<FastifyRequest, string>()
+  // Commands that run here: their thread, and how it stood as they began (what their answer waits for).
+  const local = new WeakMap<FastifyRequest, { threadId: string; began: CommandStart }>()
+  const runsHere = (request: FastifyRequest, threadId: string) => local.set(request, { threadId, began: node.began(threadId) })
   // A command `dispatch` kept here counts against the thread's being given back until it is over
   // (one passed on by another node is counted by the node's command bus, around the whole of it).
   const counted = new WeakSet<FastifyRequest>()
   const done = (request: FastifyRequest) => {
-    const threadId = local.get(request)
-    if (threadId === undefined) return
+    const here = local.get(request)
+    if (here === undefined) return
     local.delete(request)
-    if (counted.delete(request)) node.commandEnded(threadId)
+    if (counted.delete(request)) node.commandEnded(here.threadId)
   }
   // A keyed prompt's 202 leaves once its admission (key and receipt) is in the log: the onSend hook below.
   const keys = new ClusterKeys(node.engine, undefined, (threadId, key) => node.keyedAdmission(threadId, key), (route, status) => status === 202 && route === PROMPT_ROUTE)
@@ -124,7 +126,7 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
       const threadId = (request.params as { id: string }).id
       // Another pass is another node's (or this address's last process's): nothing runs here either way.
       if (marked !== pass || !node.runsHere(threadId)) return replyWith(reply, guardOutcomes, { kind: 'not-owner', threadId }, undefined)
-      local.set(request, threadId)
+      runsHere(request, threadId)
       counted.add(request)
       if (counts) counts.served++
       const here = ranOn()
@@ -196,7 +198,7 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
         if (!routed.has(`${request.method} ${request.routeOptions.url}`)) return
         const threadId = (request.params as { id: string }).id
         // Run here for another node: by the bus (app.inject), or sent straight here and counted on arrival.
-        if (request.headers[OWNER_HEADER] === secret) return void local.set(request, threadId)
+        if (request.headers[OWNER_HEADER] === secret) return void runsHere(request, threadId)
         if (local.has(request)) return void reachedRoute.add(request)
         const headers: Record<string, string> = {}
         for (const name of PASSED_HEADERS) if (typeof request.headers[name] === 'string') headers[name] = request.headers[name]
@@ -213,7 +215,7 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
         }
         where ??= await node.dispatch(threadId, command)
         if (where === 'local') {
-          local.set(request, threadId)
+          runsHere(request, threadId)
           counted.add(request)
           return
         }
@@ -233,10 +235,11 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
       // Before the write guards record an idempotent answer: nothing is answered before it is in the log.
       // A prompt's 202 promises the prompt (its `accepted` record), not the first frames of the run it started.
       app.addHook('onSend', async (request, reply, payload) => {
-        const threadId = local.get(request)
-        if (threadId === undefined) return payload
+        const here = local.get(request)
+        if (here === undefined) return payload
+        const { threadId, began } = here
         try {
-          if ((await node.flushed(threadId, admittedPrompt(request, reply.statusCode, payload))) || reply.statusCode >= 300) return payload
+          if ((await node.flushed(threadId, admittedPrompt(request, reply.statusCode, payload), began)) || reply.statusCode >= 300) return payload
           const { status, body } = answerOf(guardOutcomes, { kind: 'owner-changed', threadId }, undefined)
           reply.code(status).header('retry-after', '1').type('application/json; charset=utf-8')
           return JSON.stringify(body)

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
-import type { ClusterEngine, ThreadRecord } from '../../src/host/cluster/port.js'
+import { Fenced, type ClusterEngine, type ThreadRecord } from '../../src/host/cluster/port.js'
 import type { RuntimeFactory } from '../../src/runtime/port.js'
 import { api, is, SseClient } from './harness.js'
 import { inProcessNodes } from './in-process-cluster.js'
@@ -110,5 +110,22 @@ describe('a thread deleted on a cluster', () => {
     const tab = await SseClient.open(`${b.url}/api/threads/d3/follow`)
     tabs.push(tab)
     expect(JSON.stringify((await tab.waitFor(is('snapshot'))).data.transcript)).not.toContain('secret')
+  })
+
+  it('whose owner is fenced as its deleted record goes in is answered 503 OWNER_CHANGED, not 204: the record went with the fenced writer', async () => {
+    const cluster = new MemoryCluster()
+    // Another node appended first, as this one's deleted record went in: that append is refused.
+    const fencedAtTheRecord = (engine: ClusterEngine): ClusterEngine => ({
+      ...engine,
+      logs: { ...engine.logs, append: (threadId, record, expected, id) => (record.kind === 'deleted' ? Promise.reject(new Fenced(threadId, 'another node appended first')) : engine.logs.append(threadId, record, expected, id)) },
+    })
+    const a = await node(cluster, 'na', { engine: fencedAtTheRecord })
+    expect((await api(a.url, 'POST', '/api/threads', { id: 'd4' })).status).toBe(201)
+    expect((await api(a.url, 'POST', '/api/threads/d4/prompt', { message: 'hello' })).status).toBe(202)
+    const answer = await api(a.url, 'DELETE', '/api/threads/d4')
+    expect(answer.status).toBe(503)
+    expect(answer.body).toMatchObject({ code: 'OWNER_CHANGED' })
+    expect(answer.headers.get('retry-after')).toBe('1')
+    expect(textOf(cluster.logs.get('d4'))).not.toContain('"deleted"')
   })
 })

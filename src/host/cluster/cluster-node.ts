@@ -76,6 +76,11 @@ interface Owned {
   feed?: Feed
 }
 
+/** A command that runs here, as it began (`ClusterNode.began`): what its answer waits for. */
+export interface CommandStart {
+  readonly writer: LogWriter | undefined
+}
+
 /** The receipt a keyed prompt's accepted record holds (see `promptAccepted`). */
 type Receipt = { run: number; queued: boolean }
 
@@ -245,14 +250,20 @@ export class ClusterNode {
    * prompt's: its receipt, `admitted`) and what was written before it are — a 202 promises the prompt,
    * not the frames of the run it started.
    */
-  flushed(threadId: string, messageId?: string): Promise<boolean> {
+  flushed(threadId: string, messageId?: string, began?: CommandStart): Promise<boolean> {
     const accepted = messageId === undefined ? undefined : this.#accepted.get(messageId)
     // A prompt's answer asks the writer its record went to, also once the thread left this node: a
     // writer fenced or closed before the record was in the log says false, so no 202 goes out for it.
     if (accepted) return accepted.writer ? accepted.writer.flushed(accepted.upTo) : Promise.resolve(false)
-    const writer = this.#owned.get(threadId)?.writer
-    if (!writer) return Promise.resolve(true)
-    return writer.flushed()
+    // Any other command asks the writer it began on as well: the thread may have left this node while
+    // it ran, and what it wrote then went with that writer.
+    const writers = new Set([began?.writer, this.#owned.get(threadId)?.writer].filter((w) => w !== undefined))
+    return Promise.all([...writers].map((w) => w.flushed())).then((all) => all.every(Boolean))
+  }
+
+  /** Where a command that runs here begins: the thread's writer now, for `flushed` to ask at its answer. */
+  began(threadId: string): CommandStart {
+    return { writer: this.#owned.get(threadId)?.writer }
   }
 
   /** The owner's name, for the thread's summary. */
