@@ -75,7 +75,7 @@ async function openClusterNode(
   // Counted as the node uses it, for its /metrics.
   const { engine } = countedEngine(connected)
   let node: ClusterNode | undefined
-  const own = SqliteThreadStore.open(ownDir, { floorSeq: () => lostCeiling(), promptsLogged: true })
+  const own = SqliteThreadStore.open(ownDir, { floorSeq: () => lostCeiling(), logged: true })
   const registry = await ThreadRegistry.open({ ...options, store: clusterStore(own.store, () => node, log) })
   node = new ClusterNode(engine, registry, {
     fileView: async (threadId) => initialView(threadId, await options.runtimes.readTranscript(threadId).catch(() => [])),

@@ -70,8 +70,8 @@ it('a prompt on a live thread waits for one fsynced commit before its model requ
   expect(store.openPrompts('t1')).toEqual([])
 })
 
-it("where a prompt is in its thread's log before its answer (a cluster node's own store, `promptsLogged`), its admission waits for no disk either: nothing before the model request does, and the run's end still waits", async () => {
-  const { store } = SqliteThreadStore.open(dir, { promptsLogged: true })
+it("where a prompt is in its thread's log before its answer (a cluster node's own store, `logged`), its admission waits for no disk either: nothing before the model request does, and the run's end still waits", async () => {
+  const { store } = SqliteThreadStore.open(dir, { logged: true })
   const atRequest: { synced: number; unsynced: number }[] = []
   const options = await piHost(dir, { demoDelayMs: 0, extraExtensions: [(pi) => void pi.on('context', () => void atRequest.push(store.commits))] })
   registry = await ThreadRegistry.open({ ...options, store })
@@ -92,4 +92,42 @@ it("where a prompt is in its thread's log before its answer (a cluster node's ow
   expect(at.unsynced - before.unsynced).toBeGreaterThanOrEqual(4)
   expect(store.commits.synced).toBeGreaterThan(at.synced)
   expect(store.journal('t1').prompts.find((p) => p.text === 'again')).toMatchObject({ run: 2, queued: false, fate: { kind: 'ran', run: 2 } })
+})
+
+/** A dialog asked and answered on a live thread: the synced commits its opening and its answer made. */
+async function dialogCommits(logged: boolean): Promise<{ opening: number; answer: number }> {
+  const { store } = SqliteThreadStore.open(dir, { logged })
+  const options = await piHost(dir, { demoDelayMs: 0 })
+  registry = await ThreadRegistry.open({ ...options, store })
+  const body = { message: 'hello', admission: 'enqueue', deliverAs: 'steer' } as const
+  expect(await registry.prompt('t1', body)).toMatchObject({ kind: 'admitted', run: 1 })
+  // The store's commits as each observation reaches a follower: the journal, the feed's first observer, has written for it.
+  const seen: Array<{ o: Observation; commits: { synced: number; unsynced: number } }> = []
+  ;(await registry.feed('t1'))!.observe((o) => void seen.push({ o, commits: store.commits }))
+  const until = (test: (o: Observation) => boolean) =>
+    new Promise<{ o: Observation; commits: { synced: number; unsynced: number } }>((resolve) => {
+      const check = () => {
+        const found = seen.find((s) => test(s.o))
+        return found ? resolve(found) : setTimeout(check, 5)
+      }
+      check()
+    })
+  await until((o) => o.type === 'settled' && o.run === 1)
+
+  await registry.prompt('t1', { ...body, message: 'call ui_dialog {"method":"confirm","title":"Deploy?","message":"to prod"}' })
+  // Counted from the run's start on: the admission before it is the prompt's (the tests above).
+  const started = await until((o) => o.type === 'status' && o.busy && o.run === 2)
+  const asked = await until((o) => o.type === 'extension-ui-request')
+  expect(await registry.answer('t1', { id: (asked.o as Extract<Observation, { type: 'extension-ui-request' }>).id, confirmed: true })).toEqual({ kind: 'answered' })
+  const answered = await until((o) => o.type === 'dialog-settled')
+  expect(store.journal('t1').dialogs).toMatchObject([{ outcome: 'answered' }])
+  return { opening: asked.commits.synced - started.commits.synced, answer: answered.commits.synced - asked.commits.synced }
+}
+
+it("on one node, a dialog's opening and its answer each wait for the disk", async () => {
+  expect(await dialogCommits(false)).toEqual({ opening: 1, answer: 1 })
+})
+
+it("where a dialog is in its thread's log first (a cluster node's own store, `logged`), neither its opening nor its answer waits for the disk, and both are committed", async () => {
+  expect(await dialogCommits(true)).toEqual({ opening: 0, answer: 0 })
 })

@@ -51,7 +51,7 @@ export async function startNode(
   // `engine`: a test's seam between the node and the engine (a write that never lands, say).
   const { engine } = countedEngine(seam(cluster.engine(name, format)))
   let node: ClusterNode | undefined
-  const own = SqliteThreadStore.open(join(dataDir, 'nodes', name), { floorSeq: () => lostCeiling(), promptsLogged: true })
+  const own = SqliteThreadStore.open(join(dataDir, 'nodes', name), { floorSeq: () => lostCeiling(), logged: true })
   const registry = await ThreadRegistry.open({ ...options, store: clusterStore(own.store, () => node) })
   node = new ClusterNode(engine, registry, { fileView: async (id) => initialView(id, await options.runtimes.readTranscript(id).catch(() => [])), ...(clock ? { clock } : {}), ...(checkpointEvery ? { checkpointEvery } : {}), ...(onMustStop ? { onMustStop } : {}) })
   // As open-host.ts: a node that does not join leaves nothing open.

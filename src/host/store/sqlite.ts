@@ -69,8 +69,8 @@ export class SqliteThreadStore implements ThreadStore {
   #pruning?: ReturnType<typeof setInterval>
   /** Opened on a data dir that could not be written: a private copy, refused for every request that writes. */
   readonly #readOnly?: { fault: WriteFault; copyDir: string }
-  /** Whether a prompt's admission waits for the disk: not where the prompt is in a log before its answer (`promptsLogged`). */
-  #admissionWaits = true
+  /** Whether a prompt's admission and a dialog's opening and settling wait for the disk: not where they are in a log first (`logged`). */
+  #loggedWaits = true
 
   private constructor(db: SqliteDb, dataDir: string, minFree: number, readOnly?: { fault: WriteFault; copyDir: string }) {
     this.#db = db
@@ -94,15 +94,17 @@ export class SqliteThreadStore implements ThreadStore {
    * be committed, so it numbers above anything a later life will reach; a tab resuming then gets a
    * snapshot). Writes resume with the next start on a writable data dir.
    *
-   * `promptsLogged`: a prompt admitted here is in its thread's log too before it is answered (a
-   * cluster node's own store: the 202 waits for its `accepted` record), so its admission commit does
-   * not wait for the disk — a power cut loses only what the log holds. Every other commit waits as
-   * before: a thread's row, say, reaches the engine's index only after its answer.
+   * `logged`: a cluster node's own store, where a prompt admitted here is in its thread's log before it
+   * is answered (the 202 waits for its `accepted` record), and a dialog opened or settled is in the log
+   * before any follower sees it or the run hears the answer. Those commits do not wait for the disk —
+   * a power cut loses only what the log holds, and a node's feed of a thread with a log is the log's,
+   * not its journal's. Every other commit waits as before: a thread's row, say, reaches the engine's
+   * index only after its answer.
    */
-  static open(dataDir: string, options: { floorSeq?: () => number; minFreeBytes?: number; promptsLogged?: boolean } = {}): OpenedStore {
+  static open(dataDir: string, options: { floorSeq?: () => number; minFreeBytes?: number; logged?: boolean } = {}): OpenedStore {
     const opened = openFile(dataDir)
     const store = new SqliteThreadStore(new SqliteDb(opened.db), dataDir, options.minFreeBytes ?? MIN_FREE_BYTES, opened.readOnly)
-    store.#admissionWaits = !options.promptsLogged
+    store.#loggedWaits = !options.logged
     let { origin, reason } = opened
     if (opened.readOnly) {
       store.#threads.raiseSeq(options.floorSeq?.() ?? Date.now() * 10)
@@ -205,7 +207,7 @@ export class SqliteThreadStore implements ThreadStore {
       this.#journal.admit(prompt)
       this.#threads.put(thread)
       if (claim) this.#keys.claim(claim, prompt, prompt.acceptedAt)
-    }, this.#admissionWaits ? {} : LATER)
+    }, this.#loggedWaits ? {} : LATER)
   }
 
   promptAdmitted(threadId: string, messageId: string, admission: { run: number; queued: boolean }, thread: ThreadRow): void {
@@ -245,11 +247,11 @@ export class SqliteThreadStore implements ThreadStore {
   }
 
   openDialog(row: DialogRow): void {
-    this.#journal.openDialog(row)
+    this.#db.tx(() => this.#journal.openDialog(row), this.#loggedWaits ? {} : LATER)
   }
 
   settleDialog(threadId: string, dialogId: string, outcome: string): void {
-    this.#journal.settleDialog(threadId, dialogId, outcome)
+    this.#db.tx(() => this.#journal.settleDialog(threadId, dialogId, outcome), this.#loggedWaits ? {} : LATER)
   }
 
   openDialogs(threadId?: string): DialogRow[] {
