@@ -3,7 +3,7 @@
 //   {cmd:'open', port, path, n, stall}  n follows; stalled ones never read a byte after connecting
 //   {cmd:'open', port, paths}           one follow of each path
 //   {cmd:'arm', marker, record}         counts from now; reports {event:'done'} once every fast
-//                                       follow has seen `marker` (first/last arrival, hrtime ns; the
+//                                       follow has seen `marker` (first/last arrival, hrtime ns, and the last per server port; the
 //                                       frames, bytes and socket reads since, and this process's CPU)
 //   {cmd:'times', marker}               from now every fast follow notes when each frame holding
 //                                       `marker` arrives (performance.now, in a typed array)
@@ -44,7 +44,7 @@ function counter(needle) {
 function open(port, path, stall) {
   return new Promise((resolve, reject) => {
     const sock = connect(port, '127.0.0.1')
-    const conn = { sock, seen: false, at: 0n, frames: 0, bytes: 0, reads: 0, countFrames: counter('\nevent: '), findMarker: undefined, record: undefined, findTimed: undefined, times: undefined, nTimes: 0 }
+    const conn = { port, sock, seen: false, at: 0n, frames: 0, bytes: 0, reads: 0, countFrames: counter('\nevent: '), findMarker: undefined, record: undefined, findTimed: undefined, times: undefined, nTimes: 0 }
     sock.setNoDelay(true)
     sock.on('error', () => {})
     sock.once('connect', () => {
@@ -140,6 +140,8 @@ function settle() {
     // What reading cost this process (µs, user + system): one read per chunk the socket delivers, and the count.
     cpu: (({ user, system }) => user + system)(process.cpuUsage(armed.cpu)),
     closed: fast.filter((c) => c.closed).length,
+    // The last arrival on each server port: which server's followers were the last.
+    byPort: Object.fromEntries([...new Set(fast.map((c) => c.port))].map((port) => [port, String(fast.filter((c) => c.port === port && c.seen).reduce((a, c) => (c.at > a ? c.at : a), 0n))])),
     record: fast[0]?.record ? fast[0].record.map((c) => c.toString('latin1')) : undefined,
   })
 }

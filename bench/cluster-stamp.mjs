@@ -5,6 +5,10 @@
 // leaves out). Times are process.hrtime (CLOCK_MONOTONIC), comparable with the bench's own.
 //   {stamp: 'start'} → from now, notes each delta's seq and time
 //   {stamp: 'stop'}  → { stamp: 'stop', seqs: [[seq, ns as a string], …] } and stops noting
+//   {stamp: 'stalls'} → { stamp: 'stalls', stalls: [[from ns, ms, CPU ms], …], gcs: [[from ns, ms], …] }:
+//                      with BENCH_CLUSTER_TRACE=1 only, every turn of the event loop that came more than
+//                      5 ms late (a 2 ms timer), with the CPU the process used meanwhile (little CPU in a
+//                      long stall: it waited on a syscall, an fsync, or for a core), and every GC pause
 // Nothing is noted unless the bench asks; the process is otherwise the ordinary server.
 if (process.send) {
   const from = Buffer.from
@@ -20,8 +24,29 @@ if (process.send) {
     }
     return from.call(this, value, ...rest)
   }
+  const stalls = []
+  const gcs = []
+  if (process.env.BENCH_CLUSTER_TRACE === '1') {
+    const { PerformanceObserver, performance } = await import('node:perf_hooks')
+    // A performance entry's time (ms on performance.now's clock) as an hrtime.
+    const hr = (t) => process.hrtime.bigint() - BigInt(Math.round((performance.now() - t) * 1e6))
+    const keep = (list, entry) => list.push(entry) > 5000 && list.splice(0, 1000)
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) keep(gcs, [String(hr(e.startTime)), e.duration])
+    }).observe({ entryTypes: ['gc'] })
+    let last = process.hrtime.bigint()
+    let lastCpu = process.cpuUsage()
+    setInterval(() => {
+      const now = process.hrtime.bigint()
+      const cpu = process.cpuUsage()
+      if (now - last > 5_000_000n) keep(stalls, [String(last), Number(now - last) / 1e6, (cpu.user - lastCpu.user + cpu.system - lastCpu.system) / 1000])
+      last = now
+      lastCpu = cpu
+    }, 2).unref()
+  }
   process.on('message', (m) => {
-    if (m?.stamp === 'start') {
+    if (m?.stamp === 'stalls') process.send({ stamp: 'stalls', stalls, gcs })
+    else if (m?.stamp === 'start') {
       noted = new Map()
       process.send({ stamp: 'start' })
     } else if (m?.stamp === 'stop') {

@@ -16,7 +16,9 @@
  *   a survivor, per thread; the node is started again after each sample. These run after every
  *   round of the others, which so measure nodes that have been running (see `failovers`).
  *
- * Each figure is printed beside the issue's target (issue 23). Skipped, saying why, where
+ * Each figure is printed beside the issue's target (issue 23), and the slowest dialog answers with
+ * where their time went (BENCH_CLUSTER_TRACE=1 adds each node's late loop turns and GC pauses in
+ * them: a turn late with little CPU used waited on a syscall or for a core). Skipped, saying why, where
  * nats-server is not installed. Not a test: nothing here asserts.
  *
  * BENCH_CLUSTER_BEFORE=<a checkout with dist/server/main.js built>: a second cluster of three nodes
@@ -44,7 +46,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 /** What the scenario needs of compare.ts's follower processes (its `Clients`). */
 export interface FollowerProcesses {
   open(port: number, path: string, n: number): Promise<void>
-  arm(marker: string, record?: boolean, timeoutMs?: number): Promise<() => Promise<{ first: bigint; last: bigint; closed: number; record?: string[] }>>
+  arm(marker: string, record?: boolean, timeoutMs?: number): Promise<() => Promise<{ first: bigint; last: bigint; closed: number; record?: string[]; byPort: Map<number, bigint> }>>
   close(): Promise<void>
 }
 
@@ -137,6 +139,11 @@ class Tab {
     this.#request.end()
   }
 
+  /** The stream's text after position `from`. */
+  since(from: number): string {
+    return this.#text.slice(from)
+  }
+
   /** Where the stream's text is now: what `until` looks after. */
   mark(): number {
     return this.#text.length
@@ -164,6 +171,52 @@ class Tab {
 }
 
 const runEnd = (run: number) => `"busy":false,"run":${run},`
+
+/** BENCH_CLUSTER_TRACE=1: the nodes note their late loop turns and GC pauses (cluster-stamp.mjs), and the slowest answers show them. */
+const TRACE = process.env.BENCH_CLUSTER_TRACE === '1'
+
+/** One dialog answer timed (hrtime ns): sent, its 204, the first follower's `dialog-settled`, the last one's, the last on each node. */
+interface AnswerTrace {
+  t0: bigint
+  answered: bigint
+  first: bigint
+  last: bigint
+  via: string
+  owner: string
+  lastOn: Array<[string, bigint]>
+  /** With TRACE: what each node's loop did meanwhile. */
+  late?: string
+}
+
+/** Each answer's window annotated with the nodes' late loop turns and GC pauses in it. */
+async function stalls(nodes: Node[], traces: AnswerTrace[]): Promise<void> {
+  const noted = await Promise.all(
+    nodes.map(
+      (n) =>
+        new Promise<{ stalls: Array<[string, number, number]>; gcs: Array<[string, number]> }>((resolve) => {
+          const on = (m: any) => {
+            if (m?.stamp !== 'stalls') return
+            n.child.off('message', on)
+            resolve(m)
+          }
+          n.child.on('message', on)
+          n.child.send({ stamp: 'stalls' })
+        }),
+    ),
+  )
+  for (const t of traces) {
+    const within = (from: string, ms: number) => BigInt(from) <= t.last && BigInt(from) + BigInt(Math.round(ms * 1e6)) >= t.t0
+    const at = (from: string) => (Number(BigInt(from) - t.t0) / 1e6).toFixed(1)
+    t.late = nodes
+      .map((n, i) => {
+        const late = noted[i].stalls.filter(([from, ms]) => within(from, ms)).map(([from, ms, cpu]) => `late @${at(from)} +${ms.toFixed(1)} (CPU ${cpu.toFixed(1)})`)
+        const gc = noted[i].gcs.filter(([from, ms]) => within(from, ms)).map(([from, ms]) => `GC @${at(from)} +${ms.toFixed(1)}`)
+        return `${n.name}: ${[...late, ...gc].join(', ') || 'on time'}`
+      })
+      .join('; ')
+  }
+}
+
 /** The label of BENCH_CLUSTER_BEFORE's figures. */
 const BEFORE = ' [before]'
 let threads = 0
@@ -172,6 +225,8 @@ export class ClusterBench {
   /** Samples by figure, over every round. */
   readonly samples = new Map<string, number[]>()
   readonly notes: string[] = []
+  /** Every dialog answer timed, by figure: where its time went (`#slowest` prints the slowest). */
+  readonly #answers = new Map<string, AnswerTrace[]>()
 
   private constructor(
     readonly options: ClusterBenchOptions,
@@ -232,6 +287,14 @@ export class ClusterBench {
         for (const via of cluster) for (const keyed of [false, true]) await bench.#commands(owner, via, id, options.quick ? 10 : 30, keyed)
       }
     }
+    // Untimed too: a few dialogs answered through each node. A node builds a route's validator at its first
+    // request (src/server/schema-compilers.ts), and the answer's own path is cold until then: in one run
+    // the first answer through each node took 27.1, 27.4 and 18.6 ms and the rest 5-19, so a run's two or
+    // three slowest answers (its p99) were the cluster's first ones — three, to the embedded node's one.
+    for (const cluster of [[embedded], nodes, ...(before ? [before.nodes] : [])]) {
+      const id = await bench.#thread(cluster[0])
+      for (let k = 0; k < 3; k++) for (const via of cluster) await bench.#dialog(cluster[0], id, via)
+    }
     return bench
   }
 
@@ -241,11 +304,48 @@ export class ClusterBench {
     this.samples.set(figure, xs)
   }
 
+  #addAnswers(figure: string, traces: AnswerTrace[]): void {
+    this.#add(figure, traces.map((t) => Number(t.last - t.t0) / 1e6))
+    this.#answers.set(figure, [...(this.#answers.get(figure) ?? []), ...traces])
+  }
+
+  /** The slowest answers of a dialog figure, and where their time went: what its p99 is made of. */
+  #slowest(figure: string, n = 5): void {
+    const ms = (t: AnswerTrace, at: bigint) => (at ? (Number(at - t.t0) / 1e6).toFixed(1) : '—')
+    const slowest = [...(this.#answers.get(figure) ?? [])].sort((a, b) => Number(b.last - b.t0 - (a.last - a.t0))).slice(0, n)
+    if (!slowest.length) return
+    console.log(`  ${figure}: the ${slowest.length} slowest answers, ms from the POST — its 204, the first follower, the last on each node${TRACE ? '; each node\'s loop turns late by > 5 ms then (+ms, its CPU meanwhile) and GC pauses' : ''}:`)
+    for (const t of slowest) {
+      const lastOn = t.lastOn.map(([name, at]) => `${name} ${ms(t, at)}`).join(', ')
+      const late = t.late ? `; ${t.late}` : ''
+      console.log(`    ${ms(t, t.last)} via ${t.via} (owner ${t.owner}): 204 ${ms(t, t.answered)}, first ${ms(t, t.first)}, last on ${lastOn}${late}`)
+    }
+  }
+
   async #thread(via: Node): Promise<string> {
     const id = `cl-${++threads}`
     const r = await via.api('POST', '/api/threads', { id })
     if (r.status !== 201) throw new Error(`could not create ${id}: ${r.status} ${JSON.stringify(r.body)}`)
     return id
+  }
+
+  /** A question asked on a thread `owner` owns, answered through `via`, waited for to the run's end. */
+  async #dialog(owner: Node, id: string, via: Node): Promise<void> {
+    const tab = new Tab(owner.url, id)
+    try {
+      await tab.ready()
+      const from = tab.mark()
+      const r = await owner.api('POST', `/api/threads/${id}/prompt`, { message: CONFIRM })
+      if (r.status !== 202 || r.body?.queued) throw new Error(`prompt ${id}: ${r.status} ${JSON.stringify(r.body)}`)
+      const asked = /event: extension-ui-request\ndata: (\{.*\})\n/
+      await tab.until(asked, from)
+      const dialogId = JSON.parse(asked.exec(tab.since(from))![1]).id as string
+      const answered = await via.api('POST', `/api/threads/${id}/dialog`, { id: dialogId, confirmed: true })
+      if (answered.status !== 204) throw new Error(`dialog answer via ${via.name}: ${answered.status} ${JSON.stringify(answered.body)}`)
+      await tab.until(runEnd(r.body.run), from)
+    } finally {
+      tab.close()
+    }
   }
 
   /** A prompt through `via`, waited for to its end at a follower on `via`: the run number. */
@@ -300,9 +400,9 @@ export class ClusterBench {
 
     progress(`round ${round}: cluster — dialog answer → last of 100 followers`)
     const dialogs = quick ? 15 : 30
-    this.#add('dialog, embedded (100 followers)', await this.#dialogs(clients, this.embedded, [this.embedded], dialogs))
+    this.#addAnswers('dialog, embedded (100 followers)', await this.#dialogs(clients, this.embedded, [this.embedded], dialogs))
     for (const [label, nodes] of clusters) {
-      this.#add(`dialog, 3 nodes (100 followers spread over them)${label}`, await this.#dialogs(clients, nodes[(round - 1) % 3], nodes, dialogs))
+      this.#addAnswers(`dialog, 3 nodes (100 followers spread over them)${label}`, await this.#dialogs(clients, nodes[(round - 1) % 3], nodes, dialogs))
     }
   }
 
@@ -394,12 +494,12 @@ export class ClusterBench {
   }
 
   /** 100 followers spread over `on`, a dialog asked on a thread `owner` owns and answered through each node in turn: ms to the last settled. */
-  async #dialogs(clients: FollowerProcesses, owner: Node, on: Node[], times: number): Promise<number[]> {
+  async #dialogs(clients: FollowerProcesses, owner: Node, on: Node[], times: number): Promise<AnswerTrace[]> {
     const id = await this.#thread(owner)
     await this.#run(owner, id, 'hello')
     for (const [i, node] of on.entries()) await clients.open(node.port, `/api/threads/${id}/follow`, Math.floor(100 / on.length) + (i < 100 % on.length ? 1 : 0))
-    const out: number[] = []
     const tab = new Tab(owner.url, id)
+    const traces: AnswerTrace[] = []
     try {
       await tab.ready()
       for (let k = 0; k < times; k++) {
@@ -415,16 +515,18 @@ export class ClusterBench {
         const t0 = process.hrtime.bigint()
         const answered = await via.api('POST', `/api/threads/${id}/dialog`, { id: dialogId, confirmed: true })
         if (answered.status !== 204) throw new Error(`dialog answer via ${via.name}: ${answered.status} ${JSON.stringify(answered.body)}`)
+        const answeredAt = process.hrtime.bigint()
         const got = await settled()
         if (got.closed) this.notes.push(`dialog: ${got.closed} of 100 followers were closed`)
-        out.push(Number(got.last - t0) / 1e6)
+        traces.push({ t0, last: got.last, via: via.name, owner: owner.name, answered: answeredAt, first: got.first, lastOn: on.map((n) => [n.name, got.byPort.get(n.port) ?? 0n]) })
         await ended
       }
+      if (TRACE) await stalls(on, traces)
     } finally {
       tab.close()
       await clients.close()
     }
-    return out
+    return traces
   }
 
   /**
@@ -481,6 +583,7 @@ export class ClusterBench {
     const n = (figure: string) => this.samples.get(figure)?.length ?? 0
     for (const label of ['', ...(this.before ? [BEFORE] : [])]) this.#table(label, p, n, fmt)
     for (const note of new Set(this.notes)) console.log(`  ${note}`)
+    for (const figure of this.#answers.keys()) this.#slowest(figure)
   }
 
   #table(label: string, p: (figure: string, q: number) => number, n: (figure: string) => number, fmt: (x: number) => string): void {

@@ -193,6 +193,20 @@ interface Done {
   readerCpu: number
   closed: number
   record?: string[]
+  /** The last follower's arrival on each server port: where the last of them was. */
+  byPort: Map<number, bigint>
+}
+
+/** The client processes' last arrival per server port, merged. */
+function lastByPort(dones: Array<{ byPort?: Record<string, string> }>): Map<number, bigint> {
+  const out = new Map<number, bigint>()
+  for (const done of dones) {
+    for (const [port, at] of Object.entries(done.byPort ?? {})) {
+      const last = BigInt(at)
+      if (last > (out.get(Number(port)) ?? 0n)) out.set(Number(port), last)
+    }
+  }
+  return out
 }
 
 /** Inter-arrival gaps, as a histogram of 0.1 ms buckets (bucket → count). */
@@ -292,6 +306,7 @@ class Clients {
         readerCpu: all.reduce((s, d) => s + d.cpu, 0) / 1e6,
         closed: all.reduce((s, d) => s + d.closed, 0),
         record: all[0].record,
+        byPort: lastByPort(all),
       }
     }
   }
