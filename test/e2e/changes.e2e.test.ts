@@ -15,6 +15,7 @@ describe('changes in two tabs', () => {
   let server: Server
   let browser: Browser
   let repo: string
+  let policy: string
 
   beforeAll(async () => {
     repo = mkdtempSync(join(tmpdir(), 'threadhost-e2e-repo-'))
@@ -23,7 +24,7 @@ describe('changes in two tabs', () => {
     writeFileSync(join(repo, 'app.ts'), 'export const answer = 41\n')
     execFileSync('git', ['add', '.'], { cwd: repo, env })
     execFileSync('git', ['commit', '-q', '-m', 'start'], { cwd: repo, env })
-    const policy = join(repo, '..', `${repo.split('/').pop()}-policy.json`)
+    policy = join(repo, '..', `${repo.split('/').pop()}-policy.json`)
     writeFileSync(policy, JSON.stringify({ tools: { write: 'allow', edit: 'allow' } }))
     server = await startServer({ args: ['--workspace', repo, '--tools-policy', policy, '--demo-delay-ms', '2'] })
     browser = await launch()
@@ -32,6 +33,7 @@ describe('changes in two tabs', () => {
     await browser?.close()
     await server?.stop()
     rmSync(repo, { recursive: true, force: true })
+    rmSync(policy, { force: true })
   })
 
   const panel = (page: Page) => page.locator('changes-view')
