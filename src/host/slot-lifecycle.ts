@@ -47,8 +47,11 @@ export interface ClusterThreadHooks {
   fence?: (threadId: string) => string | undefined
   /** Resolves once what the thread wrote so far is in its log (`LiveThreadOptions.inLog`). */
   inLog?: (threadId: string) => Promise<unknown>
-  /** The thread is deleted here: its runtime disposed (what that wrote is written) and its feed closed. */
-  deleted?: (threadId: string) => void
+  /**
+   * The thread is deleted here: its runtime disposed (what that wrote is written) and its feed closed.
+   * Resolves whether that is in the thread's log: false when the thread is another node's now.
+   */
+  deleted?: (threadId: string) => Promise<boolean>
 }
 
 export function provideSlotMachine(deps: SlotLifecycleDeps) {
@@ -65,13 +68,19 @@ export function provideSlotMachine(deps: SlotLifecycleDeps) {
         const feed = slot.feed ?? (await slot.feedLoading?.catch(() => undefined))
         feed?.close()
         // Before its files go: a removal that fails leaves the thread deleted all the same.
-        deps.cluster?.()?.deleted?.(slot.threadId)
+        const inLog = deps.cluster?.()?.deleted?.(slot.threadId)
         // Again, for a row written while the thread was disposed (a prompt admitted meanwhile); the
         // delete took the rows before it began, so a write the disk refuses here is only logged.
         try {
           deps.store.deleteThread(slot.threadId)
         } catch (error) {
           deps.log?.('error', `[${slot.threadId}] store write failed while deleting: ${String(error)}`)
+        }
+        // A thread that is another node's now keeps its files: that node runs it from them (the delete
+        // is answered 503, and its retry reaches that node).
+        if (inLog && !(await inLog)) {
+          deps.log?.('warn', `[${slot.threadId}] delete: the thread passed to another node before its deleted record was in its log; its files are left to that node`)
+          return
         }
         await deps.runtimes.remove(slot.threadId)
         await deps.checkpoints?.remove(slot.threadId)

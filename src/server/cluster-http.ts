@@ -88,9 +88,8 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
   // this node's answers to the commands they passed on.
   const pass = randomBytes(16).toString('hex')
   const routed = new Set([...ROUTED].map((name) => `${apiRoutes[name].method} ${apiRoutes[name].path}`))
-  // Commands that run here: their thread, and how it stood as they began (what their answer waits for).
+  // Commands that run here: their thread, and how they began as they were counted here (what their answer waits for).
   const local = new WeakMap<FastifyRequest, { threadId: string; began: CommandStart }>()
-  const runsHere = (request: FastifyRequest, threadId: string) => local.set(request, { threadId, began: node.began(threadId) })
   // A command `dispatch` kept here counts against the thread's being given back until it is over
   // (one passed on by another node is counted by the node's command bus, around the whole of it).
   const counted = new WeakSet<FastifyRequest>()
@@ -125,8 +124,9 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
       if (marked === undefined || !routed.has(`${request.method} ${request.routeOptions.url}`)) return
       const threadId = (request.params as { id: string }).id
       // Another pass is another node's (or this address's last process's): nothing runs here either way.
-      if (marked !== pass || !node.runsHere(threadId)) return replyWith(reply, guardOutcomes, { kind: 'not-owner', threadId }, undefined)
-      runsHere(request, threadId)
+      const began = marked === pass ? node.runsHere(threadId) : undefined
+      if (!began) return replyWith(reply, guardOutcomes, { kind: 'not-owner', threadId }, undefined)
+      local.set(request, { threadId, began })
       counted.add(request)
       if (counts) counts.served++
       const here = ranOn()
@@ -154,11 +154,11 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
       // A command passed on by another node is answered from its route's last onSend hook, once every
       // shared one has run (the log's flush, the key's record): the answer is final there, and the
       // injected response's own end comes after the work the command set off (a run's start-up).
-      const answering = new Map<string, (reply: CommandReply) => void>()
+      const answering = new Map<string, { answer: (reply: CommandReply) => void; began: CommandStart }>()
       let commands = 0
-      node.serveWith(async (command, answer) => {
+      node.serveWith(async (command, answer, began) => {
         const id = String(++commands)
-        answering.set(id, answer)
+        answering.set(id, { answer, began })
         const key = command.headers[IDEMPOTENCY_HEADER]
         // Not while draining: every command is refused before its guard then.
         const untaken = key !== undefined && command.fingerprint !== undefined && !node.draining ? keys.early(key, command.fingerprint) : undefined
@@ -181,9 +181,9 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
       const answered = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
         const id = request.headers[COMMAND_HEADER]
         if (request.headers[OWNER_HEADER] !== secret || typeof id !== 'string' || (payload !== undefined && typeof payload !== 'string')) return payload
-        const answer = answering.get(id)
+        const passed = answering.get(id)
         answering.delete(id)
-        answer?.(ranHere(replyOf(reply.statusCode, reply.getHeaders(), payload ?? '')))
+        passed?.answer(ranHere(replyOf(reply.statusCode, reply.getHeaders(), payload ?? '')))
         return payload
       }
       // Route-level onSend hooks run after every shared one.
@@ -198,7 +198,10 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
         if (!routed.has(`${request.method} ${request.routeOptions.url}`)) return
         const threadId = (request.params as { id: string }).id
         // Run here for another node: by the bus (app.inject), or sent straight here and counted on arrival.
-        if (request.headers[OWNER_HEADER] === secret) return void runsHere(request, threadId)
+        if (request.headers[OWNER_HEADER] === secret) {
+          const passed = answering.get(String(request.headers[COMMAND_HEADER]))
+          return void (passed && local.set(request, { threadId, began: passed.began }))
+        }
         if (local.has(request)) return void reachedRoute.add(request)
         const headers: Record<string, string> = {}
         for (const name of PASSED_HEADERS) if (typeof request.headers[name] === 'string') headers[name] = request.headers[name]
@@ -214,8 +217,8 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
           where = replyOf(direct.status, direct.headers, direct.body)
         }
         where ??= await node.dispatch(threadId, command)
-        if (where === 'local') {
-          runsHere(request, threadId)
+        if (typeof where === 'object' && 'local' in where) {
+          local.set(request, { threadId, began: where.local })
           counted.add(request)
           return
         }

@@ -9,7 +9,7 @@ import { MemoryCluster } from '../../src/host/cluster/memory.js'
 import { Fenced, type ClusterEngine, type ThreadRecord } from '../../src/host/cluster/port.js'
 import type { RuntimeFactory } from '../../src/runtime/port.js'
 import { api, is, SseClient } from './harness.js'
-import { inProcessNodes } from './in-process-cluster.js'
+import { inProcessNodes, type InProcessNode } from './in-process-cluster.js'
 
 const textOf = (records: ThreadRecord[] | undefined) => JSON.stringify(records ?? [])
 
@@ -19,6 +19,12 @@ function appendsOf(appends: ThreadRecord[]) {
     ...engine,
     logs: { ...engine.logs, append: (threadId, record, expected, id) => (appends.push(record), engine.logs.append(threadId, record, expected, id)) },
   })
+}
+
+/** Notes each thread whose files the node removes, and removes them. */
+function removals(removed: string[]) {
+  return (runtimes: RuntimeFactory): RuntimeFactory =>
+    new Proxy(runtimes, { get: (target, property, receiver) => (property === 'remove' ? async (threadId: string) => (removed.push(threadId), target.remove(threadId)) : Reflect.get(target, property, receiver)) })
 }
 
 describe('a thread deleted on a cluster', () => {
@@ -112,20 +118,49 @@ describe('a thread deleted on a cluster', () => {
     expect(JSON.stringify((await tab.waitFor(is('snapshot'))).data.transcript)).not.toContain('secret')
   })
 
-  it('whose owner is fenced as its deleted record goes in is answered 503 OWNER_CHANGED, not 204: the record went with the fenced writer', async () => {
+  it('whose owner is fenced as its deleted record goes in is answered 503 OWNER_CHANGED, not 204, and leaves its files to the next owner', async () => {
     const cluster = new MemoryCluster()
     // Another node appended first, as this one's deleted record went in: that append is refused.
     const fencedAtTheRecord = (engine: ClusterEngine): ClusterEngine => ({
       ...engine,
       logs: { ...engine.logs, append: (threadId, record, expected, id) => (record.kind === 'deleted' ? Promise.reject(new Fenced(threadId, 'another node appended first')) : engine.logs.append(threadId, record, expected, id)) },
     })
-    const a = await node(cluster, 'na', { engine: fencedAtTheRecord })
+    const removed: string[] = []
+    const a = await node(cluster, 'na', { engine: fencedAtTheRecord, runtimes: removals(removed) })
     expect((await api(a.url, 'POST', '/api/threads', { id: 'd4' })).status).toBe(201)
     expect((await api(a.url, 'POST', '/api/threads/d4/prompt', { message: 'hello' })).status).toBe(202)
     const answer = await api(a.url, 'DELETE', '/api/threads/d4')
     expect(answer.status).toBe(503)
     expect(answer.body).toMatchObject({ code: 'OWNER_CHANGED' })
     expect(answer.headers.get('retry-after')).toBe('1')
-    expect(textOf(cluster.logs.get('d4'))).not.toContain('"deleted"')
+    expect(removed).toEqual([])
+  })
+
+  it('whose node loses its lease as the delete runs is answered 503 OWNER_CHANGED, not 204, and leaves its files to the next owner', async () => {
+    const cluster = new MemoryCluster()
+    const removed: string[] = []
+    let a: InProcessNode | undefined
+    // The lease ends as the thread's runtime is disposed for the delete: the node hears it before the record is written.
+    const leaseEndsAtDispose = (runtimes: RuntimeFactory): RuntimeFactory => ({
+      ...removals(removed)(runtimes),
+      create: async (options) => {
+        const runtime = await runtimes.create(options)
+        const dispose = runtime.dispose.bind(runtime)
+        return Object.assign(runtime, {
+          dispose: async () => {
+            cluster.expire(a!.node.self.id)
+            await new Promise((resolve) => setTimeout(resolve, 20))
+            return dispose()
+          },
+        })
+      },
+    })
+    a = await node(cluster, 'na', { runtimes: leaseEndsAtDispose })
+    expect((await api(a.url, 'POST', '/api/threads', { id: 'd5' })).status).toBe(201)
+    expect((await api(a.url, 'POST', '/api/threads/d5/prompt', { message: 'slow 400' })).status).toBe(202)
+    const answer = await api(a.url, 'DELETE', '/api/threads/d5')
+    expect(answer.status).toBe(503)
+    expect(answer.body).toMatchObject({ code: 'OWNER_CHANGED' })
+    expect(removed).toEqual([])
   })
 })

@@ -76,10 +76,21 @@ interface Owned {
   feed?: Feed
 }
 
-/** A command that runs here, as it began (`ClusterNode.began`): what its answer waits for. */
+/**
+ * A command counted as running here, as it began: the thread's writer then, taken in the same turn as
+ * the ownership check that counted it. Its answer waits for that writer (`flushed`).
+ */
 export interface CommandStart {
-  readonly writer: LogWriter | undefined
+  readonly writer: LogWriter
 }
+
+/** A command that runs here (`ClusterNode.dispatch`), and how it began. */
+export interface RunsHere {
+  local: CommandStart
+}
+
+/** What answers the commands on a thread this node owns: `began` is how the command counted here began. */
+export type OwnerCommandHandler = (request: CommandRequest, answer: (reply: CommandReply) => void, began: CommandStart) => Promise<CommandReply>
 
 /** The receipt a keyed prompt's accepted record holds (see `promptAccepted`). */
 type Receipt = { run: number; queued: boolean }
@@ -97,7 +108,7 @@ export class ClusterNode {
    * `accepted` record, and the receipt that record holds for a keyed one.
    */
   readonly #accepted = new Map<string, { writer: LogWriter | undefined; upTo: number; receipt?: Receipt }>()
-  #handler?: CommandHandler
+  #handler?: OwnerCommandHandler
   #scan?: ReturnType<typeof setInterval>
   #index?: { stop(): void }
   #stopped = false
@@ -170,7 +181,7 @@ export class ClusterNode {
   }
 
   /** The owner's side of the command bus: how this node answers a command sent to a thread it owns. */
-  serveWith(handler: CommandHandler): void {
+  serveWith(handler: OwnerCommandHandler): void {
     this.#handler = handler
   }
 
@@ -185,16 +196,16 @@ export class ClusterNode {
    * `local` answer counts the command as running here (in the same turn as the ownership check, so
    * the thread cannot be given back in between): the caller says `commandEnded` once it is over.
    */
-  async dispatch(threadId: string, request: CommandRequest): Promise<'local' | 'unavailable' | CommandReply> {
+  async dispatch(threadId: string, request: CommandRequest): Promise<RunsHere | 'unavailable' | CommandReply> {
     try {
       for (let attempt = 0; attempt < 20 && !this.#lost; attempt++) {
-        if (this.owns(threadId)) return this.#runHere(threadId)
+        if (this.owns(threadId)) return { local: this.#runHere(threadId) }
         const reply = await this.engine.commands.send(threadId, request, COMMAND_TIMEOUT_MS)
         if (reply === 'timeout') return 'unavailable'
         if (reply !== 'no-owner') return reply
         // Draining: the thread is for another node to take; the sender retries.
         if (this.#draining) return 'unavailable'
-        if ((await this.open(threadId)) && this.owns(threadId)) return this.#runHere(threadId)
+        if ((await this.open(threadId)) && this.owns(threadId)) return { local: this.#runHere(threadId) }
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
     } catch (error) {
@@ -204,16 +215,16 @@ export class ClusterNode {
     return 'unavailable'
   }
 
-  /** Counts a command as running here if this node owns the thread (as `dispatch`'s `local`); false if it does not. */
-  runsHere(threadId: string): boolean {
-    if (this.#lost || !this.owns(threadId)) return false
-    this.#runHere(threadId)
-    return true
+  /** Counts a command as running here if this node owns the thread (as `dispatch`'s `local`); undefined if it does not. */
+  runsHere(threadId: string): CommandStart | undefined {
+    if (this.#lost || !this.owns(threadId)) return undefined
+    return this.#runHere(threadId)
   }
 
-  #runHere(threadId: string): 'local' {
+  /** Only where this node owns the thread (checked in the same turn). */
+  #runHere(threadId: string): CommandStart {
     this.#commandsHere.set(threadId, (this.#commandsHere.get(threadId) ?? 0) + 1)
-    return 'local'
+    return { writer: this.#owned.get(threadId)!.writer }
   }
 
   commandEnded(threadId: string): void {
@@ -248,22 +259,20 @@ export class ClusterNode {
    * Resolves true once what this node wrote for the thread so far is in its log (false: fenced
    * meanwhile). With the `messageId` of a prompt accepted here: once its `accepted` record (a keyed
    * prompt's: its receipt, `admitted`) and what was written before it are — a 202 promises the prompt,
-   * not the frames of the run it started.
+   * not the frames of the run it started. With how a command counted here `began`: false if the
+   * thread was lost to this node since, whatever the command wrote.
    */
   flushed(threadId: string, messageId?: string, began?: CommandStart): Promise<boolean> {
     const accepted = messageId === undefined ? undefined : this.#accepted.get(messageId)
     // A prompt's answer asks the writer its record went to, also once the thread left this node: a
     // writer fenced or closed before the record was in the log says false, so no 202 goes out for it.
     if (accepted) return accepted.writer ? accepted.writer.flushed(accepted.upTo) : Promise.resolve(false)
-    // Any other command asks the writer it began on as well: the thread may have left this node while
-    // it ran, and what it wrote then went with that writer.
-    const writers = new Set([began?.writer, this.#owned.get(threadId)?.writer].filter((w) => w !== undefined))
-    return Promise.all([...writers].map((w) => w.flushed())).then((all) => all.every(Boolean))
-  }
-
-  /** Where a command that runs here begins: the thread's writer now, for `flushed` to ask at its answer. */
-  began(threadId: string): CommandStart {
-    return { writer: this.#owned.get(threadId)?.writer }
+    const writer = this.#owned.get(threadId)?.writer
+    // Lost while the command ran (fenced, or the lease lost; taken again since or not): what it wrote
+    // may have gone with that writer, or been dropped once the thread was not this node's. Given back
+    // whole (a graceful stop releases a thread once its records are in), it asks that writer.
+    if (began && began.writer !== writer) return began.writer.fenced ? Promise.resolve(false) : began.writer.flushed()
+    return writer ? writer.flushed() : Promise.resolve(true)
   }
 
   /** The owner's name, for the thread's summary. */
@@ -370,9 +379,9 @@ export class ClusterNode {
     const handler = this.#handler
     // Not serving yet, or the thread was given back as this request arrived: the sender retries.
     if (!handler || !this.owns(threadId)) return { status: 503, headers: { 'retry-after': '1' }, body: JSON.stringify({ error: `thread ${threadId} has no owner on this node right now; retry`, code: 'OWNER_CHANGED' }) }
-    this.#runHere(threadId)
+    const began = this.#runHere(threadId)
     try {
-      return await handler(request, answer)
+      return await handler(request, answer, began)
     } finally {
       this.commandEnded(threadId)
     }
@@ -462,12 +471,15 @@ export class ClusterNode {
    * The thread was deleted here, its owner, its runtime and feed gone: a `deleted` record ends what its
    * log says, so a thread made again under the id starts empty on every node, its seqs after the deleted
    * one's; the owner's mirror then removes what came before it from the engine (thread-mirror.ts).
+   * Resolves whether the record is in the log: false once the thread is not this node's (fenced, or the
+   * lease lost) — its files are then the next owner's, and the delete is answered 503 (cluster-http.ts).
    */
-  threadDeleted(threadId: string): void {
+  threadDeleted(threadId: string): Promise<boolean> {
     const owned = this.#owned.get(threadId)
-    if (!owned) return
+    if (!owned) return Promise.resolve(false)
     const seq = Math.max(owned.feed?.seq ?? 0, this.#mirrors.get(threadId)?.feed?.seq ?? 0)
     owned.writer.push({ kind: 'deleted', seq })
+    return owned.writer.flushed()
   }
 
   promptSettled(threadId: string, messageId: string, withdrawn = false): void {
@@ -497,7 +509,7 @@ export class ClusterNode {
     if (!owned) return
     this.#owned.delete(threadId)
     owned.stopServing()
-    owned.writer.close()
+    owned.writer.lose()
     this.options.log?.('warn', `[${threadId}] cluster: fenced; another node owns the thread, its run here is stopped`)
     const mirror = this.#mirrors.get(threadId)
     this.#mirrors.delete(threadId)

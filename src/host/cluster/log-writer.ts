@@ -71,6 +71,15 @@ export class LogWriter {
     return new Promise((resolve) => this.#waiting.push({ upTo, resolve }))
   }
 
+  /**
+   * The thread is not this node's any more (another node appended first, or the lease was lost): as
+   * `close`, and `fenced` from now on — what was written under it may be in no log.
+   */
+  lose(): void {
+    this.#fenced = true
+    this.close()
+  }
+
   close(): void {
     this.#closed = true
     this.#queue = []
