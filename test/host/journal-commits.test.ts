@@ -1,8 +1,9 @@
 /**
- * What a prompt on a live thread waits for before its model request: on the real SQLite store and the
- * real pi runtime (demo model), the commits made between the prompt and pi calling the provider,
- * counted by whether they waited for the disk. Only the admission (the prompt row with its key claim)
- * may: the rest of a run's start is committed without an fsync, and still committed.
+ * Which journal commits wait for the disk, on the real SQLite store and the real pi runtime (demo
+ * model), counted by whether they waited. Before a prompt's model request only its admission (the
+ * prompt row with its key claim) may: the rest of a run's start is committed without an fsync, and
+ * still committed. A dialog's opening and its answer wait on one node; on a cluster node's own store,
+ * whose thread's log has them first, neither does.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -17,7 +18,7 @@ let dir: string
 let registry: ThreadRegistry | undefined
 
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'threadhost-prompt-commits-'))
+  dir = await mkdtemp(join(tmpdir(), 'threadhost-journal-commits-'))
 })
 
 afterEach(async () => {
@@ -94,8 +95,8 @@ it("where a prompt is in its thread's log before its answer (a cluster node's ow
   expect(store.journal('t1').prompts.find((p) => p.text === 'again')).toMatchObject({ run: 2, queued: false, fate: { kind: 'ran', run: 2 } })
 })
 
-/** A dialog asked and answered on a live thread: the synced commits its opening and its answer made. */
-async function dialogCommits(logged: boolean): Promise<{ opening: number; answer: number }> {
+/** A dialog asked and answered on a live thread: the commits its opening and its answer made, by whether they waited. */
+async function dialogCommits(logged: boolean) {
   const { store } = SqliteThreadStore.open(dir, { logged })
   const options = await piHost(dir, { demoDelayMs: 0 })
   registry = await ThreadRegistry.open({ ...options, store })
@@ -115,19 +116,22 @@ async function dialogCommits(logged: boolean): Promise<{ opening: number; answer
   await until((o) => o.type === 'settled' && o.run === 1)
 
   await registry.prompt('t1', { ...body, message: 'call ui_dialog {"method":"confirm","title":"Deploy?","message":"to prod"}' })
-  // Counted from the run's start on: the admission before it is the prompt's (the tests above).
-  const started = await until((o) => o.type === 'status' && o.busy && o.run === 2)
   const asked = await until((o) => o.type === 'extension-ui-request')
   expect(await registry.answer('t1', { id: (asked.o as Extract<Observation, { type: 'extension-ui-request' }>).id, confirmed: true })).toEqual({ kind: 'answered' })
   const answered = await until((o) => o.type === 'dialog-settled')
   expect(store.journal('t1').dialogs).toMatchObject([{ outcome: 'answered' }])
-  return { opening: asked.commits.synced - started.commits.synced, answer: answered.commits.synced - asked.commits.synced }
+  // What the journal committed for the observation itself: since the one before it reached a follower.
+  const madeFor = (at: (typeof seen)[number]) => {
+    const before = seen[seen.indexOf(at) - 1]
+    return { synced: at.commits.synced - before.commits.synced, unsynced: at.commits.unsynced - before.commits.unsynced }
+  }
+  return { opening: madeFor(asked), answer: madeFor(answered) }
 }
 
 it("on one node, a dialog's opening and its answer each wait for the disk", async () => {
-  expect(await dialogCommits(false)).toEqual({ opening: 1, answer: 1 })
+  expect(await dialogCommits(false)).toEqual({ opening: { synced: 1, unsynced: 0 }, answer: { synced: 1, unsynced: 0 } })
 })
 
 it("where a dialog is in its thread's log first (a cluster node's own store, `logged`), neither its opening nor its answer waits for the disk, and both are committed", async () => {
-  expect(await dialogCommits(true)).toEqual({ opening: 0, answer: 0 })
+  expect(await dialogCommits(true)).toEqual({ opening: { synced: 0, unsynced: 1 }, answer: { synced: 0, unsynced: 1 } })
 })

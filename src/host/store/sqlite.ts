@@ -5,7 +5,9 @@
  * a power cut) — except the three facts of a prompt's start that recovery reads from pi's transcript
  * (which pi writes without fsync) and that would otherwise hold up its model request: the prompt's
  * run and queue as admitted, its run started, its `ran` fate (`LATER`). A power cut can lose only
- * the last of those, never one before a commit that waited (sqlite/db.ts).
+ * the last of those, never one before a commit that waited (sqlite/db.ts). A cluster node's own store
+ * (`logged`) also commits a prompt's admission and a dialog's opening and outcome unsynced: its
+ * thread's log has them first.
  *
  * This file composes the modules in ./sqlite/: how the file is opened (open.ts) and what its schema
  * is (schema.ts), and one module per job — the threads, the journal, the idempotency keys — over the
@@ -54,7 +56,8 @@ export interface OpenedStore {
  * A commit that need not wait for the disk: a fact of a prompt's start, which recovery reads from pi's
  * transcript after a power cut as it does after a kill (journal.ts `reconcile`), and which lies between
  * the prompt's admission and its model request. The admission itself, what answers a request, the seq
- * ceiling and every end (a run's, a prompt's other fates, a dialog's) wait.
+ * ceiling and every end (a run's, a prompt's other fates, a dialog's) wait — except, on a cluster
+ * node's own store, what its thread's log holds first (`logged`).
  */
 const LATER = { wait: false } as const
 
@@ -69,8 +72,8 @@ export class SqliteThreadStore implements ThreadStore {
   #pruning?: ReturnType<typeof setInterval>
   /** Opened on a data dir that could not be written: a private copy, refused for every request that writes. */
   readonly #readOnly?: { fault: WriteFault; copyDir: string }
-  /** Whether a prompt's admission and a dialog's opening and settling wait for the disk: not where they are in a log first (`logged`). */
-  #loggedWaits = true
+  /** How a prompt's admission and a dialog's opening and outcome are committed: unsynced where a log has them first (`logged`). */
+  #loggedCommit: { wait?: boolean } = {}
 
   private constructor(db: SqliteDb, dataDir: string, minFree: number, readOnly?: { fault: WriteFault; copyDir: string }) {
     this.#db = db
@@ -104,7 +107,7 @@ export class SqliteThreadStore implements ThreadStore {
   static open(dataDir: string, options: { floorSeq?: () => number; minFreeBytes?: number; logged?: boolean } = {}): OpenedStore {
     const opened = openFile(dataDir)
     const store = new SqliteThreadStore(new SqliteDb(opened.db), dataDir, options.minFreeBytes ?? MIN_FREE_BYTES, opened.readOnly)
-    store.#loggedWaits = !options.logged
+    if (options.logged) store.#loggedCommit = LATER
     let { origin, reason } = opened
     if (opened.readOnly) {
       store.#threads.raiseSeq(options.floorSeq?.() ?? Date.now() * 10)
@@ -207,7 +210,7 @@ export class SqliteThreadStore implements ThreadStore {
       this.#journal.admit(prompt)
       this.#threads.put(thread)
       if (claim) this.#keys.claim(claim, prompt, prompt.acceptedAt)
-    }, this.#loggedWaits ? {} : LATER)
+    }, this.#loggedCommit)
   }
 
   promptAdmitted(threadId: string, messageId: string, admission: { run: number; queued: boolean }, thread: ThreadRow): void {
@@ -247,11 +250,11 @@ export class SqliteThreadStore implements ThreadStore {
   }
 
   openDialog(row: DialogRow): void {
-    this.#db.tx(() => this.#journal.openDialog(row), this.#loggedWaits ? {} : LATER)
+    this.#db.tx(() => this.#journal.openDialog(row), this.#loggedCommit)
   }
 
   settleDialog(threadId: string, dialogId: string, outcome: string): void {
-    this.#db.tx(() => this.#journal.settleDialog(threadId, dialogId, outcome), this.#loggedWaits ? {} : LATER)
+    this.#db.tx(() => this.#journal.settleDialog(threadId, dialogId, outcome), this.#loggedCommit)
   }
 
   openDialogs(threadId?: string): DialogRow[] {
