@@ -6,9 +6,10 @@
 //   {stamp: 'start'} → from now, notes each delta's seq and time
 //   {stamp: 'stop'}  → { stamp: 'stop', seqs: [[seq, ns as a string], …] } and stops noting
 //   {stamp: 'stalls'} → { stamp: 'stalls', stalls: [[from ns, ms, CPU ms], …], gcs: [[from ns, ms], …] }:
-//                      with BENCH_CLUSTER_TRACE=1 only, every turn of the event loop that came more than
-//                      5 ms late (a 2 ms timer), with the CPU the process used meanwhile (little CPU in a
-//                      long stall: it waited on a syscall, an fsync, or for a core), and every GC pause
+//                      with BENCH_CLUSTER_TRACE=1 only, every gap of more than 5 ms between two ticks of a
+//                      2 ms timer (the loop got no turn for that long), with the CPU the process used
+//                      meanwhile (little CPU in a long gap: it waited on a syscall, an fsync, or for a
+//                      core), and every GC pause
 // Nothing is noted unless the bench asks; the process is otherwise the ordinary server.
 if (process.send) {
   const from = Buffer.from

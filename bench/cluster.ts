@@ -81,11 +81,21 @@ class Node {
   }
 
   stamp(what: 'start' | 'stop'): Promise<Map<number, bigint>> {
-    return new Promise((resolve) => {
+    return this.ask(what).then((m) => new Map((m.seqs ?? []).map(([seq, ns]: [number, string]) => [seq, BigInt(ns)])))
+  }
+
+  /** A question to bench/cluster-stamp.mjs in the node, and its answer. */
+  ask(what: 'start' | 'stop' | 'stalls', timeoutMs = 10_000): Promise<any> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.child.off('message', on)
+        reject(new Error(`node ${this.name} did not answer the stamp ${what} within ${timeoutMs} ms`))
+      }, timeoutMs)
       const on = (m: any) => {
         if (m?.stamp !== what) return
+        clearTimeout(timer)
         this.child.off('message', on)
-        resolve(new Map((m.seqs ?? []).map(([seq, ns]: [number, string]) => [seq, BigInt(ns)])))
+        resolve(m)
       }
       this.child.on('message', on)
       this.child.send({ stamp: what })
@@ -172,6 +182,12 @@ class Tab {
 
 const runEnd = (run: number) => `"busy":false,"run":${run},`
 
+/** The question `dialogId` on thread `id` confirmed through `via`. */
+async function answer(via: Node, id: string, dialogId: string): Promise<void> {
+  const answered = await via.api('POST', `/api/threads/${id}/dialog`, { id: dialogId, confirmed: true })
+  if (answered.status !== 204) throw new Error(`dialog answer via ${via.name}: ${answered.status} ${JSON.stringify(answered.body)}`)
+}
+
 /** BENCH_CLUSTER_TRACE=1: the nodes note their late loop turns and GC pauses (cluster-stamp.mjs), and the slowest answers show them. */
 const TRACE = process.env.BENCH_CLUSTER_TRACE === '1'
 
@@ -190,20 +206,7 @@ interface AnswerTrace {
 
 /** Each answer's window annotated with the nodes' late loop turns and GC pauses in it. */
 async function stalls(nodes: Node[], traces: AnswerTrace[]): Promise<void> {
-  const noted = await Promise.all(
-    nodes.map(
-      (n) =>
-        new Promise<{ stalls: Array<[string, number, number]>; gcs: Array<[string, number]> }>((resolve) => {
-          const on = (m: any) => {
-            if (m?.stamp !== 'stalls') return
-            n.child.off('message', on)
-            resolve(m)
-          }
-          n.child.on('message', on)
-          n.child.send({ stamp: 'stalls' })
-        }),
-    ),
-  )
+  const noted: Array<{ stalls: Array<[string, number, number]>; gcs: Array<[string, number]> }> = await Promise.all(nodes.map((n) => n.ask('stalls')))
   for (const t of traces) {
     const within = (from: string, ms: number) => BigInt(from) <= t.last && BigInt(from) + BigInt(Math.round(ms * 1e6)) >= t.t0
     const at = (from: string) => (Number(BigInt(from) - t.t0) / 1e6).toFixed(1)
@@ -287,13 +290,15 @@ export class ClusterBench {
         for (const via of cluster) for (const keyed of [false, true]) await bench.#commands(owner, via, id, options.quick ? 10 : 30, keyed)
       }
     }
-    // Untimed too: a few dialogs answered through each node. A node builds a route's validator at its first
+    // Untimed too: dialogs on a thread each node owns, answered through each node. A node builds a route's validator at its first
     // request (src/server/schema-compilers.ts), and the answer's own path is cold until then: in one run
     // the first answer through each node took 27.1, 27.4 and 18.6 ms and the rest 5-19, so a run's two or
     // three slowest answers (its p99) were the cluster's first ones — three, to the embedded node's one.
     for (const cluster of [[embedded], nodes, ...(before ? [before.nodes] : [])]) {
-      const id = await bench.#thread(cluster[0])
-      for (let k = 0; k < 3; k++) for (const via of cluster) await bench.#dialog(cluster[0], id, via)
+      for (const owner of cluster) {
+        const id = await bench.#thread(owner)
+        for (let k = 0; k < 2; k++) for (const via of cluster) await bench.#dialog(owner, id, via)
+      }
     }
     return bench
   }
@@ -339,9 +344,7 @@ export class ClusterBench {
       if (r.status !== 202 || r.body?.queued) throw new Error(`prompt ${id}: ${r.status} ${JSON.stringify(r.body)}`)
       const asked = /event: extension-ui-request\ndata: (\{.*\})\n/
       await tab.until(asked, from)
-      const dialogId = JSON.parse(asked.exec(tab.since(from))![1]).id as string
-      const answered = await via.api('POST', `/api/threads/${id}/dialog`, { id: dialogId, confirmed: true })
-      if (answered.status !== 204) throw new Error(`dialog answer via ${via.name}: ${answered.status} ${JSON.stringify(answered.body)}`)
+      await answer(via, id, JSON.parse(asked.exec(tab.since(from))![1]).id)
       await tab.until(runEnd(r.body.run), from)
     } finally {
       tab.close()
@@ -513,8 +516,7 @@ export class ClusterBench {
         const settled = await clients.arm('event: dialog-settled')
         const via = on[k % on.length]
         const t0 = process.hrtime.bigint()
-        const answered = await via.api('POST', `/api/threads/${id}/dialog`, { id: dialogId, confirmed: true })
-        if (answered.status !== 204) throw new Error(`dialog answer via ${via.name}: ${answered.status} ${JSON.stringify(answered.body)}`)
+        await answer(via, id, dialogId)
         const answeredAt = process.hrtime.bigint()
         const got = await settled()
         if (got.closed) this.notes.push(`dialog: ${got.closed} of 100 followers were closed`)
