@@ -18,6 +18,15 @@ import { factsOf } from './thread-display.js'
 import type { ThreadFeeds } from './thread-feeds.js'
 import { ThreadGone, type ThreadSlot } from './thread-slot.js'
 
+
+/** A delete whose thread was lost to this node (a cluster) before its `deleted` record was in the log: nothing of it is removed. */
+export class ThreadPassedOn extends Error {
+  constructor(readonly threadId: string) {
+    super(`thread ${threadId} passed to another node before its delete was in its log`)
+    this.name = 'ThreadPassedOn'
+  }
+}
+
 export interface SlotLifecycleDeps {
   slot: (threadId: string) => ThreadSlot | undefined
   feeds: ThreadFeeds
@@ -49,7 +58,7 @@ export interface ClusterThreadHooks {
   inLog?: (threadId: string) => Promise<unknown>
   /**
    * The thread is deleted here: its runtime disposed (what that wrote is written) and its feed closed.
-   * Resolves whether that is in the thread's log: false when the thread is another node's now.
+   * Resolves whether its `deleted` record is in the thread's log: false once the thread is not this node's.
    */
   deleted?: (threadId: string) => Promise<boolean>
 }
@@ -76,12 +85,8 @@ export function provideSlotMachine(deps: SlotLifecycleDeps) {
         } catch (error) {
           deps.log?.('error', `[${slot.threadId}] store write failed while deleting: ${String(error)}`)
         }
-        // A thread that is another node's now keeps its files: that node runs it from them (the delete
-        // is answered 503, and its retry reaches that node).
-        if (inLog && !(await inLog)) {
-          deps.log?.('warn', `[${slot.threadId}] delete: the thread passed to another node before its deleted record was in its log; its files are left to that node`)
-          return
-        }
+        // Lost to this node before its record was in: the thread stays, files and all (cluster-node.ts, `threadDeleted`).
+        if (inLog && !(await inLog)) throw new ThreadPassedOn(slot.threadId)
         await deps.runtimes.remove(slot.threadId)
         await deps.checkpoints?.remove(slot.threadId)
         await deps.worktrees?.remove(slot.threadId)

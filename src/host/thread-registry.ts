@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { CommandInfo, ExtensionList, ModelList, Observation, ThreadSummary } from '../schemas/index.js'
-import type { ChangesOutcome, CreateOutcome, DialogOutcomeForRoute, EditOutcome, PromptRouteOutcome, RestoreRouteOutcome, ShortcutOutcome, TakeQueueOutcome, TerminalInputRouteOutcome, VersionOutcome } from '../schemas/outcomes.js'
+import type { ChangesOutcome, CreateOutcome, DeleteOutcome, DialogOutcomeForRoute, EditOutcome, PromptRouteOutcome, RestoreRouteOutcome, ShortcutOutcome, TakeQueueOutcome, TerminalInputRouteOutcome, VersionOutcome } from '../schemas/outcomes.js'
 import { SessionDamaged, type ModelCatalog, type RuntimeFactory } from '../runtime/port.js'
 import type { ThreadView } from '../shared/projection.js'
 import type { Feed } from './feed.js'
@@ -24,7 +24,7 @@ import type { IdempotencyClaim, ThreadRow, ThreadStore } from './store/port.js'
 import { SqliteThreadStore } from './store/sqlite.js'
 import type { ThreadChange, UpdateOutcome } from './thread-commands.js'
 import { summaryOf } from './thread-display.js'
-import { provideSlotMachine, type ClusterThreadHooks } from './slot-lifecycle.js'
+import { provideSlotMachine, ThreadPassedOn, type ClusterThreadHooks } from './slot-lifecycle.js'
 import { ThreadFeeds } from './thread-feeds.js'
 import { ThreadSlot } from './thread-slot.js'
 import { ThreadRequests, type CreateRequest, type DialogBody } from './thread-requests.js'
@@ -59,6 +59,8 @@ export type { CreateRequest, DialogBody } from './thread-requests.js'
 
 export class ThreadRegistry {
   readonly #slots = new Map<string, ThreadSlot>()
+  /** Threads this node is deleting: the cluster index's echo of the delete must not take their slot from under it. */
+  readonly #deleting = new Set<string>()
   readonly #options: RegistryOptions
   readonly #store: ThreadStore
   readonly #feeds: ThreadFeeds
@@ -289,21 +291,38 @@ export class ThreadRegistry {
    * A live thread is disposed first: its run stops and its open dialogs settle `cancelled`. The slot
    * stays (hidden, its id not reusable) until its files are gone.
    */
-  delete(threadId: string): Promise<boolean> {
-    return this.#tracked(async () => {
+  delete(threadId: string): Promise<DeleteOutcome> {
+    return this.#tracked(async (): Promise<DeleteOutcome> => {
       const slot = this.#present(threadId)
-      if (!slot) return false
+      if (!slot) return { kind: 'unknown' }
       // The rows go first: a write the disk refuses (503/507) leaves the thread as it was, its run
       // going on. From here its journal writes nothing, so the dispose leaves no rows behind.
-      this.#store.deleteThread(threadId)
+      this.#deleting.add(threadId)
+      try {
+        this.#store.deleteThread(threadId)
+      } catch (error) {
+        this.#deleting.delete(threadId)
+        throw error
+      }
       this.#search?.forget(threadId)
       slot.journal.stop()
       try {
         await slot.delete()
+      } catch (error) {
+        if (!(error instanceof ThreadPassedOn)) throw error
+        // Its row again, here and in a cluster's index: the delete's retry finds the thread on its next owner.
+        this.#add(slot.record)
+        try {
+          this.#store.putThread(slot.record)
+        } catch (fault) {
+          this.#options.log?.('error', `[${threadId}] store write failed while keeping a thread whose delete did not go through: ${String(fault)}`)
+        }
+        return { kind: 'owner-changed', threadId }
       } finally {
+        this.#deleting.delete(threadId)
         if (this.#slots.get(threadId) === slot) this.#slots.delete(threadId)
       }
-      return true
+      return { kind: 'deleted' }
     })
   }
 
@@ -416,7 +435,8 @@ export class ThreadRegistry {
   /** A thread deleted on another node: its slot goes here (its files were the other node's to remove). */
   forget(threadId: string): void {
     const slot = this.#slots.get(threadId)
-    if (!slot || slot.thread || slot.building) return
+    // This node's own delete, heard back from the cluster's index, is that delete's to finish.
+    if (!slot || slot.thread || slot.building || this.#deleting.has(threadId)) return
     slot.feed?.close()
     slot.journal.stop()
     this.#slots.delete(threadId)

@@ -185,6 +185,9 @@ export type RestoreRouteOutcome =
 /** A thread looked up by id: a read, a delete, the draft, the commands, a follow. */
 export type LookupOutcome = { kind: 'unknown' } | { kind: 'not-live' }
 
+/** A delete: done; no such thread; or (a cluster) the thread passed to another node before its `deleted` record was in its log. */
+export type DeleteOutcome = { kind: 'deleted' } | { kind: 'unknown' } | { kind: 'owner-changed'; threadId: string }
+
 /** What the guards, the parser and the error handler refuse before (or instead of) a route's own answer. */
 export type GuardOutcome =
   | { kind: 'bad-request'; message: string }
@@ -419,6 +422,12 @@ export const terminalInputOutcomes: OutcomeTable<TerminalInputRouteOutcome, Thre
   unknown: refusal(404, 'QUESTION_NOT_OPEN', (_, c) => `no open terminal component ${c.dialogId} on thread ${c.threadId}`),
   refused: refusal(422, 'INPUT_REFUSED', (o) => o.refusal, { details: (o) => ({ refusal: o.refusal }) }),
   leased: refusal(409, 'INPUT_LEASED', () => 'another tab is typing into this component', { details: (o) => ({ until: o.until }) }),
+}
+
+export const deleteOutcomes: OutcomeTable<DeleteOutcome, ThreadContext> = {
+  deleted: { status: 204, body: () => undefined },
+  unknown: noThread,
+  'owner-changed': ownerChanged,
 }
 
 /** A thread named by id that is not there (`unknown`), or not live where only a live one will do. */

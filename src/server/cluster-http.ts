@@ -88,7 +88,7 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
   // this node's answers to the commands they passed on.
   const pass = randomBytes(16).toString('hex')
   const routed = new Set([...ROUTED].map((name) => `${apiRoutes[name].method} ${apiRoutes[name].path}`))
-  // Commands that run here: their thread, and how they began as they were counted here (what their answer waits for).
+  // Commands that run here: their thread, and how it stood when they were counted (what their answer waits for).
   const local = new WeakMap<FastifyRequest, { threadId: string; began: CommandStart }>()
   // A command `dispatch` kept here counts against the thread's being given back until it is over
   // (one passed on by another node is counted by the node's command bus, around the whole of it).
@@ -200,7 +200,9 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
         // Run here for another node: by the bus (app.inject), or sent straight here and counted on arrival.
         if (request.headers[OWNER_HEADER] === secret) {
           const passed = answering.get(String(request.headers[COMMAND_HEADER]))
-          return void (passed && local.set(request, { threadId, began: passed.began }))
+          // Counted by the bus as it arrived; one it no longer answers for is not run here.
+          if (!passed) return replyWith(reply.header('retry-after', '1'), guardOutcomes, { kind: 'owner-changed', threadId }, undefined)
+          return void local.set(request, { threadId, began: passed.began })
         }
         if (local.has(request)) return void reachedRoute.add(request)
         const headers: Record<string, string> = {}

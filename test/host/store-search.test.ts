@@ -178,7 +178,7 @@ describe('the host keeps the index', () => {
       await until(() => registry.search('hbs').length === 1)
       expect(registry.search('hbs')[0]).toMatchObject({ threadId: 't1', messageId: 'r1', kind: 'assistant' })
       fake.settle()
-      expect(await registry.delete('t1')).toBe(true)
+      expect(await registry.delete('t1')).toEqual({ kind: 'deleted' })
       expect(registry.search('invoice')).toEqual([])
     } finally {
       await registry.shutdown()

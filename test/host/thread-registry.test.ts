@@ -98,7 +98,7 @@ describe('thread registry', () => {
       const first = open ? fake.ui.ask(confirm) : undefined
       let asked: ReturnType<typeof fake.ui.ask> | undefined
       fake.onAbort = () => void (asked = fake.ui.ask(confirm))
-      expect(await registry.delete(id)).toBe(true)
+      expect(await registry.delete(id)).toEqual({ kind: 'deleted' })
       expect(asked).toBeDefined()
       expect(await asked).toEqual({ outcome: 'refused' })
       if (first) expect((await first).outcome).toBe('cancelled')
@@ -197,11 +197,11 @@ describe('thread registry', () => {
     await prompt('t1', 'hello')
     const fake = runtimes.get('t1')
     const asked = fake.ui.ask(confirm)
-    expect(await registry.delete('t1')).toBe(true)
+    expect(await registry.delete('t1')).toEqual({ kind: 'deleted' })
     expect((await asked).outcome).toBe('cancelled')
     expect(fake.disposed).toBe(true)
     expect(registry.get('t1')).toBeUndefined()
-    expect(await registry.delete('t1')).toBe(false)
+    expect(await registry.delete('t1')).toEqual({ kind: 'unknown' })
   })
 
   it('shutdown reports queued prompts rejected with reason shutdown and settles open dialogs aborted', async () => {
@@ -239,7 +239,7 @@ describe('thread registry', () => {
     expect(await registry.create({ id: 't1' })).toEqual({ kind: 'taken' })
     expect(registry.get('t1')).toBeUndefined()
     fake.settle()
-    expect(await deleting).toBe(true)
+    expect(await deleting).toEqual({ kind: 'deleted' })
     expect(await registry.create({ id: 't1', title: 'Second life' })).toEqual({ kind: 'created', threadId: 't1' })
     await registry.shutdown()
     registry = await ThreadRegistry.open(hostOptions(dir, runtimes))
@@ -306,7 +306,7 @@ describe('thread registry', () => {
     expect(await prompt('fine', 'hello')).toMatchObject({ kind: 'admitted', run: 1 })
     expect(registry.get('fine')?.unavailable).toBeUndefined()
     expect(await registry.update('hurt', { title: 'Renamed' })).toMatchObject({ kind: 'updated', summary: { title: 'Renamed' } })
-    expect(await registry.delete('hurt')).toBe(true)
+    expect(await registry.delete('hurt')).toEqual({ kind: 'deleted' })
     expect(registry.get('hurt')).toBeUndefined()
   })
 
@@ -359,7 +359,7 @@ describe('thread registry', () => {
     await registry.shutdown()
     registry = await ThreadRegistry.open(hostOptions(dir, runtimes, { models }))
     const renamed = registry.update('gone', { title: 'Renamed', model: 'lab/fast' })
-    expect(await registry.delete('gone')).toBe(true)
+    expect(await registry.delete('gone')).toEqual({ kind: 'deleted' })
     allow()
     await renamed
     await registry.shutdown()
@@ -382,7 +382,7 @@ describe('thread registry', () => {
     const deleted = registry.delete('going')
     const stopped = registry.shutdown()
     finish()
-    expect(await deleted).toBe(true)
+    expect(await deleted).toEqual({ kind: 'deleted' })
     await stopped
     registry = await ThreadRegistry.open(hostOptions(dir, runtimes))
     expect(registry.get('going')).toBeUndefined()
@@ -414,7 +414,7 @@ describe('thread registry', () => {
     const deleted = registry.delete('short')
     finish()
     expect(await prompted).toEqual({ kind: 'rejected', reason: 'deleted' })
-    expect(await deleted).toBe(true)
+    expect(await deleted).toEqual({ kind: 'deleted' })
     expect(runtimes.get('short').disposed).toBe(true)
     expect(registry.liveThreads()).toEqual([])
     expect(registry.get('short')).toBeUndefined()

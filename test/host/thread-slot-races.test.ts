@@ -72,10 +72,10 @@ describe('a thread deleted while its runtime is being built', () => {
     expect(registry.list().map((s) => s.threadId)).not.toContain('t1')
     expect(await registry.feed('t1')).toBeUndefined()
     expect((await registry.update('t1', { title: 'renamed' })).kind).toBe('unknown')
-    expect(await registry.delete('t1')).toBe(false)
+    expect(await registry.delete('t1')).toEqual({ kind: 'unknown' })
     g.open()
     expect(await prompted).toMatchObject({ kind: 'rejected', reason: 'deleted' })
-    expect(await deleted).toBe(true)
+    expect(await deleted).toEqual({ kind: 'deleted' })
   })
 })
 

@@ -118,43 +118,55 @@ describe('a thread deleted on a cluster', () => {
     expect(JSON.stringify((await tab.waitFor(is('snapshot'))).data.transcript)).not.toContain('secret')
   })
 
-  it('whose owner is fenced as its deleted record goes in is answered 503 OWNER_CHANGED, not 204, and leaves its files to the next owner', async () => {
+  it('whose owner is fenced as its deleted record goes in is answered 503 OWNER_CHANGED, not 204, keeps the thread and its files, and its retry deletes it', async () => {
     const cluster = new MemoryCluster()
-    // Another node appended first, as this one's deleted record went in: that append is refused.
+    // Another node appended first, as this one's deleted record went in: that append is refused, once.
+    let refused = false
     const fencedAtTheRecord = (engine: ClusterEngine): ClusterEngine => ({
       ...engine,
-      logs: { ...engine.logs, append: (threadId, record, expected, id) => (record.kind === 'deleted' ? Promise.reject(new Fenced(threadId, 'another node appended first')) : engine.logs.append(threadId, record, expected, id)) },
+      logs: {
+        ...engine.logs,
+        append: (threadId, record, expected, id) =>
+          record.kind === 'deleted' && !refused ? ((refused = true), Promise.reject(new Fenced(threadId, 'another node appended first'))) : engine.logs.append(threadId, record, expected, id),
+      },
     })
     const removed: string[] = []
     const a = await node(cluster, 'na', { engine: fencedAtTheRecord, runtimes: removals(removed) })
     expect((await api(a.url, 'POST', '/api/threads', { id: 'd4' })).status).toBe(201)
-    expect((await api(a.url, 'POST', '/api/threads/d4/prompt', { message: 'hello' })).status).toBe(202)
+    expect((await api(a.url, 'POST', '/api/threads/d4/prompt', { message: 'secret words' })).status).toBe(202)
     const answer = await api(a.url, 'DELETE', '/api/threads/d4')
     expect(answer.status).toBe(503)
     expect(answer.body).toMatchObject({ code: 'OWNER_CHANGED' })
     expect(answer.headers.get('retry-after')).toBe('1')
     expect(removed).toEqual([])
+    expect(textOf(cluster.logs.get('d4'))).not.toContain('"kind":"deleted"')
+    expect((await api(a.url, 'GET', '/api/threads/d4')).status).toBe(200)
+
+    expect((await api(a.url, 'DELETE', '/api/threads/d4')).status).toBe(204)
+    expect(removed).toEqual(['d4'])
+    await expect.poll(() => cluster.logs.get('d4')).toEqual([{ kind: 'deleted', seq: expect.any(Number) }])
   })
 
-  it('whose node loses its lease as the delete runs is answered 503 OWNER_CHANGED, not 204, and leaves its files to the next owner', async () => {
+  it('whose node loses its lease as the delete runs is answered 503 OWNER_CHANGED, not 204, keeps the thread and its files, and its retry deletes it', async () => {
     const cluster = new MemoryCluster()
     const removed: string[] = []
     let a: InProcessNode | undefined
-    // The lease ends as the thread's runtime is disposed for the delete: the node hears it before the record is written.
-    const leaseEndsAtDispose = (runtimes: RuntimeFactory): RuntimeFactory => ({
-      ...removals(removed)(runtimes),
-      create: async (options) => {
+    let expired = false
+    // The lease ends as the thread's runtime is disposed for the delete (the node hears it at once): before the record is written.
+    const leaseEndsAtDispose = (runtimes: RuntimeFactory): RuntimeFactory => {
+      const create: RuntimeFactory['create'] = async (options) => {
         const runtime = await runtimes.create(options)
         const dispose = runtime.dispose.bind(runtime)
         return Object.assign(runtime, {
           dispose: async () => {
-            cluster.expire(a!.node.self.id)
-            await new Promise((resolve) => setTimeout(resolve, 20))
+            if (!expired) cluster.expire(a!.node.self.id)
+            expired = true
             return dispose()
           },
         })
-      },
-    })
+      }
+      return new Proxy(removals(removed)(runtimes), { get: (target, property, receiver) => (property === 'create' ? create : Reflect.get(target, property, receiver)) })
+    }
     a = await node(cluster, 'na', { runtimes: leaseEndsAtDispose })
     expect((await api(a.url, 'POST', '/api/threads', { id: 'd5' })).status).toBe(201)
     expect((await api(a.url, 'POST', '/api/threads/d5/prompt', { message: 'slow 400' })).status).toBe(202)
@@ -162,5 +174,10 @@ describe('a thread deleted on a cluster', () => {
     expect(answer.status).toBe(503)
     expect(answer.body).toMatchObject({ code: 'OWNER_CHANGED' })
     expect(removed).toEqual([])
+    expect(textOf(cluster.logs.get('d5'))).not.toContain('"kind":"deleted"')
+
+    // The node's next life takes the thread, and deletes it.
+    await expect.poll(async () => (await api(a!.url, 'DELETE', '/api/threads/d5')).status, { timeout: 10_000 }).toBe(204)
+    expect(removed).toEqual(['d5'])
   })
 })

@@ -21,7 +21,7 @@ import { openEnds } from '../open-ends.js'
 import type { ClusterThreadHooks } from '../slot-lifecycle.js'
 import { fenceGuard } from './fence-guard.js'
 import { LogWriter } from './log-writer.js'
-import { EngineAway, type ClusterEngine, type CommandHandler, type CommandReply, type CommandRequest, type NodeInfo, type Ownership } from './port.js'
+import { EngineAway, type ClusterEngine, type CommandReply, type CommandRequest, type NodeInfo, type Ownership } from './port.js'
 import { leftForOtherFormat, OtherRecordFormat } from './record-format.js'
 import { lastFrame, ThreadMirror, type KeyedAdmission } from './thread-mirror.js'
 
@@ -654,9 +654,10 @@ export class ClusterNode {
     for (const [threadId, owned] of this.#owned) {
       owned.stopServing()
       await owned.writer.flushed()
+      // Not this node's from here (as a give-back at rest): nothing runs on it or writes to its closed writer.
+      this.#owned.delete(threadId)
       owned.writer.close()
       await giveBack(this.engine.owners, owned.ownership, this.options.log)
-      this.#owned.delete(threadId)
     }
     // A delete's forget still on its way gets a moment to land; past it, the next owner of the id does it.
     let waited: ReturnType<typeof setTimeout> | undefined

@@ -3,7 +3,7 @@
  * Each asks the registry and replies with the outcome table's answer (src/schemas/outcomes.ts).
  */
 import type { ThreadRegistry } from '../../host/thread-registry.js'
-import { createOutcomes, forkOutcomes, lookupOutcomes, shortcutOutcomes, updateOutcomes, versionOutcomes, worktreeOutcomes } from '../../schemas/outcomes.js'
+import { createOutcomes, deleteOutcomes, forkOutcomes, lookupOutcomes, shortcutOutcomes, updateOutcomes, versionOutcomes, worktreeOutcomes } from '../../schemas/outcomes.js'
 import { replyWith } from '../responses.js'
 import type { RouteHandlers } from './register.js'
 
@@ -97,7 +97,10 @@ export function threadRoutes(registry: ThreadRegistry): RouteHandlers {
         // The user is asked before a worktree's work is discarded with the thread.
         const held = request.query.discardWorktree === 'true' ? undefined : await registry.worktreeHolds(threadId)
         if (held) return replyWith(reply, worktreeOutcomes, { kind: 'held', ...held }, { threadId })
-        return (await registry.delete(threadId)) ? reply.code(204).send() : replyWith(reply, lookupOutcomes, { kind: 'unknown' }, { threadId })
+        const outcome = await registry.delete(threadId)
+        // As the cluster's other 503s: the retry reaches the thread's new owner, which deletes it.
+        if (outcome.kind === 'owner-changed') reply.header('retry-after', '1')
+        return replyWith(reply, deleteOutcomes, outcome, { threadId })
       },
     },
   }
