@@ -297,6 +297,8 @@ export class ThreadRegistry {
       if (!slot) return { kind: 'unknown' }
       // The rows go first: a write the disk refuses (503/507) leaves the thread as it was, its run
       // going on. From here its journal writes nothing, so the dispose leaves no rows behind.
+      // The row as it stands (its live run, its seq ceiling): what comes back if a cluster's delete does not go through.
+      const row = this.#row(slot)
       this.#deleting.add(threadId)
       try {
         this.#store.deleteThread(threadId)
@@ -304,16 +306,15 @@ export class ThreadRegistry {
         this.#deleting.delete(threadId)
         throw error
       }
-      this.#search?.forget(threadId)
       slot.journal.stop()
       try {
         await slot.delete()
       } catch (error) {
         if (!(error instanceof ThreadPassedOn)) throw error
-        // Its row again, here and in a cluster's index: the delete's retry finds the thread on its next owner.
-        this.#add(slot.record)
+        // The row again: the delete's retry finds the thread on its next owner (the index kept it: ClusterNode.threadDeleted).
+        this.#add(row)
         try {
-          this.#store.putThread(slot.record)
+          this.#store.putThread(row)
         } catch (fault) {
           this.#options.log?.('error', `[${threadId}] store write failed while keeping a thread whose delete did not go through: ${String(fault)}`)
         }
@@ -322,6 +323,7 @@ export class ThreadRegistry {
         this.#deleting.delete(threadId)
         if (this.#slots.get(threadId) === slot) this.#slots.delete(threadId)
       }
+      this.#search?.forget(threadId)
       return { kind: 'deleted' }
     })
   }

@@ -301,7 +301,7 @@ const notDurable: Split<{ fault: WriteFault }, unknown> = {
 const ownerChanged: OutcomeTable<{ kind: 'owner-changed'; threadId: string }, unknown>['owner-changed'] = refusal(
   503,
   'OWNER_CHANGED',
-  (o) => `thread ${o.threadId} passed to another node before this answer was recorded; retry (with the same Idempotency-Key)`,
+  (o) => `thread ${o.threadId} passed to another node before this answer was recorded; retry (with the same Idempotency-Key, where the request takes one)`,
 )
 
 export const guardOutcomes: OutcomeTable<GuardOutcome, unknown> = {

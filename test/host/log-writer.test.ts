@@ -131,4 +131,28 @@ describe('the log writer', () => {
     expect(log.pending).toHaveLength(0)
     expect(await writer.flushed()).toBe(false)
   })
+
+  it('a writer lost while an append is on its way answers that append by its outcome: landed, true; what was pushed after it, false', async () => {
+    const log = heldLog()
+    const writer = new LogWriter('t', log.logs, 0, () => {})
+    writer.push({ kind: 'deleted', seq: 7 })
+    const deleted = writer.flushed()
+    // The lease is lost before the engine answers; the engine still takes the append (it checks positions, not leases).
+    writer.lose()
+    writer.push({ kind: 'frames', frames: ['after'] })
+    expect(await writer.flushed()).toBe(false)
+    await log.land()
+    expect(await deleted).toBe(true)
+    expect(log.records).toEqual([{ kind: 'deleted', seq: 7 }])
+  })
+
+  it('a writer lost while an append is on its way that the engine refuses answers it false', async () => {
+    const log = heldLog()
+    const writer = new LogWriter('t', log.logs, 1, () => {}) // believes a record is there that is not: the append is refused
+    writer.push({ kind: 'deleted', seq: 7 })
+    const deleted = writer.flushed()
+    writer.lose()
+    await log.land()
+    expect(await deleted).toBe(false)
+  })
 })

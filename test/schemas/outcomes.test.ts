@@ -21,6 +21,7 @@ import {
   guardOutcomes,
   isRefusal,
   lookupOutcomes,
+  deleteOutcomes,
   machineOutcomes,
   shortcutOutcomes,
   promptOutcomes,
@@ -52,6 +53,7 @@ const answeredBy: Array<[AnyTable, RouteName[]]> = [
   [changesOutcomes, ['runChanges', 'threadChanges']],
   [restoreOutcomes, ['revert', 'redo']],
   [worktreeOutcomes, ['deleteThread']],
+  [deleteOutcomes, ['deleteThread']],
   [terminalInputOutcomes, ['terminalInput']],
 ]
 

@@ -132,19 +132,25 @@ describe('a thread deleted on a cluster', () => {
     })
     const removed: string[] = []
     const a = await node(cluster, 'na', { engine: fencedAtTheRecord, runtimes: removals(removed) })
+    const b = await node(cluster, 'nb')
     expect((await api(a.url, 'POST', '/api/threads', { id: 'd4' })).status).toBe(201)
+    const onA = await SseClient.open(`${a.url}/api/threads/d4/follow`)
+    tabs.push(onA)
     expect((await api(a.url, 'POST', '/api/threads/d4/prompt', { message: 'secret words' })).status).toBe(202)
+    await onA.waitFor(is('settled', { run: 1 }))
     const answer = await api(a.url, 'DELETE', '/api/threads/d4')
     expect(answer.status).toBe(503)
     expect(answer.body).toMatchObject({ code: 'OWNER_CHANGED' })
     expect(answer.headers.get('retry-after')).toBe('1')
     expect(removed).toEqual([])
     expect(textOf(cluster.logs.get('d4'))).not.toContain('"kind":"deleted"')
-    expect((await api(a.url, 'GET', '/api/threads/d4')).status).toBe(200)
+    // Still there on every node, as it stood: its run, and what was said in it.
+    for (const url of [a.url, b.url]) expect(await api(url, 'GET', '/api/threads/d4')).toMatchObject({ status: 200, body: { run: 1 } })
+    expect(JSON.stringify((await api(b.url, 'GET', '/api/threads')).body)).toContain('"threadId":"d4"')
 
-    expect((await api(a.url, 'DELETE', '/api/threads/d4')).status).toBe(204)
-    expect(removed).toEqual(['d4'])
+    expect((await api(b.url, 'DELETE', '/api/threads/d4')).status).toBe(204)
     await expect.poll(() => cluster.logs.get('d4')).toEqual([{ kind: 'deleted', seq: expect.any(Number) }])
+    for (const url of [a.url, b.url]) await expect.poll(async () => (await api(url, 'GET', '/api/threads/d4')).status).toBe(404)
   })
 
   it('whose node loses its lease as the delete runs is answered 503 OWNER_CHANGED, not 204, keeps the thread and its files, and its retry deletes it', async () => {

@@ -474,12 +474,15 @@ export class ClusterNode {
    * Resolves whether the record is in the log: false once the thread is not this node's (fenced, or the
    * lease lost) — its files are then the next owner's, and the delete is answered 503 (cluster-http.ts).
    */
-  threadDeleted(threadId: string): Promise<boolean> {
+  async threadDeleted(threadId: string): Promise<boolean> {
     const owned = this.#owned.get(threadId)
-    if (!owned) return Promise.resolve(false)
+    if (!owned) return false
     const seq = Math.max(owned.feed?.seq ?? 0, this.#mirrors.get(threadId)?.feed?.seq ?? 0)
     owned.writer.push({ kind: 'deleted', seq })
-    return owned.writer.flushed()
+    if (!(await owned.writer.flushed())) return false
+    // Only now: until the record is in, every node lists the thread, so the delete's retry finds it.
+    this.engine.index.delete(threadId).catch((error: unknown) => this.options.log?.('warn', `cluster: index write failed: ${String(error)}`))
+    return true
   }
 
   promptSettled(threadId: string, messageId: string, withdrawn = false): void {

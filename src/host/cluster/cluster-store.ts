@@ -1,7 +1,8 @@
 /**
  * The store a cluster node gives its registry (docs/flows/cluster.md, "Parts"): the node's own store,
  * with what other nodes must know copied out as it is written — thread rows to the engine's index, and
- * prompts accepted, admitted and settled to the thread's log through its node.
+ * prompts accepted, admitted and settled to the thread's log through its node. A deleted thread's row
+ * leaves the index once its `deleted` record is in the log (ClusterNode.threadDeleted), not here.
  */
 import type { Log } from '../store/journal.js'
 import type { ThreadRow, ThreadStore } from '../store/port.js'
@@ -23,12 +24,6 @@ export function clusterStore(store: ThreadStore, node: () => ClusterNode | undef
             target.putThread(row)
             const n = node()
             if (n) index(() => n.engine.index.put(row))
-          }
-        case 'deleteThread':
-          return (threadId: string) => {
-            target.deleteThread(threadId)
-            const n = node()
-            if (n) index(() => n.engine.index.delete(threadId))
           }
         case 'admitPrompt':
           return (...args: Parameters<ThreadStore['admitPrompt']>) => {

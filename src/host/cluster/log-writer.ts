@@ -24,6 +24,8 @@ export class LogWriter {
   /** Records made so far (a frame that joins a queued record makes none) and records in the log. */
   #made = 0
   #appended = 0
+  /** How many records the append now on its way carries (the engine may take it after the writer stopped). */
+  #carrying = 0
   /** Each waits for the records made before it asked, not for what is pushed after (a run streaming on). */
   #waiting: { upTo: number; resolve: (ok: boolean) => void }[] = []
   epochWritten = false
@@ -44,7 +46,8 @@ export class LogWriter {
   }
 
   push(record: ThreadRecord): void {
-    if (this.#fenced || this.#closed) return
+    // Dropped, and counted: a flush that covers it says it is in no log.
+    if (this.#fenced || this.#closed) return void this.#made++
     const last = this.#queue.at(-1)
     if (record.kind === 'frames' && last?.kind === 'frames') last.frames.push(...record.frames)
     else {
@@ -61,14 +64,20 @@ export class LogWriter {
 
   /**
    * Resolves true once the first `upTo` records made (everything pushed so far, by default) are in the
-   * log; false if the writer was fenced (or closed) first. What is pushed after is not waited for: a
+   * log; false once they cannot get there (the writer stopped, and no append on its way carries them:
+   * one sent before the stop may still land). What is pushed after is not waited for: a
    * prompt's 202 waits for its own record, not for the frames of the run it started.
    */
   flushed(upTo = this.#made): Promise<boolean> {
     // Records appended before the writer stopped are in the log all the same.
     if (this.#appended >= upTo) return Promise.resolve(true)
-    if (this.#fenced || this.#closed) return Promise.resolve(false)
+    if (upTo > this.#landing) return Promise.resolve(false)
     return new Promise((resolve) => this.#waiting.push({ upTo, resolve }))
+  }
+
+  /** Records that may still reach the log: all of them while the writer runs; once it stopped, those of the append on its way. */
+  get #landing(): number {
+    return this.#fenced || this.#closed ? this.#appended + this.#carrying : Infinity
   }
 
   /**
@@ -95,9 +104,11 @@ export class LogWriter {
       while ((this.#inFlight || this.#queue.length > 0) && !this.#fenced && !this.#closed) {
         this.#inFlight ??= this.#take()
         const { record, id, count } = this.#inFlight
+        this.#carrying = count
         try {
           this.position = await this.logs.append(this.threadId, record, this.position, id)
           this.#inFlight = undefined
+          this.#carrying = 0
           this.#appended += count
           this.#settle()
           // Its own failure (a follower's fold) is not the append's: that is in the log, never retried.
@@ -111,6 +122,7 @@ export class LogWriter {
             failingSince = undefined
           }
         } catch (error) {
+          this.#carrying = 0
           if (error instanceof Fenced) {
             this.#fenced = true
             this.#queue = []
@@ -144,13 +156,14 @@ export class LogWriter {
     return { record: records.length === 1 ? records[0] : { kind: 'batch', records }, id: randomUUID(), count: records.length }
   }
 
-  /** Answers the waiters whose records are all in the log, or every waiter once the writer stopped. */
+  /** Answers the waiters whose records are all in the log, and those whose records can no longer get there. */
   #settle(): void {
-    const stopped = this.#fenced || this.#closed
     if (this.#waiting.length === 0) return
+    const landing = this.#landing
     const still: { upTo: number; resolve: (ok: boolean) => void }[] = []
     for (const waiter of this.#waiting) {
-      if (stopped || waiter.upTo <= this.#appended) waiter.resolve(!stopped)
+      if (waiter.upTo <= this.#appended) waiter.resolve(true)
+      else if (waiter.upTo > landing) waiter.resolve(false)
       else still.push(waiter)
     }
     this.#waiting = still
