@@ -310,11 +310,16 @@ export class ThreadRegistry {
       try {
         await slot.delete()
       } catch (error) {
-        if (!(error instanceof ThreadPassedOn)) throw error
+        if (!(error instanceof ThreadPassedOn)) {
+          // Deleted all the same (a file that could not be removed): its words are not found again.
+          this.#search?.forget(threadId)
+          throw error
+        }
         // The row again: the delete's retry finds the thread on its next owner (the index kept it: ClusterNode.threadDeleted).
-        this.#add(row)
+        const kept = { ...row, seq: Math.max(row.seq, slot.journal.ceiling) }
+        this.#add(kept)
         try {
-          this.#store.putThread(row)
+          this.#store.putThread(kept)
         } catch (fault) {
           this.#options.log?.('error', `[${threadId}] store write failed while keeping a thread whose delete did not go through: ${String(fault)}`)
         }

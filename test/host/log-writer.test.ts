@@ -141,6 +141,10 @@ describe('the log writer', () => {
     writer.lose()
     writer.push({ kind: 'frames', frames: ['after'] })
     expect(await writer.flushed()).toBe(false)
+    let settled = false
+    void deleted.then(() => (settled = true))
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    expect(settled).toBe(false)
     await log.land()
     expect(await deleted).toBe(true)
     expect(log.records).toEqual([{ kind: 'deleted', seq: 7 }])

@@ -148,7 +148,8 @@ describe('a thread deleted on a cluster', () => {
     for (const url of [a.url, b.url]) expect(await api(url, 'GET', '/api/threads/d4')).toMatchObject({ status: 200, body: { run: 1 } })
     expect(JSON.stringify((await api(b.url, 'GET', '/api/threads')).body)).toContain('"threadId":"d4"')
 
-    expect((await api(b.url, 'DELETE', '/api/threads/d4')).status).toBe(204)
+    expect((await api(a.url, 'DELETE', '/api/threads/d4')).status).toBe(204)
+    expect(removed).toEqual(['d4'])
     await expect.poll(() => cluster.logs.get('d4')).toEqual([{ kind: 'deleted', seq: expect.any(Number) }])
     for (const url of [a.url, b.url]) await expect.poll(async () => (await api(url, 'GET', '/api/threads/d4')).status).toBe(404)
   })

@@ -259,8 +259,8 @@ export class ClusterNode {
    * Resolves true once what this node wrote for the thread so far is in its log (false: fenced
    * meanwhile). With the `messageId` of a prompt accepted here: once its `accepted` record (a keyed
    * prompt's: its receipt, `admitted`) and what was written before it are — a 202 promises the prompt,
-   * not the frames of the run it started. With how a command counted here `began`: false if the
-   * thread was lost to this node since, whatever the command wrote.
+   * not the frames of the run it started. With how a command counted here `began`, once the thread left
+   * this node: whether what was written to the writer it began on is all in the log.
    */
   flushed(threadId: string, messageId?: string, began?: CommandStart): Promise<boolean> {
     const accepted = messageId === undefined ? undefined : this.#accepted.get(messageId)
@@ -268,10 +268,10 @@ export class ClusterNode {
     // writer fenced or closed before the record was in the log says false, so no 202 goes out for it.
     if (accepted) return accepted.writer ? accepted.writer.flushed(accepted.upTo) : Promise.resolve(false)
     const writer = this.#owned.get(threadId)?.writer
-    // Lost while the command ran (fenced, or the lease lost; taken again since or not): what it wrote
-    // may have gone with that writer, or been dropped once the thread was not this node's. Given back
-    // whole (a graceful stop releases a thread once its records are in), it asks that writer.
-    if (began && began.writer !== writer) return began.writer.fenced ? Promise.resolve(false) : began.writer.flushed()
+    // The thread left this node while the command ran (lost, or released by a graceful stop): the writer
+    // it began on says whether all that was written to it is in the log — an append on its way answered
+    // by its outcome, a record dropped once it stopped counted as not in.
+    if (began && began.writer !== writer) return began.writer.flushed()
     return writer ? writer.flushed() : Promise.resolve(true)
   }
 
@@ -345,7 +345,8 @@ export class ClusterNode {
     const view = mirror.position > 0 ? mirror.feed?.view : undefined
     if (view) this.registry.adopt({ threadId, run: view.status.run })
     // The owner's followers get its records as soon as they are in the log: from the acknowledgement, not back through the reader.
-    const writer = new LogWriter(threadId, this.engine.logs, mirror.position, () => void this.#lose(threadId), this.options.log, (record, position) => this.#mirrors.get(threadId)?.appended(record, position))
+    // A writer already lost (its append on its way refused after) must not take a newer ownership of the thread with it.
+    const writer: LogWriter = new LogWriter(threadId, this.engine.logs, mirror.position, () => void (this.#owned.get(threadId)?.writer === writer && this.#lose(threadId)), this.options.log, (record, position) => this.#mirrors.get(threadId)?.appended(record, position))
     const owned: Owned = { ownership, writer, stopServing: () => {}, attached: new WeakSet() }
     // Lost (or stopped) while it read the log: what the loss gave up did not include this thread yet. Given
     // back, so that the next command through any node takes it at once.
@@ -364,7 +365,13 @@ export class ClusterNode {
     const feed = await this.registry.ownFeed(threadId)
     if (feed && view && previous !== undefined && previous !== this.self.id) this.#settleLeftOpen(feed, view, mirror)
     if (!(await writer.flushed())) return false
-    owned.stopServing = await this.engine.commands.serve(threadId, (request, answer) => this.#serve(threadId, request, answer))
+    const stopServing = await this.engine.commands.serve(threadId, (request, answer) => this.#serve(threadId, request, answer))
+    // Lost while the epoch was on its way (it may land all the same): nothing serves a thread this node gave up.
+    if (this.#owned.get(threadId) !== owned) {
+      stopServing()
+      return false
+    }
+    owned.stopServing = stopServing
     if (previous !== undefined && previous !== this.self.id) this.options.log?.('info', `[${threadId}] cluster: taken over from ${current?.record.name}`)
     return true
   }
@@ -480,8 +487,9 @@ export class ClusterNode {
     const seq = Math.max(owned.feed?.seq ?? 0, this.#mirrors.get(threadId)?.feed?.seq ?? 0)
     owned.writer.push({ kind: 'deleted', seq })
     if (!(await owned.writer.flushed())) return false
-    // Only now: until the record is in, every node lists the thread, so the delete's retry finds it.
-    this.engine.index.delete(threadId).catch((error: unknown) => this.options.log?.('warn', `cluster: index write failed: ${String(error)}`))
+    // Only now: until the record is in, every node lists the thread, so the delete's retry finds it. Before
+    // the answer: a thread made again under the id right after must not lose its row to this delete.
+    await this.engine.index.delete(threadId).catch((error: unknown) => this.options.log?.('warn', `cluster: index write failed: ${String(error)}`))
     return true
   }
 
