@@ -185,6 +185,24 @@ describe('the host keeps the index', () => {
     }
   })
 
+  it('a thread deleted although its files could not be removed is not found either, also once a thread is made again under its id', async () => {
+    const runtimes = new FakeRuntimeFactory()
+    const registry = await ThreadRegistry.open(hostOptions(dir, runtimes))
+    try {
+      await registry.prompt('t1', { message: 'where is the invoice template', admission: 'enqueue', deliverAs: 'steer' })
+      await until(() => registry.search('invoice').length === 1)
+      runtimes.get('t1').settle()
+      const remove = runtimes.remove.bind(runtimes)
+      runtimes.remove = async () => Promise.reject(new Error('EBUSY: resource busy'))
+      await expect(registry.delete('t1')).rejects.toThrow('EBUSY')
+      runtimes.remove = remove
+      expect(await registry.create({ id: 't1' })).toEqual({ kind: 'created', threadId: 't1' })
+      expect(registry.search('invoice')).toEqual([])
+    } finally {
+      await registry.shutdown()
+    }
+  })
+
   it('a thread moved to another branch (ctx.navigateTree) is searched as it is now: the messages of the branch it left are no longer found', async () => {
     const runtimes = new FakeRuntimeFactory()
     const registry = await ThreadRegistry.open(hostOptions(dir, runtimes))
