@@ -299,13 +299,8 @@ export class ThreadRegistry {
       // going on. From here its journal writes nothing, so the dispose leaves no rows behind.
       // The row as it stands (its live run, its seq ceiling): what comes back if a cluster's delete does not go through.
       const row = this.#row(slot)
+      this.#store.deleteThread(threadId)
       this.#deleting.add(threadId)
-      try {
-        this.#store.deleteThread(threadId)
-      } catch (error) {
-        this.#deleting.delete(threadId)
-        throw error
-      }
       slot.journal.stop()
       try {
         await slot.delete()

@@ -267,11 +267,10 @@ export class ClusterNode {
     // A prompt's answer asks the writer its record went to, also once the thread left this node: a
     // writer fenced or closed before the record was in the log says false, so no 202 goes out for it.
     if (accepted) return accepted.writer ? accepted.writer.flushed(accepted.upTo) : Promise.resolve(false)
-    const writer = this.#owned.get(threadId)?.writer
-    // The thread left this node while the command ran (lost, or released by a graceful stop): the writer
-    // it began on says whether all that was written to it is in the log — an append on its way answered
+    // A command asks the writer it began on: if the thread left this node meanwhile (lost, or released by a
+    // graceful stop), that one says whether all written to it is in the log — an append on its way answered
     // by its outcome, a record dropped once it stopped counted as not in.
-    if (began && began.writer !== writer) return began.writer.flushed()
+    const writer = began?.writer ?? this.#owned.get(threadId)?.writer
     return writer ? writer.flushed() : Promise.resolve(true)
   }
 
