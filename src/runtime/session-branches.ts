@@ -47,21 +47,46 @@ export function messageIdOf(entry: SessionEntry, byId: ReadonlyMap<string, Sessi
 
 const isUser = (entry: SessionEntry) => entry.type === 'message' && entry.message.role === 'user'
 
-/** The session's tree, indexed once: every user message's versions and where each branch ends. */
+/**
+ * The session's tree, indexed: every user message's versions and where each branch ends. A session's
+ * entries are only ever appended to, so `update` indexes just the entries new since its last call —
+ * the versions of each prompt are read as it is sent, and a long thread must not pay for its whole
+ * history every time.
+ */
 export class SessionTree {
   readonly byId = new Map<string, SessionEntry>()
   /** Anchor (`''` for the root) → the user messages that hang there, oldest first, as [pi id, messageId]. */
   readonly #versions = new Map<string, Array<[string, string]>>()
+  #entries: readonly SessionEntry[] = []
 
-  constructor(readonly entries: readonly SessionEntry[]) {
-    for (const entry of entries) this.byId.set(entry.id, entry)
-    for (const entry of entries) {
+  constructor(entries: readonly SessionEntry[] = []) {
+    this.update(entries)
+  }
+
+  get entries(): readonly SessionEntry[] {
+    return this.#entries
+  }
+
+  /** The tree as `entries` stand now: those after the ones it holds are added; any other list (a session replaced) is indexed anew. */
+  update(entries: readonly SessionEntry[]): this {
+    const known = this.#entries.length
+    const grown = entries.length >= known && (known === 0 || entries[known - 1].id === this.#entries[known - 1].id)
+    if (!grown) {
+      this.byId.clear()
+      this.#versions.clear()
+    }
+    const from = grown ? known : 0
+    for (let i = from; i < entries.length; i++) this.byId.set(entries[i].id, entries[i])
+    for (let i = from; i < entries.length; i++) {
+      const entry = entries[i]
       if (!isUser(entry)) continue
       const key = anchorOf(entry, this.byId) ?? ''
       const list = this.#versions.get(key) ?? []
       list.push([entry.id, messageIdOf(entry, this.byId)])
       this.#versions.set(key, list)
     }
+    this.#entries = entries
+    return this
   }
 
   /** The messageIds of every version of the user message entry `entryId` (itself included), when there is more than one. */

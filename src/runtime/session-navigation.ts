@@ -19,19 +19,33 @@ export interface NavigationHooks {
 }
 
 export class SessionNavigation {
+  #tree = new SessionTree()
+  /** The session manager `#tree` indexes: pi may give the session another (a new or switched session). */
+  #treeOf?: object
+
   constructor(
     private readonly session: AgentSession,
     private readonly hooks: NavigationHooks,
   ) {}
 
+  /** pi's session tree as it stands now, indexed as far as it grew since the last look. */
+  private tree(): SessionTree {
+    const manager = this.session.sessionManager
+    if (this.#treeOf !== manager) {
+      this.#tree = new SessionTree()
+      this.#treeOf = manager
+    }
+    return this.#tree.update(manager.getEntries())
+  }
+
   transcript(): TranscriptEntry[] {
     const manager = this.session.sessionManager
-    const tree = new SessionTree(manager.getEntries())
+    const tree = this.tree()
     return foldTranscript(manager.getBranch(), (id) => tree.versionsOf(id))
   }
 
   async navigate(target: NavigateTarget): Promise<NavigateResult> {
-    const tree = new SessionTree(this.session.sessionManager.getEntries())
+    const tree = this.tree()
     const entry = tree.userEntry('before' in target ? target.before : target.to)
     if (!entry) return { kind: 'unknown-message' }
     // Before a prompt: where it hangs, so the next prompt hangs there too. To a version: where its branch ends.
@@ -61,7 +75,7 @@ export class SessionNavigation {
   /** The versions of the prompt pi is about to write at the leaf: those already hanging where it hangs, and itself. */
   versionsHere(messageId: string): string[] | undefined {
     const manager = this.session.sessionManager
-    const tree = new SessionTree(manager.getEntries())
+    const tree = this.tree()
     const ids = [...tree.versionsAt(anchorAtLeaf(manager.getLeafId(), tree.byId)), messageId]
     return ids.length > 1 ? ids : undefined
   }
