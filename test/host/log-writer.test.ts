@@ -159,4 +159,50 @@ describe('the log writer', () => {
     await log.land()
     expect(await deleted).toBe(false)
   })
+
+  /** A log whose first append lands but whose answer is lost (`landed`), or never lands (another node appends first); each id is known to its duplicate window. */
+  function droppedAnswer(landed: boolean) {
+    const records: ThreadRecord[] = []
+    const ids = new Map<string, number>()
+    let attempts = 0
+    const logs: ThreadLogs = {
+      last: async () => records.length,
+      append: async (threadId, record, expected, id) => {
+        if (id !== undefined && ids.has(id)) return ids.get(id)!
+        if (attempts++ === 0) {
+          if (landed) ids.set(id!, records.push(structuredClone(record)))
+          else records.push({ kind: 'frames', frames: ["another node's"] })
+          throw new Error('connection closed')
+        }
+        if (expected !== records.length) throw new Fenced(threadId, `wrong last sequence: ${records.length}`)
+        ids.set(id!, records.push(structuredClone(record)))
+        return records.length
+      },
+      read: () => ({ stop() {} }),
+      checkpoint: async () => undefined,
+      forget: async () => {},
+      keepCheckpoint: async () => {},
+    }
+    return { logs, records }
+  }
+
+  it('a writer lost while an append is on its way whose answer the connection dropped sends it again under its id: the engine knows it, so it landed — true, and it is in the log once', async () => {
+    const log = droppedAnswer(true)
+    const writer = new LogWriter('t', log.logs, 0, () => {})
+    writer.push({ kind: 'deleted', seq: 7 })
+    const deleted = writer.flushed()
+    writer.lose()
+    expect(await deleted).toBe(true)
+    expect(log.records).toEqual([{ kind: 'deleted', seq: 7 }])
+  })
+
+  it('… and when it never landed (another node appended first), the engine refuses it again: false, and nothing of it is written', async () => {
+    const log = droppedAnswer(false)
+    const writer = new LogWriter('t', log.logs, 0, () => {})
+    writer.push({ kind: 'deleted', seq: 7 })
+    const deleted = writer.flushed()
+    writer.lose()
+    expect(await deleted).toBe(false)
+    expect(log.records).toEqual([{ kind: 'frames', frames: ["another node's"] }])
+  })
 })

@@ -6,12 +6,15 @@
  * the writer stops for good and says so (`onFenced`); it never retries it. Any other failure (the
  * engine restarting) is tried again every 100 ms, in order: the same record under the same id, so an
  * append that landed but whose answer was lost is recognised by the engine, not written twice.
+ * Once the writer stopped, only the append on its way is finished (`#lastOutcome`).
  */
 import { randomUUID } from 'node:crypto'
 import type { Log } from '../store/journal.js'
 import { Fenced, type ThreadLogs, type ThreadRecord } from './port.js'
 
 const RETRY_MS = 100
+/** How long an append on its way when the writer stopped is sent again for, to learn whether it landed. */
+const SETTLE_FOR_MS = 5000
 
 export class LogWriter {
   /** Records not sent yet: frames pushed meanwhile may still join the last one. */
@@ -122,6 +125,10 @@ export class LogWriter {
             failingSince = undefined
           }
         } catch (error) {
+          if (this.#closed && !(error instanceof Fenced)) {
+            await this.#lastOutcome(record, id, count)
+            break
+          }
           this.#carrying = 0
           if (error instanceof Fenced) {
             this.#fenced = true
@@ -144,6 +151,29 @@ export class LogWriter {
       if ((this.#inFlight || this.#queue.length > 0) && !this.#fenced && !this.#closed) void this.#pump()
       else this.#settle()
     }
+  }
+
+  /**
+   * The writer stopped while an append was on its way, and the append failed with no answer from the
+   * engine (the connection dropped): it may have landed, and a command's answer waits on it. It is sent
+   * again under the same id until the engine says which — landed (its duplicate window knows the id),
+   * or refused (another node's append came first, so it never did) — and for `SETTLE_FOR_MS` at most:
+   * unknown after that, it counts as not in the log (the command is answered 503; a keyed retry is safe).
+   */
+  async #lastOutcome(record: ThreadRecord, id: string, count: number): Promise<void> {
+    const until = Date.now() + SETTLE_FOR_MS
+    while (Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, RETRY_MS))
+      try {
+        this.position = await this.logs.append(this.threadId, record, this.position, id)
+        this.#appended += count
+        break
+      } catch (error) {
+        if (error instanceof Fenced) break
+      }
+    }
+    this.#carrying = 0
+    this.#settle()
   }
 
   /**
