@@ -314,7 +314,7 @@ export class ThreadRegistry {
         const kept = { ...row, seq: Math.max(row.seq, slot.journal.ceiling) }
         this.#add(kept)
         try {
-          this.#store.putThread(kept)
+          this.#store.putThread(kept, { restored: true })
         } catch (fault) {
           this.#options.log?.('error', `[${threadId}] store write failed while keeping a thread whose delete did not go through: ${String(fault)}`)
         }

@@ -121,13 +121,18 @@ describe('a thread deleted on a cluster', () => {
   it('whose owner is fenced as its deleted record goes in is answered 503 OWNER_CHANGED, not 204, keeps the thread and its files, and its retry deletes it', async () => {
     const cluster = new MemoryCluster()
     // Another node appended first, as this one's deleted record went in: that append is refused, once.
+    // That node renamed the thread meanwhile: its row in the index is newer than the one this node held.
     let refused = false
     const fencedAtTheRecord = (engine: ClusterEngine): ClusterEngine => ({
       ...engine,
       logs: {
         ...engine.logs,
-        append: (threadId, record, expected, id) =>
-          record.kind === 'deleted' && !refused ? ((refused = true), Promise.reject(new Fenced(threadId, 'another node appended first'))) : engine.logs.append(threadId, record, expected, id),
+        append: async (threadId, record, expected, id) => {
+          if (record.kind !== 'deleted' || refused) return engine.logs.append(threadId, record, expected, id)
+          refused = true
+          await engine.index.put({ ...cluster.rows.get(threadId)!, title: 'renamed on its next owner' })
+          throw new Fenced(threadId, 'another node appended first')
+        },
       },
     })
     const removed: string[] = []
@@ -147,6 +152,9 @@ describe('a thread deleted on a cluster', () => {
     // Still there on every node, as it stood: its run, and what was said in it.
     for (const url of [a.url, b.url]) expect(await api(url, 'GET', '/api/threads/d4')).toMatchObject({ status: 200, body: { run: 1 } })
     expect(JSON.stringify((await api(b.url, 'GET', '/api/threads')).body)).toContain('"threadId":"d4"')
+    // The row it kept is this node's own: the index keeps the next owner's newer one.
+    expect(cluster.rows.get('d4')?.title).toBe('renamed on its next owner')
+    await expect.poll(async () => (await api(b.url, 'GET', '/api/threads/d4')).body?.title).toBe('renamed on its next owner')
 
     expect((await api(a.url, 'DELETE', '/api/threads/d4')).status).toBe(204)
     expect(removed).toEqual(['d4'])

@@ -1,7 +1,8 @@
 /**
  * The store a cluster node gives its registry (docs/flows/cluster.md, "Parts"): the node's own store,
- * with what other nodes must know copied out as it is written — thread rows to the engine's index, and
- * prompts accepted, admitted and settled to the thread's log through its node. A deleted thread's row
+ * with what other nodes must know copied out as it is written — thread rows to the engine's index (as
+ * written on their own and as each prompt admitted leaves them), and prompts accepted, admitted and
+ * settled to the thread's log through its node. A deleted thread's row
  * leaves the index once its `deleted` record is in the log (ClusterNode.threadDeleted), not here.
  */
 import type { Log } from '../store/journal.js'
@@ -20,10 +21,11 @@ export function clusterStore(store: ThreadStore, node: () => ClusterNode | undef
       if (typeof value !== 'function') return value
       switch (property) {
         case 'putThread':
-          return (row: ThreadRow) => {
+          return (row: ThreadRow, options?: { restored?: boolean }) => {
             target.putThread(row)
             const n = node()
-            if (n) index(() => n.engine.index.put(row))
+            // A row put back after a delete that did not go through: the index kept it, and the thread's next owner may have written a newer one.
+            if (n && !options?.restored) index(() => n.engine.index.put(row))
           }
         case 'admitPrompt':
           return (...args: Parameters<ThreadStore['admitPrompt']>) => {
@@ -36,8 +38,11 @@ export function clusterStore(store: ThreadStore, node: () => ClusterNode | undef
           return (...args: Parameters<ThreadStore['promptAdmitted']>) => {
             const [threadId, messageId, { run, queued }] = args
             // Before the store's write: a failed one is logged and the 202 still goes out.
-            if (keyed.delete(messageId)) node()?.promptAdmitted(threadId, messageId, run, queued)
+            const n = node()
+            if (keyed.delete(messageId)) n?.promptAdmitted(threadId, messageId, run, queued)
             target.promptAdmitted(...args)
+            // The row as the prompt left it (its run, last activity, first prompt): every node lists the thread so.
+            if (n) index(() => n.engine.index.put(args[3]))
           }
         case 'withdrawPrompt':
           return (threadId: string, messageId: string) => {

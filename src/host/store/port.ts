@@ -103,8 +103,11 @@ export interface ThreadStore {
   /** `sqlite` or `memory`. */
   readonly kind: string
   threads(): ThreadRow[]
-  /** Inserts or replaces the thread row. */
-  putThread(row: ThreadRow): void
+  /**
+   * Inserts or replaces the thread row. `restored`: the row put back as it stood before a delete that
+   * did not go through — copies of it elsewhere (a cluster's index) were never removed, and may be newer.
+   */
+  putThread(row: ThreadRow, options?: { restored?: boolean }): void
   /** The thread and its whole journal. */
   deleteThread(threadId: string): void
   /** Raises the seq ceiling (never lowers it). */
