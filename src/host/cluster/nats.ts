@@ -309,7 +309,9 @@ function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
       waiting.set(key, { change: value, done: [...(pending?.done ?? []), resolve] })
       if (busy.has(key)) return
       busy.add(key)
-      void write(key)
+      // Written from the next turn: the request that changed the row (a prompt's admission) answers first,
+      // not after the engine's client has encoded and sent the row — and changes made in one turn go as one.
+      setImmediate(() => void write(key))
     })
   return {
     put: (row: ThreadRow) => change(row.threadId, row),
