@@ -63,7 +63,7 @@ export function commandContextActions(o: CommandActionsOptions): ExtensionComman
         const asked = await runner.emit({ type: 'session_before_fork', entryId, position })
         if (asked?.cancel) return CANCELLED
       }
-      const byId = new Map(session.sessionManager.getEntries().map((e) => [e.id, e]))
+      const byId = { get: (id: string) => session.sessionManager.getEntry(id) }
       return actions.fork(position === 'at' ? { throughEntry: entryId } : { beforeMessageId: messageIdOf(entry, byId) })
     },
     navigateTree: async (targetId, options) => {

@@ -23,8 +23,11 @@ function isPrelude(entry: SessionEntry): boolean {
   return entry.type === 'message' && (entry.message.role as string) === 'system'
 }
 
+/** A session's entries by id: a map of them, or pi's session manager's own lookup. */
+export type EntryLookup = Pick<ReadonlyMap<string, SessionEntry>, 'get'>
+
 /** Where an entry hangs: the id of the nearest ancestor that is not prelude (`null`: the root). */
-export function anchorOf(entry: SessionEntry, byId: ReadonlyMap<string, SessionEntry>): string | null {
+export function anchorOf(entry: SessionEntry, byId: EntryLookup): string | null {
   let id = entry.parentId
   while (id) {
     const parent = byId.get(id)
@@ -36,7 +39,7 @@ export function anchorOf(entry: SessionEntry, byId: ReadonlyMap<string, SessionE
 }
 
 /** The host's messageId of a user message entry: its id marker's (written just before it, so its parent), else pi's id. */
-export function messageIdOf(entry: SessionEntry, byId: ReadonlyMap<string, SessionEntry>): string {
+export function messageIdOf(entry: SessionEntry, byId: EntryLookup): string {
   const parent = entry.parentId ? byId.get(entry.parentId) : undefined
   if (parent?.type === 'custom' && parent.customType === IDS_ENTRY) {
     const id = (parent.data as { messageId?: unknown } | undefined)?.messageId
@@ -54,12 +57,16 @@ const isUser = (entry: SessionEntry) => entry.type === 'message' && entry.messag
  * history every time.
  */
 export class SessionTree {
-  readonly byId = new Map<string, SessionEntry>()
+  /** The entries by id: the session manager's own lookup when given one (a live session keeps no second index), else built here. */
+  readonly byId: EntryLookup
+  readonly #own?: Map<string, SessionEntry>
   /** Anchor (`''` for the root) → the user messages that hang there, oldest first, as [pi id, messageId]. */
   readonly #versions = new Map<string, Array<[string, string]>>()
   #entries: readonly SessionEntry[] = []
 
-  constructor(entries: readonly SessionEntry[] = []) {
+  constructor(entries: readonly SessionEntry[] = [], lookup?: EntryLookup) {
+    if (lookup) this.byId = lookup
+    else this.byId = this.#own = new Map()
     this.update(entries)
   }
 
@@ -72,11 +79,11 @@ export class SessionTree {
     const known = this.#entries.length
     const grown = entries.length >= known && (known === 0 || entries[known - 1].id === this.#entries[known - 1].id)
     if (!grown) {
-      this.byId.clear()
+      this.#own?.clear()
       this.#versions.clear()
     }
     const from = grown ? known : 0
-    for (let i = from; i < entries.length; i++) this.byId.set(entries[i].id, entries[i])
+    if (this.#own) for (let i = from; i < entries.length; i++) this.#own.set(entries[i].id, entries[i])
     for (let i = from; i < entries.length; i++) {
       const entry = entries[i]
       if (!isUser(entry)) continue
@@ -122,7 +129,7 @@ export class SessionTree {
 }
 
 /** The anchor a prompt written now would hang at: from the current leaf, past the run's prelude. */
-export function anchorAtLeaf(leafId: string | null, byId: ReadonlyMap<string, SessionEntry>): string | null {
+export function anchorAtLeaf(leafId: string | null, byId: EntryLookup): string | null {
   if (leafId === null) return null
   const leaf = byId.get(leafId)
   if (!leaf) return null

@@ -32,7 +32,7 @@ export class SessionNavigation {
   private tree(): SessionTree {
     const manager = this.session.sessionManager
     if (this.#treeOf !== manager) {
-      this.#tree = new SessionTree()
+      this.#tree = new SessionTree([], { get: (id) => manager.getEntry(id) })
       this.#treeOf = manager
     }
     return this.#tree.update(manager.getEntries())
