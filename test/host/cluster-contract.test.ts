@@ -267,6 +267,11 @@ for (const adapter of [memory, embedded, nats]) {
       const p2 = await a.logs.append(id, { kind: 'frames', frames: ['two'] }, p1, 'append-2')
       await expect(a.logs.append(id, { kind: 'frames', frames: ['three'] }, p1, 'append-3')).rejects.toBeInstanceOf(Fenced)
       expect(await b.logs.last(id)).toBe(p2)
+      // Asked at a position no log is at (a stopped writer's question, LogWriter): an id that landed is
+      // answered with its position; one that never did is refused, and nothing is written.
+      expect(await a.logs.append(id, { kind: 'frames', frames: [] }, Number.MAX_SAFE_INTEGER, 'append-1')).toBe(p1)
+      await expect(a.logs.append(id, { kind: 'frames', frames: [] }, Number.MAX_SAFE_INTEGER, 'append-never')).rejects.toBeInstanceOf(Fenced)
+      expect(await b.logs.last(id)).toBe(p2)
     })
 
     it('the index shows every node the same rows, puts and deletes', async () => {

@@ -160,8 +160,12 @@ describe('the log writer', () => {
     expect(await deleted).toBe(false)
   })
 
-  /** A log whose first append lands but whose answer is lost (`landed`), or never lands (another node appends first); each id is known to its duplicate window. */
-  function droppedAnswer(landed: boolean) {
+  /**
+   * A log whose first append gets no answer (the connection dropped): it `landed`, or it did not and
+   * `another` node appended since (or nobody did). Each id is known to its duplicate window, which answers
+   * before the position is checked.
+   */
+  function droppedAnswer(first: { landed: boolean; another?: boolean }) {
     const records: ThreadRecord[] = []
     const ids = new Map<string, number>()
     let attempts = 0
@@ -170,8 +174,8 @@ describe('the log writer', () => {
       append: async (threadId, record, expected, id) => {
         if (id !== undefined && ids.has(id)) return ids.get(id)!
         if (attempts++ === 0) {
-          if (landed) ids.set(id!, records.push(structuredClone(record)))
-          else records.push({ kind: 'frames', frames: ["another node's"] })
+          if (first.landed) ids.set(id!, records.push(structuredClone(record)))
+          else if (first.another) records.push({ kind: 'frames', frames: ["another node's"] })
           throw new Error('connection closed')
         }
         if (expected !== records.length) throw new Fenced(threadId, `wrong last sequence: ${records.length}`)
@@ -186,8 +190,8 @@ describe('the log writer', () => {
     return { logs, records }
   }
 
-  it('a writer lost while an append is on its way whose answer the connection dropped sends it again under its id: the engine knows it, so it landed — true, and it is in the log once', async () => {
-    const log = droppedAnswer(true)
+  it('a writer lost while an append is on its way whose answer the connection dropped asks the engine under its id: it landed — true, and it is in the log once', async () => {
+    const log = droppedAnswer({ landed: true })
     const writer = new LogWriter('t', log.logs, 0, () => {})
     writer.push({ kind: 'deleted', seq: 7 })
     const deleted = writer.flushed()
@@ -196,13 +200,27 @@ describe('the log writer', () => {
     expect(log.records).toEqual([{ kind: 'deleted', seq: 7 }])
   })
 
-  it('… and when it never landed (another node appended first), the engine refuses it again: false, and nothing of it is written', async () => {
-    const log = droppedAnswer(false)
+  it('… and when it never landed, false — whether another node appended since or nobody did, the stopped writer writes nothing', async () => {
+    for (const another of [true, false]) {
+      const log = droppedAnswer({ landed: false, another })
+      const writer = new LogWriter('t', log.logs, 0, () => {})
+      writer.push({ kind: 'deleted', seq: 7 })
+      const deleted = writer.flushed()
+      writer.lose()
+      expect(await deleted).toBe(false)
+      expect(log.records).toEqual(another ? [{ kind: 'frames', frames: ["another node's"] }] : [])
+    }
+  })
+
+  it('an append that failed without an answer before the writer was lost, lost while waiting to send it again, is answered by whether it landed', async () => {
+    const log = droppedAnswer({ landed: true })
     const writer = new LogWriter('t', log.logs, 0, () => {})
     writer.push({ kind: 'deleted', seq: 7 })
     const deleted = writer.flushed()
+    // The connection drops first; the lease is lost while the writer waits to send the record again.
+    await new Promise((resolve) => setTimeout(resolve, 10))
     writer.lose()
-    expect(await deleted).toBe(false)
-    expect(log.records).toEqual([{ kind: 'frames', frames: ["another node's"] }])
+    expect(await deleted).toBe(true)
+    expect(log.records).toEqual([{ kind: 'deleted', seq: 7 }])
   })
 })

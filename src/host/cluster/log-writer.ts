@@ -6,15 +6,19 @@
  * the writer stops for good and says so (`onFenced`); it never retries it. Any other failure (the
  * engine restarting) is tried again every 100 ms, in order: the same record under the same id, so an
  * append that landed but whose answer was lost is recognised by the engine, not written twice.
- * Once the writer stopped, only the append on its way is finished (`#lastOutcome`).
+ * Once the writer stopped, it writes nothing: an append on its way that got no answer is only asked after (`#lastOutcome`).
  */
 import { randomUUID } from 'node:crypto'
 import type { Log } from '../store/journal.js'
 import { Fenced, type ThreadLogs, type ThreadRecord } from './port.js'
 
 const RETRY_MS = 100
-/** How long an append on its way when the writer stopped is sent again for, to learn whether it landed. */
+/** How long the engine is asked whether an append on its way when the writer stopped landed. */
 const SETTLE_FOR_MS = 5000
+/** The position `#lastOutcome` asks at: no log is ever there, so only the duplicate window can answer it. */
+const NEVER = Number.MAX_SAFE_INTEGER
+/** What `#lastOutcome` sends: the engine answers by the id alone, and writes it nowhere. */
+const ASK: ThreadRecord = { kind: 'frames', frames: [] }
 
 export class LogWriter {
   /** Records not sent yet: frames pushed meanwhile may still join the last one. */
@@ -125,12 +129,8 @@ export class LogWriter {
             failingSince = undefined
           }
         } catch (error) {
-          if (this.#closed && !(error instanceof Fenced)) {
-            await this.#lastOutcome(record, id, count)
-            break
-          }
-          this.#carrying = 0
           if (error instanceof Fenced) {
+            this.#carrying = 0
             this.#fenced = true
             this.#queue = []
             this.#inFlight = undefined
@@ -138,11 +138,19 @@ export class LogWriter {
             this.onFenced(error)
             break
           }
-          if (failingSince === undefined) {
-            failingSince = Date.now()
-            this.log?.('warn', `[${this.threadId}] cluster: append failed (${String(error)}); retrying every ${RETRY_MS} ms`)
+          // No answer: the append may have landed all the same, so it still counts as on its way.
+          if (!this.#closed) {
+            if (failingSince === undefined) {
+              failingSince = Date.now()
+              this.log?.('warn', `[${this.threadId}] cluster: append failed (${String(error)}); retrying every ${RETRY_MS} ms`)
+            }
+            await new Promise((resolve) => setTimeout(resolve, RETRY_MS))
           }
-          await new Promise((resolve) => setTimeout(resolve, RETRY_MS))
+          // Stopped before or while waiting to send it again: never sent again, only asked after.
+          if (this.#closed) {
+            await this.#lastOutcome(id, count)
+            break
+          }
         }
       }
     } finally {
@@ -154,18 +162,19 @@ export class LogWriter {
   }
 
   /**
-   * The writer stopped while an append was on its way, and the append failed with no answer from the
-   * engine (the connection dropped): it may have landed, and a command's answer waits on it. It is sent
-   * again under the same id until the engine says which — landed (its duplicate window knows the id),
-   * or refused (another node's append came first, so it never did) — and for `SETTLE_FOR_MS` at most:
-   * unknown after that, it counts as not in the log (the command is answered 503; a keyed retry is safe).
+   * The writer stopped while an append was on its way that failed with no answer from the engine (the
+   * connection dropped): it may have landed, and a command's answer waits on it. The engine is asked
+   * under the same id, at a position no log is ever at, every 100 ms for up to `SETTLE_FOR_MS`: its
+   * duplicate window answers an append that landed with its position; anything else is refused, and the
+   * record was never written — nor is it now: a writer that stopped writes nothing new. Unknown after
+   * that, it counts as not in the log (the command is answered 503; a keyed retry is safe).
    */
-  async #lastOutcome(record: ThreadRecord, id: string, count: number): Promise<void> {
+  async #lastOutcome(id: string, count: number): Promise<void> {
     const until = Date.now() + SETTLE_FOR_MS
-    while (Date.now() < until) {
-      await new Promise((resolve) => setTimeout(resolve, RETRY_MS))
+    for (let first = true; Date.now() < until; first = false) {
+      if (!first) await new Promise((resolve) => setTimeout(resolve, RETRY_MS))
       try {
-        this.position = await this.logs.append(this.threadId, record, this.position, id)
+        await this.logs.append(this.threadId, ASK, NEVER, id)
         this.#appended += count
         break
       } catch (error) {
