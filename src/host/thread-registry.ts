@@ -311,7 +311,8 @@ export class ThreadRegistry {
           throw error
         }
         // The row again: the delete's retry finds the thread on its next owner (the index kept it: ClusterNode.threadDeleted).
-        const kept = { ...row, seq: Math.max(row.seq, slot.journal.ceiling) }
+        // As it stands now (a newer row from the next owner may have come in meanwhile), with the run and seq it had.
+        const kept = { ...slot.record, run: Math.max(row.run, slot.record.run), seq: Math.max(row.seq, slot.record.seq, slot.journal.ceiling) }
         this.#add(kept)
         try {
           this.#store.putThread(kept, { restored: true })

@@ -42,7 +42,8 @@ export function clusterStore(store: ThreadStore, node: () => ClusterNode | undef
             if (keyed.delete(messageId)) n?.promptAdmitted(threadId, messageId, run, queued)
             target.promptAdmitted(...args)
             // The row as the prompt left it (its run, last activity, first prompt): every node lists the thread so.
-            if (n) index(() => n.engine.index.put(args[3]))
+            // Only the owner's: a node that lost the thread meanwhile would write over the next owner's row.
+            if (n?.owns(threadId)) index(() => n.engine.index.put(args[3]))
           }
         case 'withdrawPrompt':
           return (threadId: string, messageId: string) => {
