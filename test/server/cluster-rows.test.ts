@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
+import { Fenced, type ClusterEngine, type ThreadRecord } from '../../src/host/cluster/port.js'
 import { api, is, SseClient } from './harness.js'
 import { inProcessNodes } from './in-process-cluster.js'
 
@@ -35,5 +36,36 @@ describe("a thread's summary on every node", () => {
     expect(onOwner).toMatchObject({ run: 2 })
     expect(JSON.stringify(onOwner)).toContain('plan the release')
     await expect.poll(() => listed(b.url, 'r1')).toEqual(onOwner)
+  })
+
+  it("is not written over by a node that lost the thread: its row as it stopped stays its own, the next owner's stays the cluster's", async () => {
+    const cluster = new MemoryCluster()
+    const carriesAccepted = (record: ThreadRecord): boolean => (record.kind === 'batch' ? record.records.some(carriesAccepted) : record.kind === 'prompt' && record.op === 'accepted')
+    // Armed below: another node takes the thread, renames it, and appends first as this node's next prompt goes in.
+    let taken = false
+    const takenOver = (engine: ClusterEngine): ClusterEngine => ({
+      ...engine,
+      logs: {
+        ...engine.logs,
+        append: async (threadId, record, expected, id) => {
+          if (!taken || !carriesAccepted(record)) return engine.logs.append(threadId, record, expected, id)
+          // Its row not heard here yet (on NATS the index watch is asynchronous): in the engine only.
+          cluster.rows.set(threadId, { ...cluster.rows.get(threadId)!, title: 'renamed on its next owner' })
+          throw new Fenced(threadId, 'another node appended first')
+        },
+      },
+    })
+    const a = await node(cluster, 'na', { engine: takenOver })
+    expect((await api(a.url, 'POST', '/api/threads', { id: 'r2' })).status).toBe(201)
+    const tab = await SseClient.open(`${a.url}/api/threads/r2/follow`)
+    tabs.push(tab)
+    expect(await api(a.url, 'POST', '/api/threads/r2/prompt', { message: 'first' })).toMatchObject({ status: 202, body: { run: 1 } })
+    await tab.waitFor(is('settled', { run: 1 }))
+    taken = true
+    expect((await api(a.url, 'POST', '/api/threads/r2/prompt', { message: 'second' })).status).toBe(503)
+    await expect.poll(() => a.node.owns('r2')).toBe(false)
+    // The lost thread's runtime is gone (its row kept here as it stopped); the index has the next owner's.
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(cluster.rows.get('r2')?.title).toBe('renamed on its next owner')
   })
 })

@@ -103,6 +103,8 @@ export class ClusterNode {
   /** Threads with a runtime on this node, and commands running here per thread: what keeps an owned thread from being given back. */
   readonly #liveHere = new Set<string>()
   readonly #commandsHere = new Map<string, number>()
+  /** Threads being stopped here because another node owns them now (`#lose`). */
+  readonly #losing = new Set<string>()
   /**
    * Prompts accepted here and not settled yet: how many records their writer had made with their
    * `accepted` record, and the receipt that record holds for a keyed one.
@@ -524,7 +526,17 @@ export class ClusterNode {
     const mirror = this.#mirrors.get(threadId)
     this.#mirrors.delete(threadId)
     mirror?.stop()
-    await this.registry.fence(threadId)
+    this.#losing.add(threadId)
+    try {
+      await this.registry.fence(threadId)
+    } finally {
+      this.#losing.delete(threadId)
+    }
+  }
+
+  /** Whether the node is stopping the thread because another node owns it now: the row it leaves here is this node's alone (cluster-store.ts). */
+  losing(threadId: string): boolean {
+    return this.#losing.has(threadId)
   }
 
   /** This node's lease is gone: it owns nothing any more (its threads are another node's to take). */

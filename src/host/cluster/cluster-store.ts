@@ -24,8 +24,9 @@ export function clusterStore(store: ThreadStore, node: () => ClusterNode | undef
           return (row: ThreadRow, options?: { restored?: boolean }) => {
             target.putThread(row)
             const n = node()
-            // A row put back after a delete that did not go through: the index kept it, and the thread's next owner may have written a newer one.
-            if (n && !options?.restored) index(() => n.engine.index.put(row))
+            // Not a row put back after a delete that did not go through (the index kept it), nor the one a
+            // thread leaves as this node stops it for its next owner: either may be older than the next owner's.
+            if (n && !options?.restored && !n.losing(row.threadId)) index(() => n.engine.index.put(row))
           }
         case 'admitPrompt':
           return (...args: Parameters<ThreadStore['admitPrompt']>) => {
