@@ -13,10 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
 import { Fenced, type ClusterEngine, type ThreadRecord } from '../../src/host/cluster/port.js'
 import { api } from './harness.js'
-import { startNode, type InProcessNode } from './in-process-cluster.js'
-
-const carriesAccepted = (record: ThreadRecord): boolean =>
-  record.kind === 'batch' ? record.records.some(carriesAccepted) : record.kind === 'prompt' && record.op === 'accepted'
+import { carriesAccepted, startNode, type InProcessNode } from './in-process-cluster.js'
 
 /** Another node took the thread just before this one's prompt record went in: that append is refused. */
 const takenBeforeThePrompt = (engine: ClusterEngine): ClusterEngine => ({

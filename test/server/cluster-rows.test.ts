@@ -7,9 +7,9 @@
  */
 import { describe, expect, it } from 'vitest'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
-import { Fenced, type ClusterEngine, type ThreadRecord } from '../../src/host/cluster/port.js'
+import { Fenced, type ClusterEngine } from '../../src/host/cluster/port.js'
 import { api, is, SseClient } from './harness.js'
-import { inProcessNodes } from './in-process-cluster.js'
+import { carriesAccepted, inProcessNodes } from './in-process-cluster.js'
 
 /** The thread's summary as a node lists it, without what says where it runs. */
 async function listed(url: string, threadId: string) {
@@ -40,7 +40,6 @@ describe("a thread's summary on every node", () => {
 
   it("is not written over by a node that lost the thread: its row as it stopped stays its own, the next owner's stays the cluster's", async () => {
     const cluster = new MemoryCluster()
-    const carriesAccepted = (record: ThreadRecord): boolean => (record.kind === 'batch' ? record.records.some(carriesAccepted) : record.kind === 'prompt' && record.op === 'accepted')
     // Armed below: another node takes the thread, renames it, and appends first as this node's next prompt goes in.
     let taken = false
     const takenOver = (engine: ClusterEngine): ClusterEngine => ({

@@ -10,7 +10,7 @@ import { afterEach } from 'vitest'
 import { ClusterNode } from '../../src/host/cluster/cluster-node.js'
 import { clusterStore } from '../../src/host/cluster/cluster-store.js'
 import type { MemoryCluster } from '../../src/host/cluster/memory.js'
-import type { ClusterEngine } from '../../src/host/cluster/port.js'
+import type { ClusterEngine, ThreadRecord } from '../../src/host/cluster/port.js'
 import type { RuntimeFactory } from '../../src/runtime/port.js'
 import { lostCeiling } from '../../src/host/store/journal.js'
 import { SqliteThreadStore } from '../../src/host/store/sqlite.js'
@@ -98,3 +98,7 @@ export function inProcessNodes(prefix: string) {
     },
   }
 }
+
+/** Whether an append carries a prompt's `accepted` record (alone or in a batch): where a test's seam refuses one. */
+export const carriesAccepted = (record: ThreadRecord): boolean =>
+  record.kind === 'batch' ? record.records.some(carriesAccepted) : record.kind === 'prompt' && record.op === 'accepted'
