@@ -288,6 +288,24 @@ for (const adapter of [memory, embedded, nats]) {
       watch.stop()
     })
 
+    it('the index drops a row its writer no longer stands by when the write comes, and writes one it does', async () => {
+      const id = threadId()
+      const later = threadId()
+      const seen = new Map<string, string>()
+      const watch = await b.index.watch(
+        (row) => void seen.set(row.threadId, row.title),
+        (gone) => void seen.delete(gone),
+      )
+      const row = { threadId: id, model: 'demo', createdAt: 1, updatedAt: 1, run: 0, seq: 0 }
+      await a.index.put({ ...row, title: 'the next owner' }, () => true)
+      await a.index.put({ ...row, title: 'an owner that lost it' }, () => false)
+      // The index keeps one order: once a later row is seen, a row written before it would have been.
+      await a.index.put({ ...row, threadId: later, title: 'later' })
+      await expect.poll(() => seen.get(later)).toBe('later')
+      expect(seen.get(id)).toBe('the next owner')
+      watch.stop()
+    })
+
     it('an Idempotency-Key is claimed by one node of two; the other sees the claim running, then the recorded answer', async () => {
       const key = `key ${++unique}, with: any visible ASCII`
       const [x, y] = await Promise.all([a.keys.claim(key, 'fp', 'node-a'), b.keys.claim(key, 'fp', 'node-b')])

@@ -67,4 +67,45 @@ describe("a thread's summary on every node", () => {
     await new Promise((resolve) => setTimeout(resolve, 300))
     expect(cluster.rows.get('r2')?.title).toBe('renamed on its next owner')
   })
+
+  it('is not written over by a row its last owner wrote before it lost the thread and the engine took only after', async () => {
+    const cluster = new MemoryCluster()
+    // Armed below: the engine takes no row until released (away, as in an outage); then another node takes the thread.
+    let away = false
+    let taken = false
+    const waiting: Array<() => void> = []
+    const seam = (engine: ClusterEngine): ClusterEngine => ({
+      ...engine,
+      index: {
+        ...engine.index,
+        put: (row, still) => (away ? new Promise<void>((resolve) => waiting.push(() => void engine.index.put(row, still).then(resolve))) : engine.index.put(row, still)),
+      },
+      logs: {
+        ...engine.logs,
+        append: async (threadId, record, expected, id) => {
+          if (!taken || !carriesAccepted(record)) return engine.logs.append(threadId, record, expected, id)
+          cluster.rows.set(threadId, { ...cluster.rows.get(threadId)!, title: 'renamed on its next owner' })
+          throw new Fenced(threadId, 'another node appended first')
+        },
+      },
+    })
+    const a = await node(cluster, 'na', { engine: seam })
+    expect((await api(a.url, 'POST', '/api/threads', { id: 'r3' })).status).toBe(201)
+    const tab = await SseClient.open(`${a.url}/api/threads/r3/follow`)
+    tabs.push(tab)
+    expect(await api(a.url, 'POST', '/api/threads/r3/prompt', { message: 'first' })).toMatchObject({ status: 202, body: { run: 1 } })
+    await tab.waitFor(is('settled', { run: 1 }))
+    away = true
+    expect(await api(a.url, 'POST', '/api/threads/r3/prompt', { message: 'second' })).toMatchObject({ status: 202, body: { run: 2 } })
+    await tab.waitFor(is('settled', { run: 2 }))
+    expect(waiting.length).toBeGreaterThan(0)
+    taken = true
+    expect((await api(a.url, 'POST', '/api/threads/r3/prompt', { message: 'third' })).status).toBe(503)
+    await expect.poll(() => a.node.owns('r3')).toBe(false)
+    // The engine back: what waited of the lost ownership is not written over the next owner's row.
+    away = false
+    for (const release of waiting.splice(0)) release()
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(cluster.rows.get('r3')).toMatchObject({ title: 'renamed on its next owner', run: 1 })
+  })
 })

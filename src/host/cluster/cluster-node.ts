@@ -534,6 +534,16 @@ export class ClusterNode {
     }
   }
 
+  /**
+   * For a row of the thread written now: whether the engine may still take it later. A row written
+   * under this node's ownership may wait for the engine (away, say) past the moment that ownership is
+   * lost; the next owner's row is newer then. A thread given back at rest is not lost: its row stands.
+   */
+  rowStill(threadId: string): (() => boolean) | undefined {
+    const writer = this.#owned.get(threadId)?.writer
+    return writer && (() => !writer.fenced)
+  }
+
   /** Whether the node is stopping the thread because another node owns it now: the row it leaves here is this node's alone (cluster-store.ts). */
   losing(threadId: string): boolean {
     return this.#losing.has(threadId)

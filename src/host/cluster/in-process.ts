@@ -14,7 +14,8 @@ import { Fenced, RECORD_FORMAT, type Checkpoint, type CommandBus, type CommandHa
 export function localIndex(rows: { put(row: ThreadRow): void; delete(threadId: string): void; all(): Iterable<ThreadRow> }): ThreadIndex {
   const watchers = new Set<{ put: (row: ThreadRow) => void; delete: (id: string) => void }>()
   return {
-    put: async (row) => {
+    put: async (row, still) => {
+      if (still?.() === false) return
       rows.put(row)
       for (const w of watchers) w.put(row)
     },

@@ -272,10 +272,12 @@ function ownersOn(kv: KV, link: Link): OwnerDirectory {
 }
 
 function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
-  // A row written while the engine is away is kept and written once it is back (never dropped: the
-  // other nodes would show the old one until the thread's next change). Per thread only the newest
-  // change waits, so a retried older row can never land over a newer one.
-  const waiting = new Map<string, { change: ThreadRow | 'delete'; done: (() => void)[] }>()
+  // A row written while the engine is away is kept and written once it is back (not dropped: the other
+  // nodes would show the old one until the thread's next change). Per thread only the newest change
+  // waits, so a retried older row can never land over a newer one — and none whose writer has lost the
+  // thread since (`still`): the next owner's row is newer than it.
+  type Change = { change: ThreadRow | 'delete'; done: (() => void)[]; still?: () => boolean }
+  const waiting = new Map<string, Change>()
   /** Threads whose writer loop runs. */
   const busy = new Set<string>()
   const write = async (key: string) => {
@@ -283,6 +285,10 @@ function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
       const next = waiting.get(key)
       if (!next) return void busy.delete(key)
       waiting.delete(key)
+      if (next.still?.() === false) {
+        for (const done of next.done) done()
+        continue
+      }
       try {
         const { change } = next
         await link.call(async () => void (change === 'delete' ? await kv.delete(key) : await kv.put(key, json(change))))
@@ -297,16 +303,16 @@ function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
         failing = true
         // A newer change that came meanwhile replaces this one and answers its callers too.
         const newer = waiting.get(key)
-        waiting.set(key, newer ? { change: newer.change, done: [...next.done, ...newer.done] } : next)
+        waiting.set(key, newer ? { ...newer, done: [...next.done, ...newer.done] } : next)
         await sleep(RETRY_MS)
       }
     }
   }
-  const change = (threadId: string, value: ThreadRow | 'delete') =>
+  const change = (threadId: string, value: ThreadRow | 'delete', still?: () => boolean) =>
     new Promise<void>((resolve) => {
       const key = tokenOf(threadId)
       const pending = waiting.get(key)
-      waiting.set(key, { change: value, done: [...(pending?.done ?? []), resolve] })
+      waiting.set(key, { change: value, done: [...(pending?.done ?? []), resolve], still })
       if (busy.has(key)) return
       busy.add(key)
       // Written from the next turn: the request that changed the row (a prompt's admission) answers first,
@@ -314,7 +320,7 @@ function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
       setImmediate(() => void write(key))
     })
   return {
-    put: (row: ThreadRow) => change(row.threadId, row),
+    put: (row: ThreadRow, still?: () => boolean) => change(row.threadId, row, still),
     delete: (threadId) => change(threadId, 'delete'),
     async watch(onPut, onDelete) {
       let stopped = false

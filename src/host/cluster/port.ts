@@ -197,7 +197,12 @@ export interface CommandBus {
 
 /** The threads list, the same on every node: rows written by whoever changed them. */
 export interface ThreadIndex {
-  put(row: ThreadRow): Promise<void>
+  /**
+   * `still`: asked before each attempt to write the row (a write the engine did not take is tried again,
+   * the newest row of a thread only); once it says no, the row is dropped — it was written under an
+   * ownership this node has lost since, and the thread's next owner's row is newer.
+   */
+  put(row: ThreadRow, still?: () => boolean): Promise<void>
   delete(threadId: string): Promise<void>
   /** Every row now (then `ready`), and each change after. */
   watch(onPut: (row: ThreadRow) => void, onDelete: (threadId: string) => void): Promise<{ stop(): void }>
