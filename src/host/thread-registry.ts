@@ -23,7 +23,7 @@ import { lostCeiling, ThreadJournal, type Log } from './store/journal.js'
 import type { IdempotencyClaim, ThreadRow, ThreadStore } from './store/port.js'
 import { SqliteThreadStore } from './store/sqlite.js'
 import type { ThreadChange, UpdateOutcome } from './thread-commands.js'
-import { summaryOf } from './thread-display.js'
+import { factsOf, summaryOf } from './thread-display.js'
 import { provideSlotMachine, ThreadPassedOn, type ClusterThreadHooks } from './slot-lifecycle.js'
 import { ThreadFeeds } from './thread-feeds.js'
 import { ThreadSlot } from './thread-slot.js'
@@ -433,6 +433,12 @@ export class ThreadRegistry {
     const slot = this.#slots.get(row.threadId)
     if (!slot) return void (row.model !== undefined && row.createdAt !== undefined && this.#add({ run: 0, seq: 0, title: row.threadId, updatedAt: row.createdAt, ...row } as ThreadRow))
     slot.record = { ...slot.record, ...row, run: Math.max(slot.record.run, row.run ?? 0), seq: Math.max(slot.record.seq, row.seq ?? 0) }
+  }
+
+  /** The row takes what the thread's feed says for its summary now (a cluster's owner, at a run's end: the other nodes list the thread from its row). */
+  keepSummary(threadId: string): void {
+    const slot = this.#slots.get(threadId)
+    if (slot?.feed) this.#feeds.keepFacts(slot, factsOf(slot.feed.view.transcript, slot.record.facts))
   }
 
   /** A thread deleted on another node: its slot goes here (its files were the other node's to remove). */

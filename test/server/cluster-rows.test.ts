@@ -1,9 +1,8 @@
 /**
  * A thread is listed alike on every node of a cluster: the row its owner writes as a prompt is
- * admitted (its run, its last activity, the first prompt that names an untitled thread) reaches the
- * engine's index, so a tab on another node lists it as a tab on the owner does. Not its preview: the
- * owner reads that from the live thread, and the row carries it only as of the last prompt (or the
- * thread's going cold).
+ * admitted (its run, its last activity, the first prompt that names an untitled thread) and as each
+ * run ends (its preview, the last thing said) reaches the engine's index, so a tab on another node
+ * lists it as a tab on the owner does.
  */
 import { describe, expect, it } from 'vitest'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
@@ -14,14 +13,14 @@ import { carriesAccepted, inProcessNodes } from './in-process-cluster.js'
 /** The thread's summary as a node lists it, without what says where it runs. */
 async function listed(url: string, threadId: string) {
   const list = (await api(url, 'GET', '/api/threads')).body.threads as Array<Record<string, unknown>>
-  const { live: _live, busy: _busy, node: _node, preview: _preview, ...summary } = list.find((t) => t.threadId === threadId) ?? {}
+  const { live: _live, busy: _busy, node: _node, ...summary } = list.find((t) => t.threadId === threadId) ?? {}
   return summary
 }
 
 describe("a thread's summary on every node", () => {
   const { node, tabs } = inProcessNodes('rows')
 
-  it('is the one its owner lists: named by its first prompt, its run and last activity as its prompts left them, not as its creation left them', async () => {
+  it('is the one its owner lists: named by its first prompt, its run, last activity and preview as its prompts and runs left them, not as its creation left them', async () => {
     const cluster = new MemoryCluster()
     const a = await node(cluster, 'na')
     const b = await node(cluster, 'nb')
@@ -35,6 +34,7 @@ describe("a thread's summary on every node", () => {
     const onOwner = await listed(a.url, 'r1')
     expect(onOwner).toMatchObject({ run: 2 })
     expect(JSON.stringify(onOwner)).toContain('plan the release')
+    expect(onOwner.preview).toMatch(/and the notes/)
     await expect.poll(() => listed(b.url, 'r1')).toEqual(onOwner)
   })
 

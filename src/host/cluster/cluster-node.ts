@@ -33,6 +33,7 @@ export interface ClusterRegistry {
   adopt(row: Pick<ThreadRow, 'threadId'> & Partial<ThreadRow>): void
   forget(threadId: string): void
   fence(threadId: string): Promise<void>
+  keepSummary(threadId: string): void
   onLiveChange(listener: (thread: { threadId: string }, event: 'started' | 'retired') => void): () => void
 }
 
@@ -406,8 +407,12 @@ export class ClusterNode {
       writer.epochWritten = true
       writer.push({ kind: 'epoch', node: this.self.id, name: this.self.name, revision: owned.ownership.revision, seq: feed.seq, base: feed.snapshot() })
     }
-    // The frame the feed encoded for its followers, not a second encoding of it.
-    feed.observe((o) => writer.push({ kind: 'frames', frames: [(lastFrame(feed, o) ?? encodeObservation(o)).toString('utf8')] }))
+    // The frame the feed encoded for its followers, not a second encoding of it. At a run's end the row
+    // takes the thread's preview, from the next turn: the other nodes list the thread from its row.
+    feed.observe((o) => {
+      writer.push({ kind: 'frames', frames: [(lastFrame(feed, o) ?? encodeObservation(o)).toString('utf8')] })
+      if (o.type === 'settled') setImmediate(() => this.owns(threadId) && this.registry.keepSummary(threadId))
+    })
   }
 
   /** Where this node's feed of a thread starts: the fold of its log, when the log holds anything. */
