@@ -5,7 +5,9 @@
  *
  * - **command**: `POST …/prompt` → its `202`, sent to the embedded node, to the thread's owner and
  *   to a node that passes it on to the owner; then the same with an `Idempotency-Key` on each (as the
- *   web client sends every prompt);
+ *   web client sends every prompt); and sent to the embedded node through a plain node:http proxy of
+ *   its own process (bench/hop-proxy.mjs): what one more process on a command's way costs on this
+ *   machine with none of threadhost's work, the floor of a command passed on;
  * - **frame**: a delta's append (the moment the owner's feed encodes it, noted inside the server by
  *   bench/cluster-stamp.mjs) → its arrival at a follower: on the embedded node, on the owner's node
  *   and on each other node (a `slow` run paced by the demo model);
@@ -237,6 +239,8 @@ export class ClusterBench {
     readonly dataDir: string,
     readonly embeddedDir: string,
     readonly embedded: Node,
+    /** bench/hop-proxy.mjs in front of the embedded node: a command passed on's floor, with none of threadhost's work. */
+    readonly hop: Node,
     readonly nodes: Node[],
     /** BENCH_CLUSTER_BEFORE's cluster: the same figures (not failover) from another build. */
     readonly before?: { nats: NatsServer; dataDir: string; nodes: Node[] },
@@ -254,6 +258,8 @@ export class ClusterBench {
     const embeddedDir = mkdtempSync(join(tmpdir(), 'threadhost-bench-embedded-'))
     for (const dir of [dataDir, embeddedDir]) mkdirSync(join(dir, 'ws'), { recursive: true })
     const embedded = await Node.start('embedded', options.mode, embeddedDir, [])
+    const proxy = spawnServer({ args: [embedded.url], script: join(root, 'bench/hop-proxy.mjs') })
+    const hop = new Node('hop', proxy, await proxy.url)
     const nodes = await Promise.all(['n1', 'n2', 'n3'].map((name) => Node.start(name, options.mode, dataDir, ['--cluster', nats.url, '--node-name', name])))
     let before: ClusterBench['before']
     const beforeDir = process.env.BENCH_CLUSTER_BEFORE
@@ -265,7 +271,7 @@ export class ClusterBench {
       const beforeNodes = await Promise.all(['b1', 'b2', 'b3'].map((name) => Node.start(name, options.mode, beforeData, ['--cluster', beforeNats.url, '--node-name', name], script)))
       before = { nats: beforeNats, dataDir: beforeData, nodes: beforeNodes }
     }
-    const bench = new ClusterBench(options, nats, dataDir, embeddedDir, embedded, nodes, before)
+    const bench = new ClusterBench(options, nats, dataDir, embeddedDir, embedded, hop, nodes, before)
     for (const cluster of [nodes, ...(before ? [before.nodes] : [])]) {
       for (;;) {
         const health = await cluster[0].api('GET', '/api/health')
@@ -287,7 +293,7 @@ export class ClusterBench {
       for (const owner of cluster) {
         const id = await bench.#thread(owner)
         await bench.#run(owner, id, 'hello')
-        for (const via of cluster) for (const keyed of [false, true]) await bench.#commands(owner, via, id, options.quick ? 10 : 30, keyed)
+        for (const via of owner === embedded ? [embedded, hop] : cluster) for (const keyed of [false, true]) await bench.#commands(owner, via, id, options.quick ? 10 : 30, keyed)
       }
     }
     // Untimed too: dialogs on a thread each node owns, answered through each node. A node builds a route's validator at its first
@@ -378,6 +384,8 @@ export class ClusterBench {
     await this.#run(this.embedded, single, 'hello')
     this.#add('command, embedded', await this.#commands(this.embedded, this.embedded, single, times))
     this.#add('keyed command, embedded', await this.#commands(this.embedded, this.embedded, single, times, true))
+    this.#add('command, embedded through a plain hop', await this.#commands(this.embedded, this.hop, single, times))
+    this.#add('keyed command, embedded through a plain hop', await this.#commands(this.embedded, this.hop, single, times, true))
     for (const [label, nodes] of clusters) {
       const owning = nodes[(round - 1) % 3]
       const other = nodes[round % 3]
@@ -602,6 +610,10 @@ export class ClusterBench {
     for (const q of [50, 99]) added('prompt → 202 sent to another node', 'command, embedded', `command, to another node (passed on to the owner)${label}`, q, q === 50 ? 2 : 10)
     added('keyed prompt (Idempotency-Key) → 202 sent to the owner', 'keyed command, embedded', `keyed command, to the owner${label}`, 50, 2)
     added('keyed prompt (Idempotency-Key) → 202 sent to another node', 'keyed command, embedded', `keyed command, to another node${label}`, 50, 2)
+    if (!label) {
+      added("… the hop's floor: prompt → 202 through a plain node:http proxy (bench/hop-proxy.mjs) to the embedded node", 'command, embedded', 'command, embedded through a plain hop', 50, Infinity)
+      added('… the same, keyed', 'keyed command, embedded', 'keyed command, embedded through a plain hop', 50, Infinity)
+    }
     for (const q of [50, 99]) added("delta append → follower on the owner's node", 'frame, embedded', `frame, followers on the owner's node${label}`, q, q === 50 ? 1 : 5)
     for (const q of [50, 99]) absolute('delta append → followers on the other nodes', `frame, followers on the other nodes${label}`, q, q === 50 ? 2 : 10)
     absolute('dialog answer → last of 100 followers over 3 nodes settled', `dialog, 3 nodes (100 followers spread over them)${label}`, 99, 15)
@@ -626,7 +638,7 @@ export class ClusterBench {
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.embedded, ...this.nodes, ...(this.before?.nodes ?? [])].map((n) => n.server.stop(5000)))
+    await Promise.all([this.embedded, this.hop, ...this.nodes, ...(this.before?.nodes ?? [])].map((n) => n.server.stop(5000)))
     await Promise.all([this.nats.stop(), this.before?.nats.stop()])
     rmSync(this.dataDir, { recursive: true, force: true })
     if (this.before) rmSync(this.before.dataDir, { recursive: true, force: true })
