@@ -60,7 +60,8 @@ export type { CreateRequest, DialogBody } from './thread-requests.js'
 export class ThreadRegistry {
   readonly #slots = new Map<string, ThreadSlot>()
   /** Threads this node is deleting: the cluster index's echo of the delete must not take their slot from under it. */
-  readonly #deleting = new Set<string>()
+  /** Threads being deleted here, and whether the cluster's index said meanwhile that another node deleted one (`forget`). */
+  readonly #deleting = new Map<string, { forgotten: boolean }>()
   readonly #options: RegistryOptions
   readonly #store: ThreadStore
   readonly #feeds: ThreadFeeds
@@ -300,7 +301,8 @@ export class ThreadRegistry {
       // The row as it stands (its live run, its seq ceiling): what comes back if a cluster's delete does not go through.
       const row = this.#row(slot)
       this.#store.deleteThread(threadId)
-      this.#deleting.add(threadId)
+      const deleting = { forgotten: false }
+      this.#deleting.set(threadId, deleting)
       slot.journal.stop()
       try {
         await slot.delete()
@@ -309,6 +311,11 @@ export class ThreadRegistry {
           // Deleted all the same (a file that could not be removed): its words are not found again.
           this.#search?.forget(threadId)
           throw error
+        }
+        // Deleted on its next owner meanwhile: nothing comes back, and the retry finds no thread.
+        if (deleting.forgotten) {
+          this.#search?.forget(threadId)
+          return { kind: 'owner-changed', threadId }
         }
         // The row again: the delete's retry finds the thread on its next owner (the index kept it: ClusterNode.threadDeleted).
         // As it stands now (a newer row from the next owner may have come in meanwhile), with the run and seq it had.
@@ -444,11 +451,16 @@ export class ThreadRegistry {
   /** A thread deleted on another node: its slot goes here (its files were the other node's to remove). */
   forget(threadId: string): void {
     const slot = this.#slots.get(threadId)
-    // This node's own delete, heard back from the cluster's index, is that delete's to finish.
-    if (!slot || slot.thread || slot.building || this.#deleting.has(threadId)) return
+    const deleting = this.#deleting.get(threadId)
+    // A delete running here finishes it: its own, heard back from the index, or one that did not go through
+    // here (it then keeps nothing).
+    if (deleting) return void (deleting.forgotten = true)
+    if (!slot || slot.thread || slot.building) return
     slot.feed?.close()
     slot.journal.stop()
     this.#slots.delete(threadId)
+    // Its words are not found here again, under a thread made anew with its id either.
+    this.#search?.forget(threadId)
   }
 
   /** Another node owns the thread now: its run here stops and this node's feed of it goes (the log has the truth). */

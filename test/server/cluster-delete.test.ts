@@ -74,6 +74,29 @@ describe('a thread deleted on a cluster', () => {
     expect(JSON.stringify(transcript)).not.toContain('secret')
   })
 
+  it("deleted on another node than the one that ran it before: that node's search does not find its words in a thread made again under its id", async () => {
+    const cluster = new MemoryCluster()
+    // A thread at rest is given back at once: the next prompt through another node makes that node its owner.
+    const a = await node(cluster, 'na', { idleMs: 50 })
+    const b = await node(cluster, 'nb', { idleMs: 50 })
+    const found = async (url: string) => ((await api(url, 'GET', '/api/search?q=secret')).body.results as Array<{ threadId: string }>).map((h) => h.threadId)
+    expect((await api(a.url, 'POST', '/api/threads', { id: 'd7' })).status).toBe(201)
+    const onA = await SseClient.open(`${a.url}/api/threads/d7/follow`)
+    tabs.push(onA)
+    expect((await api(a.url, 'POST', '/api/threads/d7/prompt', { message: 'secret words' })).status).toBe(202)
+    await onA.waitFor(is('settled', { run: 1 }))
+    onA.close()
+    expect(await found(a.url)).toEqual(['d7'])
+    await expect.poll(() => a.node.owns('d7')).toBe(false)
+    expect((await api(b.url, 'POST', '/api/threads/d7/prompt', { message: 'on the other node' })).status).toBe(202)
+    await expect.poll(() => b.node.owns('d7')).toBe(true)
+    expect((await api(b.url, 'DELETE', '/api/threads/d7')).status).toBe(204)
+    await expect.poll(async () => (await api(a.url, 'GET', '/api/threads/d7')).status).toBe(404)
+    expect((await api(b.url, 'POST', '/api/threads', { id: 'd7' })).status).toBe(201)
+    await expect.poll(async () => (await api(a.url, 'GET', '/api/threads/d7')).status).toBe(200)
+    expect(await found(a.url)).toEqual([])
+  })
+
   it('mid-run with a prompt queued: the stopped run and the prompt handed back are written before the one deleted record, and forgotten with the rest', async () => {
     const cluster = new MemoryCluster()
     const appends: ThreadRecord[] = []
@@ -160,6 +183,39 @@ describe('a thread deleted on a cluster', () => {
     expect(removed).toEqual(['d4'])
     await expect.poll(() => cluster.logs.get('d4')).toEqual([{ kind: 'deleted', seq: expect.any(Number) }])
     for (const url of [a.url, b.url]) await expect.poll(async () => (await api(url, 'GET', '/api/threads/d4')).status).toBe(404)
+  })
+
+  it('whose owner is fenced as its deleted record goes in, because its next owner deleted it meanwhile, is not brought back on any node', async () => {
+    const cluster = new MemoryCluster()
+    // Another node took the thread and deleted it as this one's deleted record went in: that append is refused.
+    let refused = false
+    const deletedElsewhere = (engine: ClusterEngine): ClusterEngine => ({
+      ...engine,
+      logs: {
+        ...engine.logs,
+        append: async (threadId, record, expected, id) => {
+          if (record.kind !== 'deleted' || refused) return engine.logs.append(threadId, record, expected, id)
+          refused = true
+          await engine.index.delete(threadId)
+          throw new Fenced(threadId, 'another node appended first')
+        },
+      },
+    })
+    const a = await node(cluster, 'na', { engine: deletedElsewhere })
+    const b = await node(cluster, 'nb')
+    expect((await api(a.url, 'POST', '/api/threads', { id: 'd6' })).status).toBe(201)
+    const onA = await SseClient.open(`${a.url}/api/threads/d6/follow`)
+    tabs.push(onA)
+    expect((await api(a.url, 'POST', '/api/threads/d6/prompt', { message: 'secret words' })).status).toBe(202)
+    await onA.waitFor(is('settled', { run: 1 }))
+    await expect.poll(async () => (await api(b.url, 'GET', '/api/threads/d6')).status).toBe(200)
+    expect(await api(a.url, 'DELETE', '/api/threads/d6')).toMatchObject({ status: 503, body: { code: 'OWNER_CHANGED' } })
+    for (const url of [a.url, b.url]) {
+      expect((await api(url, 'GET', '/api/threads/d6')).status).toBe(404)
+      expect(JSON.stringify((await api(url, 'GET', '/api/threads')).body)).not.toContain('"threadId":"d6"')
+      expect((await api(url, 'GET', '/api/search?q=secret')).body.results).toEqual([])
+    }
+    expect((await api(a.url, 'DELETE', '/api/threads/d6')).status).toBe(404)
   })
 
   it('whose node loses its lease as the delete runs is answered 503 OWNER_CHANGED, not 204, keeps the thread and its files, and its retry deletes it', async () => {
