@@ -210,7 +210,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         handler: async () => registry.extensions() ?? { loaded: [], failed: [], clashes: [] },
       },
       ...threadRoutes(registry),
-      ...searchRoutes(registry),
+      ...searchRoutes(registry, options.cluster?.search),
       ...runRoutes(registry, writes),
       ...dialogRoutes(registry),
       ...followRoutes(registry, stream),

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ClusterKeys } from '../host/cluster/cluster-keys.js'
+import type { SearchHit } from '../host/thread-search.js'
 import { COMMAND_TIMEOUT_MS, type ClusterNode, type CommandStart } from '../host/cluster/cluster-node.js'
 import type { CommandReply, CommandRequest } from '../host/cluster/port.js'
 import { apiRoutes, type RouteName, type RouteSpec } from '../schemas/api-routes.js'
@@ -69,6 +70,8 @@ function admittedPrompt(request: FastifyRequest, status: number, payload: unknow
 export interface ClusterHttp {
   install(app: FastifyInstance): void
   health(): Promise<object>
+  /** A search every live node answers (host/cluster/cluster-search.ts). */
+  search(q: string, limit?: number): Promise<SearchHit[]>
   /** `Idempotency-Key`s claimed and answered in the engine, so every node (and a thread's next owner) replays them. */
   keys: ClusterKeys
   /** Whether the request is a command another node passed on here, which this node runs for it. */
@@ -117,6 +120,7 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
   const reachedRoute = new WeakSet<FastifyRequest>()
   return {
     health: () => node.health(),
+    search: (q, limit) => node.search(q, limit),
     keys,
     passedOn: (request) => request.headers[OWNER_HEADER] === secret || sentStraight(request),
     async arrival(request, reply) {

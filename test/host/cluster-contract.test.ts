@@ -274,6 +274,18 @@ for (const adapter of [memory, embedded, nats]) {
       expect(await b.logs.last(id)).toBe(p2)
     })
 
+    it('a question to every node is answered by each node that serves it, the asker included; one that stopped serving is waited for no longer than asked', async () => {
+      const topic = `question-${++unique}`
+      const stopA = await a.commands.serveAll(topic, async (body) => `a heard ${body}`)
+      const stopB = await b.commands.serveAll(topic, async (body) => `b heard ${body}`)
+      expect((await a.commands.askAll(topic, 'x', 2, 5000)).sort()).toEqual(['a heard x', 'b heard x'])
+      expect((await b.commands.askAll(topic, 'y', 2, 5000)).sort()).toEqual(['a heard y', 'b heard y'])
+      stopB()
+      expect(await a.commands.askAll(topic, 'z', 2, 300)).toEqual(['a heard z'])
+      stopA()
+      expect(await a.commands.askAll(topic, 'w', 2, 300)).toEqual([])
+    })
+
     it('the index shows every node the same rows, puts and deletes', async () => {
       const id = threadId()
       const seen = new Map<string, string>()

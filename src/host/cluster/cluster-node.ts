@@ -19,6 +19,8 @@ import type { Log } from '../store/journal.js'
 import type { ThreadRow } from '../store/port.js'
 import { openEnds } from '../open-ends.js'
 import type { ClusterThreadHooks } from '../slot-lifecycle.js'
+import type { SearchHit } from '../thread-search.js'
+import { searchNodes, serveSearch } from './cluster-search.js'
 import { fenceGuard } from './fence-guard.js'
 import { LogWriter } from './log-writer.js'
 import { EngineAway, type ClusterEngine, type CommandReply, type CommandRequest, type NodeInfo, type Ownership } from './port.js'
@@ -34,6 +36,8 @@ export interface ClusterRegistry {
   forget(threadId: string): void
   fence(threadId: string): Promise<void>
   keepSummary(threadId: string): void
+  search(q: string, limit?: number): SearchHit[]
+  get(threadId: string): { title: string } | undefined
   onLiveChange(listener: (thread: { threadId: string }, event: 'started' | 'retired') => void): () => void
 }
 
@@ -106,6 +110,7 @@ export class ClusterNode {
   readonly #commandsHere = new Map<string, number>()
   /** Threads being stopped here because another node owns them now (`#lose`). */
   readonly #losing = new Set<string>()
+  #unserveSearch?: () => void
   /**
    * Prompts accepted here and not settled yet: how many records their writer had made with their
    * `accepted` record, and the receipt that record holds for a keyed one.
@@ -181,6 +186,13 @@ export class ClusterNode {
     )
     this.#scan = setInterval(() => void this.#scanOnce(), SCAN_EVERY_MS)
     this.#scan.unref()
+    this.#unserveSearch = await serveSearch(this.engine.commands, (q, limit) => this.registry.search(q, limit))
+  }
+
+  /** A search every live node answers from its own message index (cluster-search.ts). */
+  async search(q: string, limit = 50): Promise<SearchHit[]> {
+    const { cluster } = await this.health()
+    return searchNodes(this.engine.commands, cluster.nodes.length, q, limit, (threadId) => this.registry.get(threadId)?.title)
   }
 
   /** The owner's side of the command bus: how this node answers a command sent to a thread it owns. */
@@ -688,6 +700,7 @@ export class ClusterNode {
     this.#stopped = true
     clearInterval(this.#scan)
     this.#index?.stop()
+    this.#unserveSearch?.()
     for (const [threadId, owned] of this.#owned) {
       owned.stopServing()
       await owned.writer.flushed()

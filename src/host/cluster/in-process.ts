@@ -34,7 +34,21 @@ export function localIndex(rows: { put(row: ThreadRow): void; delete(threadId: s
 
 export function localCommandBus(): CommandBus {
   const servers = new Map<string, CommandHandler>()
+  const everyNode = new Map<string, Set<(body: string) => Promise<string>>>()
   return {
+    serveAll: async (topic, handler) => {
+      const handlers = everyNode.get(topic) ?? new Set()
+      everyNode.set(topic, handlers.add(handler))
+      return () => void handlers.delete(handler)
+    },
+    askAll: async (topic, body, expected, timeoutMs) => {
+      const answers: string[] = []
+      const asked = [...(everyNode.get(topic) ?? [])].slice(0, expected).map((handler) => handler(body).then((answer) => void answers.push(answer), () => {}))
+      let timer: ReturnType<typeof setTimeout> | undefined
+      await Promise.race([Promise.all(asked), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))])
+      clearTimeout(timer)
+      return answers
+    },
     serve: async (threadId, handler) => {
       servers.set(threadId, handler)
       return () => {

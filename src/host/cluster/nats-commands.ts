@@ -81,6 +81,35 @@ export function commandsOn(nc: NatsConnection, link: Link, spillDir?: string): C
       return () => sub.unsubscribe()
     },
 
+    async serveAll(topic, handler) {
+      const sub = nc.subscribe(`all.${topic}`, {
+        callback: (error, msg) => {
+          if (error) return
+          void handler(msg.string()).then(
+            (answer) => {
+              try {
+                msg.respond(answer)
+              } catch {}
+            },
+            () => {},
+          )
+        },
+      })
+      await nc.flush().catch(() => {})
+      return () => sub.unsubscribe()
+    },
+
+    async askAll(topic, body, expected, timeoutMs) {
+      const answers: string[] = []
+      try {
+        const replies = await link.call(() => nc.requestMany(`all.${topic}`, body, { strategy: 'count', maxMessages: expected, maxWait: timeoutMs }))
+        for await (const reply of replies) answers.push(reply.string())
+      } catch {
+        // No node answers, or the engine went away meanwhile: the answers that came.
+      }
+      return answers
+    },
+
     async send(threadId, request, timeoutMs) {
       let data = json(request)
       let spilled: string | undefined

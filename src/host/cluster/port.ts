@@ -193,6 +193,10 @@ export interface CommandBus {
   serve(threadId: string, handler: CommandHandler): Promise<() => void>
   /** `no-owner`: nobody answers for the thread (nobody owns it, or its owner is gone). */
   send(threadId: string, request: CommandRequest, timeoutMs: number): Promise<CommandReply | 'no-owner' | 'timeout'>
+  /** Answers every node's `askAll` on `topic` (a question every node answers alike); resolves, once the engine routes it here, to what stops answering. */
+  serveAll(topic: string, handler: (body: string) => Promise<string>): Promise<() => void>
+  /** `body` to every node serving `topic`, this one included: the answers that came within `timeoutMs`, `expected` at most. */
+  askAll(topic: string, body: string, expected: number, timeoutMs: number): Promise<string[]>
 }
 
 /** The threads list, the same on every node: rows written by whoever changed them. */

@@ -3,18 +3,23 @@
  * roots a new thread may be given: what the client's list and empty state ask.
  */
 import type { ThreadRegistry } from '../../host/thread-registry.js'
+import type { SearchHit } from '../../host/thread-search.js'
 import type { RouteHandlers } from './register.js'
 
 const tags = ['threads']
 
-export function searchRoutes(registry: ThreadRegistry): RouteHandlers {
+/** `search`: a cluster's, which asks every node (host/cluster/cluster-search.ts); else this host's own index. */
+export function searchRoutes(registry: ThreadRegistry, search?: (q: string, limit?: number) => Promise<SearchHit[]>): RouteHandlers {
   return {
     searchThreads: {
       tags,
       summary: "Threads whose messages match the query, each with its best match's snippet",
       description:
         'Every word of `q` must appear in one message (a prompt or a reply), each as a prefix (`log` finds `login`); punctuation is ignored. One hit per thread, the best first, from an index kept as messages are appended.',
-      handler: async (request) => ({ results: registry.search(request.query.q, request.query.limit ? Number(request.query.limit) : undefined) }),
+      handler: async (request) => {
+        const { q, limit } = request.query
+        return { results: await (search ?? ((q, limit) => Promise.resolve(registry.search(q, limit))))(q, limit ? Number(limit) : undefined) }
+      },
     },
     listWorkspaces: {
       tags,

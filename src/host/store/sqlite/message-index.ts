@@ -25,6 +25,8 @@ export interface MessageHit {
   snippet: string
   /** `[start, end)` offsets into `snippet` of each matched word. */
   matches: Array<[number, number]>
+  /** How well it matches (FTS5's bm25, lower is better): how hits of several indexes are put in one order. */
+  rank: number
 }
 
 /** Marks FTS5's snippet() puts around matched words: control characters no message text holds after `clean`. */
@@ -196,24 +198,25 @@ export class MessageIndex {
     const best = this.#all(
       `WITH hits AS (SELECT rowid AS id, thread_id, rank FROM message_text WHERE message_text MATCH ?),
             firsts AS (SELECT id, rank, row_number() OVER (PARTITION BY thread_id ORDER BY rank) AS n FROM hits)
-       SELECT id FROM firsts WHERE n = 1 ORDER BY rank LIMIT ?`,
+       SELECT id, rank FROM firsts WHERE n = 1 ORDER BY rank LIMIT ?`,
       match,
       limit,
-    ).map((r) => Number(r.id))
+    )
     if (best.length === 0) return []
+    const rankOf = new Map(best.map((r) => [Number(r.id), Number(r.rank)]))
     const rows = new Map(
       this.#all(
         `SELECT rowid AS id, thread_id, message_id, kind, snippet(message_text, 3, '${OPEN}', '${CLOSE}', '…', 12) AS marked
            FROM message_text WHERE message_text MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
         match,
-        JSON.stringify(best),
+        JSON.stringify([...rankOf.keys()]),
       ).map((r) => [Number(r.id), r]),
     )
-    return best.flatMap((id): MessageHit[] => {
+    return [...rankOf].flatMap(([id, rank]): MessageHit[] => {
       const r = rows.get(id)
       if (!r) return []
       const { snippet, matches } = unmark(String(r.marked))
-      return [{ threadId: String(r.thread_id), messageId: String(r.message_id), kind: r.kind === 'assistant' ? 'assistant' : 'user', snippet, matches }]
+      return [{ threadId: String(r.thread_id), messageId: String(r.message_id), kind: r.kind === 'assistant' ? 'assistant' : 'user', snippet, matches, rank }]
     })
   }
 
