@@ -34,4 +34,31 @@ describe('a search on a cluster', () => {
       expect((await api(url, 'GET', '/api/search?q=widget&limit=1')).body.results).toHaveLength(1)
     }
   })
+
+  it('finds a thread as it stands, not as a node that ran it before indexed it: an edit on its next node hides the old words on every node', async () => {
+    const cluster = new MemoryCluster()
+    // A thread at rest is given back at once: the next command through another node makes that node its owner.
+    const a = await node(cluster, 'na', { idleMs: 50 })
+    const b = await node(cluster, 'nb', { idleMs: 50 })
+    const found = async (url: string, q: string) => ((await api(url, 'GET', `/api/search?q=${q}`)).body.results as Array<{ threadId: string }>).map((hit) => hit.threadId)
+    expect((await api(a.url, 'POST', '/api/threads', { id: 's3' })).status).toBe(201)
+    const onA = await SseClient.open(`${a.url}/api/threads/s3/follow`)
+    tabs.push(onA)
+    expect((await api(a.url, 'POST', '/api/threads/s3/prompt', { message: 'deploy the blue widget' })).status).toBe(202)
+    const prompt = (await onA.waitFor(is('user-message'))).data.messageId as string
+    await onA.waitFor(is('settled', { run: 1 }))
+    onA.close()
+    await expect.poll(() => a.node.owns('s3')).toBe(false)
+    for (const url of [a.url, b.url]) await expect.poll(() => found(url, 'blue')).toEqual(['s3'])
+
+    const onB = await SseClient.open(`${b.url}/api/threads/s3/follow`)
+    tabs.push(onB)
+    expect((await api(b.url, 'POST', '/api/threads/s3/edit', { messageId: prompt, text: 'deploy the red widget' })).status).toBe(202)
+    await onB.waitFor(is('settled', { run: 2 }))
+    expect(b.node.owns('s3')).toBe(true)
+    for (const url of [a.url, b.url]) {
+      await expect.poll(() => found(url, 'red')).toEqual(['s3'])
+      expect(await found(url, 'blue')).toEqual([])
+    }
+  })
 })

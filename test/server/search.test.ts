@@ -7,6 +7,7 @@ import { realpathSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { SearchHit } from '../../src/schemas/search.js'
 import { api, is, SseClient, startHarness, type Harness } from './harness.js'
 
 const cleanups: (() => Promise<void> | void)[] = []
@@ -31,6 +32,8 @@ describe('GET /api/search', () => {
     expect(found.body.results).toHaveLength(1)
     const [hit] = found.body.results
     expect(hit).toMatchObject({ threadId: 'quiet', title: 'Unrelated title', kind: 'user' })
+    // The API's hit is the schema's, nothing of how the host orders hits.
+    expect(Object.keys(hit).sort()).toEqual(Object.keys(SearchHit.properties).sort())
     expect(hit.matches.map(([s, e]: [number, number]) => hit.snippet.slice(s, e))).toEqual(['zebra', 'bakery'])
     expect((await api(h.url, 'GET', '/api/search?q=giraffe')).body).toEqual({ results: [] })
     expect((await api(h.url, 'GET', '/api/search?q=')).status).toBe(400)

@@ -110,6 +110,8 @@ export class ClusterNode {
   readonly #commandsHere = new Map<string, number>()
   /** Threads being stopped here because another node owns them now (`#lose`). */
   readonly #losing = new Set<string>()
+  /** The node that wrote each thread's row in the index: its message index has the thread as it stands (cluster-search.ts). */
+  readonly #writers = new Map<string, string>()
   #unserveSearch?: () => void
   /**
    * Prompts accepted here and not settled yet: how many records their writer had made with their
@@ -181,18 +183,26 @@ export class ClusterNode {
       void this.#giveBackIfAtRest(threadId)
     })
     this.#index = await index.watch(
-      (row) => this.registry.adopt(row),
-      (threadId) => this.registry.forget(threadId),
+      ({ writer, ...row }) => {
+        if (writer === undefined) this.#writers.delete(row.threadId)
+        else this.#writers.set(row.threadId, writer)
+        this.registry.adopt(row)
+      },
+      (threadId) => {
+        this.#writers.delete(threadId)
+        this.registry.forget(threadId)
+      },
     )
     this.#scan = setInterval(() => void this.#scanOnce(), SCAN_EVERY_MS)
     this.#scan.unref()
-    this.#unserveSearch = await serveSearch(this.engine.commands, (q, limit) => this.registry.search(q, limit))
+    this.#unserveSearch = await serveSearch(this.engine.commands, () => this.self, (q, limit) => this.registry.search(q, limit))
   }
 
   /** A search every live node answers from its own message index (cluster-search.ts). */
   async search(q: string, limit = 50): Promise<SearchHit[]> {
     const { cluster } = await this.health()
-    return searchNodes(this.engine.commands, cluster.nodes.length, q, limit, (threadId) => this.registry.get(threadId)?.title)
+    const others = cluster.nodes.filter((name) => name !== this.self.name).length
+    return searchNodes(this.engine.commands, { self: this.self, others, local: (q, limit) => this.registry.search(q, limit), writerOf: (id) => this.#writers.get(id), titleOf: (id) => this.registry.get(id)?.title }, q, limit)
   }
 
   /** The owner's side of the command bus: how this node answers a command sent to a thread it owns. */

@@ -26,7 +26,7 @@ export function clusterStore(store: ThreadStore, node: () => ClusterNode | undef
             const n = node()
             // Not a row put back after a delete that did not go through (the index kept it), nor the one a
             // thread leaves as this node stops it for its next owner: either may be older than the next owner's.
-            if (n && !options?.restored && !n.losing(row.threadId)) index(() => n.engine.index.put(row, n.rowStill(row.threadId)))
+            if (n && !options?.restored && !n.losing(row.threadId)) index(() => n.engine.index.put({ ...row, writer: n.self.name }, n.rowStill(row.threadId)))
           }
         case 'admitPrompt':
           return (...args: Parameters<ThreadStore['admitPrompt']>) => {
@@ -44,7 +44,7 @@ export function clusterStore(store: ThreadStore, node: () => ClusterNode | undef
             target.promptAdmitted(...args)
             // The row as the prompt left it (its run, last activity, first prompt): every node lists the thread so.
             // Only the owner's: a node that lost the thread meanwhile would write over the next owner's row.
-            if (n?.owns(threadId)) index(() => n.engine.index.put(args[3], n.rowStill(threadId)))
+            if (n?.owns(threadId)) index(() => n.engine.index.put({ ...args[3], writer: n.self.name }, n.rowStill(threadId)))
           }
         case 'withdrawPrompt':
           return (threadId: string, messageId: string) => {

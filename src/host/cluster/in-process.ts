@@ -34,7 +34,7 @@ export function localIndex(rows: { put(row: ThreadRow): void; delete(threadId: s
 
 export function localCommandBus(): CommandBus {
   const servers = new Map<string, CommandHandler>()
-  const everyNode = new Map<string, Set<(body: string) => Promise<string>>>()
+  const everyNode = new Map<string, Set<(body: string) => Promise<string | undefined>>>()
   return {
     serveAll: async (topic, handler) => {
       const handlers = everyNode.get(topic) ?? new Set()
@@ -43,11 +43,24 @@ export function localCommandBus(): CommandBus {
     },
     askAll: async (topic, body, expected, timeoutMs) => {
       const answers: string[] = []
-      const asked = [...(everyNode.get(topic) ?? [])].slice(0, expected).map((handler) => handler(body).then((answer) => void answers.push(answer), () => {}))
-      let timer: ReturnType<typeof setTimeout> | undefined
-      await Promise.race([Promise.all(asked), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))])
+      if (expected <= 0) return []
+      // As on NATS: the first `expected` answers, or those in by the timeout.
+      let done!: () => void
+      const enough = new Promise<void>((resolve) => (done = resolve))
+      const timer = setTimeout(done, timeoutMs)
+      for (const handler of everyNode.get(topic) ?? []) {
+        void handler(body).then(
+          (answer) => {
+            if (answer === undefined || answers.length >= expected) return
+            answers.push(answer)
+            if (answers.length >= expected) done()
+          },
+          () => {},
+        )
+      }
+      await enough
       clearTimeout(timer)
-      return answers
+      return [...answers]
     },
     serve: async (threadId, handler) => {
       servers.set(threadId, handler)

@@ -87,6 +87,7 @@ export function commandsOn(nc: NatsConnection, link: Link, spillDir?: string): C
           if (error) return
           void handler(msg.string()).then(
             (answer) => {
+              if (answer === undefined) return
               try {
                 msg.respond(answer)
               } catch {}
@@ -101,6 +102,7 @@ export function commandsOn(nc: NatsConnection, link: Link, spillDir?: string): C
 
     async askAll(topic, body, expected, timeoutMs) {
       const answers: string[] = []
+      if (expected <= 0) return answers
       try {
         const replies = await link.call(() => nc.requestMany(`all.${topic}`, body, { strategy: 'count', maxMessages: expected, maxWait: timeoutMs }))
         for await (const reply of replies) answers.push(reply.string())

@@ -24,7 +24,6 @@ import type { Log } from '../store/journal.js'
 import { commandsOn } from './nats-commands.js'
 import { json, Link, parse, refused, RETRY_MS, sleep } from './nats-link.js'
 import { logsOn } from './nats-logs.js'
-import type { ThreadRow } from '../store/port.js'
 import {
   EngineAway,
   KEY_TTL_MS,
@@ -32,6 +31,7 @@ import {
   threadOfToken,
   tokenOf,
   type ClusterEngine,
+  type IndexRow,
   type IdempotencyKeys,
   type KeyRecord,
   type Membership,
@@ -276,7 +276,7 @@ function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
   // nodes would show the old one until the thread's next change). Per thread only the newest change
   // waits, so a retried older row can never land over a newer one — and none whose writer has lost the
   // thread since (`still`): the next owner's row is newer than it.
-  type Change = { change: ThreadRow | 'delete'; done: (() => void)[]; still?: () => boolean }
+  type Change = { change: IndexRow | 'delete'; done: (() => void)[]; still?: () => boolean }
   const waiting = new Map<string, Change>()
   /** Threads whose writer loop runs. */
   const busy = new Set<string>()
@@ -308,7 +308,7 @@ function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
       }
     }
   }
-  const change = (threadId: string, value: ThreadRow | 'delete', still?: () => boolean) =>
+  const change = (threadId: string, value: IndexRow | 'delete', still?: () => boolean) =>
     new Promise<void>((resolve) => {
       const key = tokenOf(threadId)
       const pending = waiting.get(key)
@@ -320,7 +320,7 @@ function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
       setImmediate(() => void write(key))
     })
   return {
-    put: (row: ThreadRow, still?: () => boolean) => change(row.threadId, row, still),
+    put: (row: IndexRow, still?: () => boolean) => change(row.threadId, row, still),
     delete: (threadId) => change(threadId, 'delete'),
     async watch(onPut, onDelete) {
       let stopped = false
@@ -331,7 +331,7 @@ function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
         if (stopped) return entries.stop()
         void (async () => {
           for await (const e of entries) {
-            if (e.operation === 'PUT') onPut(parse<ThreadRow>(e.value))
+            if (e.operation === 'PUT') onPut(parse<IndexRow>(e.value))
             else onDelete(threadOfToken(e.key))
           }
         })()
@@ -339,7 +339,7 @@ function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
       await follow(KvWatchInclude.UpdatesOnly)
       for await (const key of await kv.keys()) {
         const entry = await kv.get(key)
-        if (entry && entry.operation === 'PUT') onPut(parse<ThreadRow>(entry.value))
+        if (entry && entry.operation === 'PUT') onPut(parse<IndexRow>(entry.value))
       }
       // As the thread log's reader: a watcher of the old connection may stall, so each reconnection
       // watches anew from every key's last value (a delete's marker included), which catches up on the outage.

@@ -193,11 +193,17 @@ export interface CommandBus {
   serve(threadId: string, handler: CommandHandler): Promise<() => void>
   /** `no-owner`: nobody answers for the thread (nobody owns it, or its owner is gone). */
   send(threadId: string, request: CommandRequest, timeoutMs: number): Promise<CommandReply | 'no-owner' | 'timeout'>
-  /** Answers every node's `askAll` on `topic` (a question every node answers alike); resolves, once the engine routes it here, to what stops answering. */
-  serveAll(topic: string, handler: (body: string) => Promise<string>): Promise<() => void>
-  /** `body` to every node serving `topic`, this one included: the answers that came within `timeoutMs`, `expected` at most. */
+  /**
+   * Answers every node's `askAll` on `topic` (a question every node answers alike; `undefined`: no answer
+   * from here); resolves, once the engine routes it here, to what stops answering.
+   */
+  serveAll(topic: string, handler: (body: string) => Promise<string | undefined>): Promise<() => void>
+  /** `body` to every node serving `topic`: the answers that came within `timeoutMs`, `expected` at most; none while the engine is away. */
   askAll(topic: string, body: string, expected: number, timeoutMs: number): Promise<string[]>
 }
+
+/** A thread's row as the index holds it: with the node that wrote it, whose message index has the thread as the row says it. */
+export type IndexRow = ThreadRow & { writer?: string }
 
 /** The threads list, the same on every node: rows written by whoever changed them. */
 export interface ThreadIndex {
@@ -206,10 +212,10 @@ export interface ThreadIndex {
    * the newest row of a thread only); once it says no, the row is dropped — it was written under an
    * ownership this node has lost since, and the thread's next owner's row is newer.
    */
-  put(row: ThreadRow, still?: () => boolean): Promise<void>
+  put(row: IndexRow, still?: () => boolean): Promise<void>
   delete(threadId: string): Promise<void>
   /** Every row now (then `ready`), and each change after. */
-  watch(onPut: (row: ThreadRow) => void, onDelete: (threadId: string) => void): Promise<{ stop(): void }>
+  watch(onPut: (row: IndexRow) => void, onDelete: (threadId: string) => void): Promise<{ stop(): void }>
 }
 
 /** How long a key's claim and answer are kept: the same as one process keeps them (store/port.ts). */

@@ -18,7 +18,9 @@ export function searchRoutes(registry: ThreadRegistry, search?: (q: string, limi
         'Every word of `q` must appear in one message (a prompt or a reply), each as a prefix (`log` finds `login`); punctuation is ignored. One hit per thread, the best first, from an index kept as messages are appended.',
       handler: async (request) => {
         const { q, limit } = request.query
-        return { results: await (search ?? ((q, limit) => Promise.resolve(registry.search(q, limit))))(q, limit ? Number(limit) : undefined) }
+        const hits = await (search ?? ((q, limit) => Promise.resolve(registry.search(q, limit))))(q, limit ? Number(limit) : undefined)
+        // `rank` orders hits inside the host (a cluster's merge): the API's hit is the schema's.
+        return { results: hits.map(({ rank: _rank, ...hit }) => hit) }
       },
     },
     listWorkspaces: {
