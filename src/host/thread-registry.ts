@@ -57,11 +57,16 @@ export type { CreateOutcome, DialogOutcomeForRoute, PromptRouteOutcome }
 
 export type { CreateRequest, DialogBody } from './thread-requests.js'
 
+/** A row another node wrote, as the cluster's index gives it: the thread's id, and what changed. */
+type AdoptedRow = Pick<ThreadRow, 'threadId'> & Partial<ThreadRow>
+/** A delete running here: whether another node deleted the thread meanwhile (`forget`), and the row of one it made again under the id since. */
+type Deleting = { forgotten: boolean; after?: AdoptedRow }
+
 export class ThreadRegistry {
   readonly #slots = new Map<string, ThreadSlot>()
   /** Threads this node is deleting: the cluster index's echo of the delete must not take their slot from under it. */
-  /** Threads being deleted here, and whether the cluster's index said meanwhile that another node deleted one (`forget`). */
-  readonly #deleting = new Map<string, { forgotten: boolean }>()
+  /** Threads being deleted here (`Deleting`). */
+  readonly #deleting = new Map<string, Deleting>()
   readonly #options: RegistryOptions
   readonly #store: ThreadStore
   readonly #feeds: ThreadFeeds
@@ -301,7 +306,7 @@ export class ThreadRegistry {
       // The row as it stands (its live run, its seq ceiling): what comes back if a cluster's delete does not go through.
       const row = this.#row(slot)
       this.#store.deleteThread(threadId)
-      const deleting = { forgotten: false }
+      const deleting: Deleting = { forgotten: false }
       this.#deleting.set(threadId, deleting)
       slot.journal.stop()
       try {
@@ -330,6 +335,7 @@ export class ThreadRegistry {
       } finally {
         this.#deleting.delete(threadId)
         if (this.#slots.get(threadId) === slot) this.#slots.delete(threadId)
+        if (deleting.after) this.adopt(deleting.after)
       }
       this.#search?.forget(threadId)
       return { kind: 'deleted' }
@@ -436,7 +442,10 @@ export class ThreadRegistry {
   }
 
   /** A thread another node made or changed: its slot here, or its row brought up to date (runs never go back). */
-  adopt(row: Pick<ThreadRow, 'threadId'> & Partial<ThreadRow>): void {
+  adopt(row: AdoptedRow): void {
+    const deleting = this.#deleting.get(row.threadId)
+    // Deleted on another node and made again there while a delete runs here: that thread comes once this delete is over.
+    if (deleting?.forgotten) return void (deleting.after = { ...deleting.after, ...row })
     const slot = this.#slots.get(row.threadId)
     if (!slot) return void (row.model !== undefined && row.createdAt !== undefined && this.#add({ run: 0, seq: 0, title: row.threadId, updatedAt: row.createdAt, ...row } as ThreadRow))
     slot.record = { ...slot.record, ...row, run: Math.max(slot.record.run, row.run ?? 0), seq: Math.max(slot.record.seq, row.seq ?? 0) }
@@ -454,13 +463,19 @@ export class ThreadRegistry {
     const deleting = this.#deleting.get(threadId)
     // A delete running here finishes it: its own, heard back from the index, or one that did not go through
     // here (it then keeps nothing).
-    if (deleting) return void (deleting.forgotten = true)
+    if (deleting) return void Object.assign(deleting, { forgotten: true, after: undefined })
     if (!slot || slot.thread || slot.building) return
     slot.feed?.close()
     slot.journal.stop()
     this.#slots.delete(threadId)
-    // Its words are not found here again, under a thread made anew with its id either.
+    // Its words are not found here again, under a thread made anew with its id either; nor is it listed
+    // here after a restart (the row this node wrote of it leaves its own store).
     this.#search?.forget(threadId)
+    try {
+      this.#store.deleteThread(threadId)
+    } catch (error) {
+      this.#options.log?.('warn', `[${threadId}] store write failed while forgetting a thread deleted on another node: ${String(error)}`)
+    }
   }
 
   /** Another node owns the thread now: its run here stops and this node's feed of it goes (the log has the truth). */

@@ -141,6 +141,25 @@ describe('a thread deleted on a cluster', () => {
     expect(JSON.stringify((await tab.waitFor(is('snapshot'))).data.transcript)).not.toContain('secret')
   })
 
+  it('on another node than the one that ran it before is not listed by that node after it restarts', async () => {
+    const cluster = new MemoryCluster()
+    const a = await node(cluster, 'na', { idleMs: 50 })
+    const b = await node(cluster, 'nb', { idleMs: 50 })
+    expect((await api(a.url, 'POST', '/api/threads', { id: 'd9' })).status).toBe(201)
+    const onA = await SseClient.open(`${a.url}/api/threads/d9/follow`)
+    tabs.push(onA)
+    expect((await api(a.url, 'POST', '/api/threads/d9/prompt', { message: 'hello' })).status).toBe(202)
+    await onA.waitFor(is('settled', { run: 1 }))
+    onA.close()
+    await expect.poll(() => a.node.owns('d9')).toBe(false)
+    expect((await api(b.url, 'DELETE', '/api/threads/d9')).status).toBe(204)
+    await expect.poll(async () => (await api(a.url, 'GET', '/api/threads/d9')).status).toBe(404)
+    await a.close()
+    const again = await node(cluster, 'na')
+    expect((await api(again.url, 'GET', '/api/threads/d9')).status).toBe(404)
+    expect(JSON.stringify((await api(again.url, 'GET', '/api/threads')).body)).not.toContain('"threadId":"d9"')
+  })
+
   it('whose owner is fenced as its deleted record goes in is answered 503 OWNER_CHANGED, not 204, keeps the thread and its files, and its retry deletes it', async () => {
     const cluster = new MemoryCluster()
     // Another node appended first, as this one's deleted record went in: that append is refused, once.
@@ -216,6 +235,33 @@ describe('a thread deleted on a cluster', () => {
       expect((await api(url, 'GET', '/api/search?q=secret')).body.results).toEqual([])
     }
     expect((await api(a.url, 'DELETE', '/api/threads/d6')).status).toBe(404)
+  })
+
+  it('whose owner is fenced as its deleted record goes in, because its next owner deleted it and made it again meanwhile, lists the thread made again', async () => {
+    const cluster = new MemoryCluster()
+    let refused = false
+    const madeAgain = (engine: ClusterEngine): ClusterEngine => ({
+      ...engine,
+      logs: {
+        ...engine.logs,
+        append: async (threadId, record, expected, id) => {
+          if (record.kind !== 'deleted' || refused) return engine.logs.append(threadId, record, expected, id)
+          refused = true
+          const old = cluster.rows.get(threadId)!
+          await engine.index.delete(threadId)
+          await engine.index.put({ ...old, title: 'made again', run: 0, createdAt: old.createdAt + 1, facts: undefined })
+          throw new Fenced(threadId, 'another node appended first')
+        },
+      },
+    })
+    const a = await node(cluster, 'na', { engine: madeAgain })
+    expect((await api(a.url, 'POST', '/api/threads', { id: 'd8' })).status).toBe(201)
+    const onA = await SseClient.open(`${a.url}/api/threads/d8/follow`)
+    tabs.push(onA)
+    expect((await api(a.url, 'POST', '/api/threads/d8/prompt', { message: 'secret words' })).status).toBe(202)
+    await onA.waitFor(is('settled', { run: 1 }))
+    expect(await api(a.url, 'DELETE', '/api/threads/d8')).toMatchObject({ status: 503, body: { code: 'OWNER_CHANGED' } })
+    expect(await api(a.url, 'GET', '/api/threads/d8')).toMatchObject({ status: 200, body: { title: 'made again', run: 0 } })
   })
 
   it('whose node loses its lease as the delete runs is answered 503 OWNER_CHANGED, not 204, keeps the thread and its files, and its retry deletes it', async () => {
