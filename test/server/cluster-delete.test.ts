@@ -160,6 +160,27 @@ describe('a thread deleted on a cluster', () => {
     expect(JSON.stringify((await api(again.url, 'GET', '/api/threads')).body)).not.toContain('"threadId":"d9"')
   })
 
+  it('while a node that ran it before was down is not listed by that node once it is back', async () => {
+    const cluster = new MemoryCluster()
+    const a = await node(cluster, 'na')
+    const b = await node(cluster, 'nb')
+    for (const id of ['d10', 'd11']) {
+      expect((await api(a.url, 'POST', '/api/threads', { id })).status).toBe(201)
+      const onA = await SseClient.open(`${a.url}/api/threads/${id}/follow`)
+      tabs.push(onA)
+      expect((await api(a.url, 'POST', `/api/threads/${id}/prompt`, { message: 'hello' })).status).toBe(202)
+      await onA.waitFor(is('settled', { run: 1 }))
+      onA.close()
+    }
+    await a.close()
+    expect((await api(b.url, 'DELETE', '/api/threads/d10')).status).toBe(204)
+    const again = await node(cluster, 'na')
+    await expect.poll(async () => (await api(again.url, 'GET', '/api/threads/d10')).status).toBe(404)
+    expect(JSON.stringify((await api(again.url, 'GET', '/api/threads')).body)).not.toContain('"threadId":"d10"')
+    // The thread not deleted stays, as every node lists it.
+    expect(await api(again.url, 'GET', '/api/threads/d11')).toMatchObject({ status: 200, body: { run: 1 } })
+  })
+
   it('whose owner is fenced as its deleted record goes in is answered 503 OWNER_CHANGED, not 204, keeps the thread and its files, and its retry deletes it', async () => {
     const cluster = new MemoryCluster()
     // Another node appended first, as this one's deleted record went in: that append is refused, once.

@@ -23,7 +23,7 @@ import type { SearchHit } from '../thread-search.js'
 import { searchNodes, serveSearch } from './cluster-search.js'
 import { fenceGuard } from './fence-guard.js'
 import { LogWriter } from './log-writer.js'
-import { EngineAway, type ClusterEngine, type CommandReply, type CommandRequest, type NodeInfo, type Ownership } from './port.js'
+import { EngineAway, type ClusterEngine, type CommandReply, type CommandRequest, type NodeInfo, type Ownership, type ThreadRecord } from './port.js'
 import { leftForOtherFormat, OtherRecordFormat } from './record-format.js'
 import { lastFrame, ThreadMirror, type KeyedAdmission } from './thread-mirror.js'
 
@@ -36,6 +36,7 @@ export interface ClusterRegistry {
   forget(threadId: string): void
   fence(threadId: string): Promise<void>
   keepSummary(threadId: string): void
+  list(): Array<{ threadId: string }>
   search(q: string, limit?: number): SearchHit[]
   get(threadId: string): { title: string } | undefined
   onLiveChange(listener: (thread: { threadId: string }, event: 'started' | 'retired') => void): () => void
@@ -69,6 +70,8 @@ const RETRY_CHECK_MS = 250
 const CHECK_FAILING_MS = 30_000
 /** Prompts' accepted marks kept for their answers at most (see `promptAccepted`). */
 const MAX_ACCEPTED = 1000
+/** How long a node that starts waits for a thread's last record (#lastRecord). */
+const LAST_RECORD_MS = 5000
 /** How long a stop waits for what its mirrors still ask of the engine (a checkpoint, a delete's forget). */
 const STOP_CHORES_MS = 1000
 
@@ -182,8 +185,11 @@ export class ClusterNode {
       this.#liveHere.delete(threadId)
       void this.#giveBackIfAtRest(threadId)
     })
+    // The rows the index has as this node starts: a thread it lists from its own store that is not among them may have been deleted while it was away.
+    let listed: Set<string> | undefined = new Set()
     this.#index = await index.watch(
       ({ writer, ...row }) => {
+        listed?.add(row.threadId)
         if (writer === undefined) this.#writers.delete(row.threadId)
         else this.#writers.set(row.threadId, writer)
         this.registry.adopt(row)
@@ -193,9 +199,45 @@ export class ClusterNode {
         this.registry.forget(threadId)
       },
     )
+    void this.#forgetDeletedWhileAway(listed)
+    listed = undefined
     this.#scan = setInterval(() => void this.#scanOnce(), SCAN_EVERY_MS)
     this.#scan.unref()
     this.#unserveSearch = await serveSearch(this.engine.commands, () => this.self, (q, limit) => this.registry.search(q, limit))
+  }
+
+  /**
+   * Threads this node lists from its own store that the index did not have as it started: one whose log
+   * ends at its `deleted` record was deleted on another node while this one was away, and goes here too.
+   */
+  async #forgetDeletedWhileAway(listed: Set<string>): Promise<void> {
+    for (const { threadId } of this.registry.list()) {
+      if (listed.has(threadId) || this.#stopped) continue
+      const last = await this.#lastRecord(threadId).catch(() => undefined)
+      if (last?.kind === 'deleted') this.registry.forget(threadId)
+    }
+  }
+
+  /** The last record of the thread's log; undefined when it has none, or the engine did not give it within LAST_RECORD_MS. */
+  async #lastRecord(threadId: string): Promise<ThreadRecord | undefined> {
+    const position = await this.engine.logs.last(threadId)
+    if (position === 0) return undefined
+    return new Promise((resolve) => {
+      let found: ThreadRecord | undefined
+      let reader: { stop(): void } | undefined
+      let ended = false
+      const end = () => {
+        if (ended) return
+        ended = true
+        clearTimeout(timer)
+        reader?.stop()
+        resolve(found)
+      }
+      const timer = setTimeout(end, LAST_RECORD_MS)
+      reader = this.engine.logs.read(threadId, (record, at) => void (at >= position && (found ??= record)), end, position - 1)
+      // An adapter may deliver, and end, within the call itself.
+      if (ended) reader.stop()
+    })
   }
 
   /** A search every live node answers from its own message index (cluster-search.ts). */
