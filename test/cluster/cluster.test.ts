@@ -19,7 +19,7 @@ describe.skipIf(natsMissing !== undefined)(`a cluster of threadhost nodes on NAT
   })
   afterAll(() => nats?.stop())
 
-  it('any node answers for any thread: commands reach the owner, every node sends the same bytes for each seq, and a tab resumes on another node', async () => {
+  it('any node answers for any thread: commands reach the owner, every node sends the same bytes for each seq, a search through any node finds what was said, and a tab resumes on another node', async () => {
     const { nodes, urls } = await startCluster(['n1', 'n2', 'n3'])
     const [a, b, c] = urls()
     await expect.poll(async () => (await api(a, 'GET', '/api/health')).body?.cluster, { timeout: 10_000 }).toEqual({ mode: 'nats', nodes: ['n1', 'n2', 'n3'] })
@@ -48,6 +48,8 @@ describe.skipIf(natsMissing !== undefined)(`a cluster of threadhost nodes on NAT
 
     const owner = (await api(c, 'GET', '/api/threads/shared')).body?.node as string
     expect(['n1', 'n2', 'n3']).toContain(owner)
+    // What was said is found through every node, not only through the one that ran it.
+    for (const url of [a, b, c]) await expect.poll(async () => ((await api(url, 'GET', '/api/search?q=hello')).body?.results as Array<{ threadId: string }>)?.map((hit) => hit.threadId), { timeout: 10_000 }).toEqual(['shared'])
 
     // Resume on another node from the middle: exactly the frames after it.
     const ids = [...f1.keys()]
