@@ -446,19 +446,40 @@ export class ThreadRegistry {
     const deleting = this.#deleting.get(row.threadId)
     // Deleted on another node and made again there while a delete runs here: that thread comes once this delete is over.
     if (deleting?.forgotten) return void (deleting.after = { ...deleting.after, ...row })
-    const slot = this.#slots.get(row.threadId)
+    let slot = this.#slots.get(row.threadId)
+    // Another thread under the id (created at another time): one made after this node's was deleted — while
+    // this node was away — replaces it; an older one's row, heard late, is not this thread's.
+    if (slot && row.createdAt !== undefined && row.createdAt !== slot.record.createdAt && !slot.thread && !slot.building) {
+      if (row.createdAt < slot.record.createdAt) return
+      this.forget(row.threadId, { stored: true })
+      slot = this.#slots.get(row.threadId)
+    }
     if (!slot) return void (row.model !== undefined && row.createdAt !== undefined && this.#add({ run: 0, seq: 0, title: row.threadId, updatedAt: row.createdAt, ...row } as ThreadRow))
     slot.record = { ...slot.record, ...row, run: Math.max(slot.record.run, row.run ?? 0), seq: Math.max(slot.record.seq, row.seq ?? 0) }
   }
 
-  /** The row takes what the thread's feed says for its summary now (a cluster's owner, at a run's end: the other nodes list the thread from its row). */
-  keepSummary(threadId: string): void {
+  /**
+   * The thread's row written again, with what its feed says for its summary now: a cluster's owner writes
+   * it as it loads the thread, as a run ends and as the thread moves to another branch — the other nodes
+   * list the thread from its row, and it names the node whose message index has the thread as it stands.
+   */
+  rewriteRow(threadId: string): void {
     const slot = this.#slots.get(threadId)
-    if (slot?.feed) this.#feeds.keepFacts(slot, factsOf(slot.feed.view.transcript, slot.record.facts))
+    if (!slot?.feed) return
+    slot.record = { ...slot.record, facts: factsOf(slot.feed.view.transcript, slot.record.facts) }
+    try {
+      this.#persist(slot)
+    } catch (error) {
+      this.#options.log?.('warn', `[${threadId}] store write failed: ${String(error)}`)
+    }
   }
 
-  /** A thread deleted on another node: its slot goes here (its files were the other node's to remove). */
-  forget(threadId: string): void {
+  /**
+   * A thread deleted on another node: its slot goes here (its files were the other node's to remove).
+   * `stored`: its rows in this node's store too — for a thread found deleted as the node starts, or made
+   * again since; not as the index says so live, where the notice may come after this node made the id again.
+   */
+  forget(threadId: string, { stored = false }: { stored?: boolean } = {}): void {
     const slot = this.#slots.get(threadId)
     const deleting = this.#deleting.get(threadId)
     // A delete running here finishes it: its own, heard back from the index, or one that did not go through
@@ -468,9 +489,9 @@ export class ThreadRegistry {
     slot.feed?.close()
     slot.journal.stop()
     this.#slots.delete(threadId)
-    // Its words are not found here again, under a thread made anew with its id either; nor is it listed
-    // here after a restart (the row this node wrote of it leaves its own store).
+    // Its words are not found here again, under a thread made anew with its id either.
     this.#search?.forget(threadId)
+    if (!stored) return
     try {
       this.#store.deleteThread(threadId)
     } catch (error) {

@@ -181,6 +181,25 @@ describe('a thread deleted on a cluster', () => {
     expect(await api(again.url, 'GET', '/api/threads/d11')).toMatchObject({ status: 200, body: { run: 1 } })
   })
 
+  it('and made again while a node that ran it before was down: that node lists the new thread once it is back, nothing of the old', async () => {
+    const cluster = new MemoryCluster()
+    const a = await node(cluster, 'na')
+    const b = await node(cluster, 'nb')
+    expect((await api(a.url, 'POST', '/api/threads', { id: 'd12' })).status).toBe(201)
+    const onA = await SseClient.open(`${a.url}/api/threads/d12/follow`)
+    tabs.push(onA)
+    expect((await api(a.url, 'POST', '/api/threads/d12/prompt', { message: 'secret words' })).status).toBe(202)
+    await onA.waitFor(is('settled', { run: 1 }))
+    onA.close()
+    await a.close()
+    expect((await api(b.url, 'DELETE', '/api/threads/d12')).status).toBe(204)
+    expect((await api(b.url, 'POST', '/api/threads', { id: 'd12', title: 'made again' })).status).toBe(201)
+    const again = await node(cluster, 'na')
+    await expect.poll(async () => (await api(again.url, 'GET', '/api/threads/d12')).body).toMatchObject({ title: 'made again', run: 0 })
+    expect((await api(again.url, 'GET', '/api/threads/d12')).body.preview).toBeUndefined()
+    expect((await api(again.url, 'GET', '/api/search?q=secret')).body.results).toEqual([])
+  })
+
   it('whose owner is fenced as its deleted record goes in is answered 503 OWNER_CHANGED, not 204, keeps the thread and its files, and its retry deletes it', async () => {
     const cluster = new MemoryCluster()
     // Another node appended first, as this one's deleted record went in: that append is refused, once.

@@ -61,4 +61,34 @@ describe('a search on a cluster', () => {
       expect(await found(url, 'blue')).toEqual([])
     }
   })
+
+  it('finds a thread as it stands after its next node shows another version of a prompt: no run, and every node finds that version', async () => {
+    const cluster = new MemoryCluster()
+    const a = await node(cluster, 'na', { idleMs: 50 })
+    // Its next node keeps it live: the row is not written again as it goes cold.
+    const b = await node(cluster, 'nb')
+    const found = async (url: string, q: string) => ((await api(url, 'GET', `/api/search?q=${q}`)).body.results as Array<{ threadId: string }>).map((hit) => hit.threadId)
+    expect((await api(a.url, 'POST', '/api/threads', { id: 's4' })).status).toBe(201)
+    const onA = await SseClient.open(`${a.url}/api/threads/s4/follow`)
+    tabs.push(onA)
+    expect((await api(a.url, 'POST', '/api/threads/s4/prompt', { message: 'deploy the blue widget' })).status).toBe(202)
+    const prompt = (await onA.waitFor(is('user-message'))).data.messageId as string
+    await onA.waitFor(is('settled', { run: 1 }))
+    expect((await api(a.url, 'POST', '/api/threads/s4/edit', { messageId: prompt, text: 'deploy the red widget' })).status).toBe(202)
+    await onA.waitFor(is('settled', { run: 2 }))
+    onA.close()
+    await expect.poll(() => a.node.owns('s4')).toBe(false)
+    for (const url of [a.url, b.url]) await expect.poll(() => found(url, 'red')).toEqual(['s4'])
+
+    // The first version again, through the other node: it takes the thread, and no run starts.
+    const onB = await SseClient.open(`${b.url}/api/threads/s4/follow`)
+    tabs.push(onB)
+    expect((await api(b.url, 'POST', '/api/threads/s4/version', { messageId: prompt })).status).toBe(200)
+    await onB.waitFor((f) => is('branch')(f) && JSON.stringify(f.data.transcript).includes('blue'))
+    expect(b.node.owns('s4')).toBe(true)
+    for (const url of [a.url, b.url]) {
+      await expect.poll(() => found(url, 'blue')).toEqual(['s4'])
+      expect(await found(url, 'red')).toEqual([])
+    }
+  })
 })

@@ -20,7 +20,7 @@ import type { ThreadRow } from '../store/port.js'
 import { openEnds } from '../open-ends.js'
 import type { ClusterThreadHooks } from '../slot-lifecycle.js'
 import type { SearchHit } from '../thread-search.js'
-import { searchNodes, serveSearch } from './cluster-search.js'
+import { searchNodes, serveSearch, type SearchNode } from './cluster-search.js'
 import { fenceGuard } from './fence-guard.js'
 import { LogWriter } from './log-writer.js'
 import { EngineAway, type ClusterEngine, type CommandReply, type CommandRequest, type NodeInfo, type Ownership, type ThreadRecord } from './port.js'
@@ -33,11 +33,12 @@ export interface ClusterRegistry {
   watchFeeds(watcher: (threadId: string, feed: Feed) => void): () => void
   ownFeed(threadId: string): Promise<Feed | undefined>
   adopt(row: Pick<ThreadRow, 'threadId'> & Partial<ThreadRow>): void
-  forget(threadId: string): void
+  forget(threadId: string, options?: { stored?: boolean }): void
   fence(threadId: string): Promise<void>
-  keepSummary(threadId: string): void
+  rewriteRow(threadId: string): void
   list(): Array<{ threadId: string }>
   search(q: string, limit?: number): SearchHit[]
+  readonly searchBuilt: Promise<void>
   get(threadId: string): { title: string } | undefined
   onLiveChange(listener: (thread: { threadId: string }, event: 'started' | 'retired') => void): () => void
 }
@@ -115,6 +116,8 @@ export class ClusterNode {
   readonly #losing = new Set<string>()
   /** The node that wrote each thread's row in the index: its message index has the thread as it stands (cluster-search.ts). */
   readonly #writers = new Map<string, string>()
+  /** This node as a search on the cluster sees it (cluster-search.ts), once it started. */
+  #searchNode?: SearchNode
   #unserveSearch?: () => void
   /**
    * Prompts accepted here and not settled yet: how many records their writer had made with their
@@ -185,7 +188,8 @@ export class ClusterNode {
       this.#liveHere.delete(threadId)
       void this.#giveBackIfAtRest(threadId)
     })
-    // The rows the index has as this node starts: a thread it lists from its own store that is not among them may have been deleted while it was away.
+    // The rows the index has as this node starts, and gets until the check below is over: a thread it lists
+    // from its own store that is not among them may have been deleted while it was away.
     let listed: Set<string> | undefined = new Set()
     this.#index = await index.watch(
       ({ writer, ...row }) => {
@@ -199,11 +203,19 @@ export class ClusterNode {
         this.registry.forget(threadId)
       },
     )
-    void this.#forgetDeletedWhileAway(listed)
-    listed = undefined
+    void this.#forgetDeletedWhileAway(listed).finally(() => (listed = undefined))
     this.#scan = setInterval(() => void this.#scanOnce(), SCAN_EVERY_MS)
     this.#scan.unref()
-    this.#unserveSearch = await serveSearch(this.engine.commands, () => this.self, (q, limit) => this.registry.search(q, limit))
+    let built = false
+    void this.registry.searchBuilt.then(() => (built = true))
+    this.#searchNode = {
+      self: () => this.self,
+      find: (q, limit) => this.registry.search(q, limit),
+      built: () => built,
+      writerOf: (threadId) => this.#writers.get(threadId),
+      titleOf: (threadId) => this.registry.get(threadId)?.title,
+    }
+    this.#unserveSearch = await serveSearch(this.engine.commands, this.#searchNode)
   }
 
   /**
@@ -214,7 +226,8 @@ export class ClusterNode {
     for (const { threadId } of this.registry.list()) {
       if (listed.has(threadId) || this.#stopped) continue
       const last = await this.#lastRecord(threadId).catch(() => undefined)
-      if (last?.kind === 'deleted') this.registry.forget(threadId)
+      // A row heard meanwhile is a thread made again under the id: the index's word stands.
+      if (last?.kind === 'deleted' && !listed.has(threadId)) this.registry.forget(threadId, { stored: true })
     }
   }
 
@@ -233,7 +246,7 @@ export class ClusterNode {
         reader?.stop()
         resolve(found)
       }
-      const timer = setTimeout(end, LAST_RECORD_MS)
+      const timer = setTimeout(end, LAST_RECORD_MS).unref()
       reader = this.engine.logs.read(threadId, (record, at) => void (at >= position && (found ??= record)), end, position - 1)
       // An adapter may deliver, and end, within the call itself.
       if (ended) reader.stop()
@@ -243,8 +256,8 @@ export class ClusterNode {
   /** A search every live node answers from its own message index (cluster-search.ts). */
   async search(q: string, limit = 50): Promise<SearchHit[]> {
     const { cluster } = await this.health()
-    const others = cluster.nodes.filter((name) => name !== this.self.name).length
-    return searchNodes(this.engine.commands, { self: this.self, others, local: (q, limit) => this.registry.search(q, limit), writerOf: (id) => this.#writers.get(id), titleOf: (id) => this.registry.get(id)?.title }, q, limit)
+    if (!this.#searchNode) return []
+    return searchNodes(this.engine.commands, this.#searchNode, cluster.nodes.filter((name) => name !== this.self.name).length, q, limit)
   }
 
   /** The owner's side of the command bus: how this node answers a command sent to a thread it owns. */
@@ -471,11 +484,15 @@ export class ClusterNode {
       writer.epochWritten = true
       writer.push({ kind: 'epoch', node: this.self.id, name: this.self.name, revision: owned.ownership.revision, seq: feed.seq, base: feed.snapshot() })
     }
-    // The frame the feed encoded for its followers, not a second encoding of it. At a run's end the row
-    // takes the thread's preview, from the next turn: the other nodes list the thread from its row.
+    // The row is written again (from the next turn) as this node takes the thread, as each run ends and as
+    // the thread moves to another branch: other nodes list the thread from it (its preview), and search
+    // it through this node, whose message index has it as it stands (cluster-search.ts).
+    const rewriteRow = () => setImmediate(() => this.owns(threadId) && this.registry.rewriteRow(threadId))
+    rewriteRow()
+    // The frame the feed encoded for its followers, not a second encoding of it.
     feed.observe((o) => {
       writer.push({ kind: 'frames', frames: [(lastFrame(feed, o) ?? encodeObservation(o)).toString('utf8')] })
-      if (o.type === 'settled') setImmediate(() => this.owns(threadId) && this.registry.keepSummary(threadId))
+      if (o.type === 'settled' || o.type === 'branch') rewriteRow()
     })
   }
 
