@@ -9,7 +9,7 @@ import { MemoryCluster } from '../../src/host/cluster/memory.js'
 import { Fenced, type ClusterEngine, type ThreadRecord } from '../../src/host/cluster/port.js'
 import type { RuntimeFactory } from '../../src/runtime/port.js'
 import { api, is, SseClient } from './harness.js'
-import { inProcessNodes, type InProcessNode } from './in-process-cluster.js'
+import { fencedAtDeleted, inProcessNodes, threadRanOnce, type InProcessNode } from './in-process-cluster.js'
 
 const textOf = (records: ThreadRecord[] | undefined) => JSON.stringify(records ?? [])
 
@@ -80,12 +80,7 @@ describe('a thread deleted on a cluster', () => {
     const a = await node(cluster, 'na', { idleMs: 50 })
     const b = await node(cluster, 'nb', { idleMs: 50 })
     const found = async (url: string) => ((await api(url, 'GET', '/api/search?q=secret')).body.results as Array<{ threadId: string }>).map((h) => h.threadId)
-    expect((await api(a.url, 'POST', '/api/threads', { id: 'd7' })).status).toBe(201)
-    const onA = await SseClient.open(`${a.url}/api/threads/d7/follow`)
-    tabs.push(onA)
-    expect((await api(a.url, 'POST', '/api/threads/d7/prompt', { message: 'secret words' })).status).toBe(202)
-    await onA.waitFor(is('settled', { run: 1 }))
-    onA.close()
+    await threadRanOnce(a, 'd7', 'secret words', tabs).then(({ tab }) => tab.close())
     expect(await found(a.url)).toEqual(['d7'])
     await expect.poll(() => a.node.owns('d7')).toBe(false)
     expect((await api(b.url, 'POST', '/api/threads/d7/prompt', { message: 'on the other node' })).status).toBe(202)
@@ -145,12 +140,7 @@ describe('a thread deleted on a cluster', () => {
     const cluster = new MemoryCluster()
     const a = await node(cluster, 'na', { idleMs: 50 })
     const b = await node(cluster, 'nb', { idleMs: 50 })
-    expect((await api(a.url, 'POST', '/api/threads', { id: 'd9' })).status).toBe(201)
-    const onA = await SseClient.open(`${a.url}/api/threads/d9/follow`)
-    tabs.push(onA)
-    expect((await api(a.url, 'POST', '/api/threads/d9/prompt', { message: 'hello' })).status).toBe(202)
-    await onA.waitFor(is('settled', { run: 1 }))
-    onA.close()
+    await threadRanOnce(a, 'd9', 'hello', tabs).then(({ tab }) => tab.close())
     await expect.poll(() => a.node.owns('d9')).toBe(false)
     expect((await api(b.url, 'DELETE', '/api/threads/d9')).status).toBe(204)
     await expect.poll(async () => (await api(a.url, 'GET', '/api/threads/d9')).status).toBe(404)
@@ -164,14 +154,7 @@ describe('a thread deleted on a cluster', () => {
     const cluster = new MemoryCluster()
     const a = await node(cluster, 'na')
     const b = await node(cluster, 'nb')
-    for (const id of ['d10', 'd11']) {
-      expect((await api(a.url, 'POST', '/api/threads', { id })).status).toBe(201)
-      const onA = await SseClient.open(`${a.url}/api/threads/${id}/follow`)
-      tabs.push(onA)
-      expect((await api(a.url, 'POST', `/api/threads/${id}/prompt`, { message: 'hello' })).status).toBe(202)
-      await onA.waitFor(is('settled', { run: 1 }))
-      onA.close()
-    }
+    for (const id of ['d10', 'd11']) await threadRanOnce(a, id, 'hello', tabs).then(({ tab }) => tab.close())
     await a.close()
     expect((await api(b.url, 'DELETE', '/api/threads/d10')).status).toBe(204)
     const again = await node(cluster, 'na')
@@ -185,12 +168,7 @@ describe('a thread deleted on a cluster', () => {
     const cluster = new MemoryCluster()
     const a = await node(cluster, 'na')
     const b = await node(cluster, 'nb')
-    expect((await api(a.url, 'POST', '/api/threads', { id: 'd12' })).status).toBe(201)
-    const onA = await SseClient.open(`${a.url}/api/threads/d12/follow`)
-    tabs.push(onA)
-    expect((await api(a.url, 'POST', '/api/threads/d12/prompt', { message: 'secret words' })).status).toBe(202)
-    await onA.waitFor(is('settled', { run: 1 }))
-    onA.close()
+    await threadRanOnce(a, 'd12', 'secret words', tabs).then(({ tab }) => tab.close())
     await a.close()
     expect((await api(b.url, 'DELETE', '/api/threads/d12')).status).toBe(204)
     expect((await api(b.url, 'POST', '/api/threads', { id: 'd12', title: 'made again' })).status).toBe(201)
@@ -204,19 +182,7 @@ describe('a thread deleted on a cluster', () => {
     const cluster = new MemoryCluster()
     // Another node appended first, as this one's deleted record went in: that append is refused, once.
     // That node renamed the thread meanwhile: its row in the index is newer than the one this node held.
-    let refused = false
-    const fencedAtTheRecord = (engine: ClusterEngine): ClusterEngine => ({
-      ...engine,
-      logs: {
-        ...engine.logs,
-        append: async (threadId, record, expected, id) => {
-          if (record.kind !== 'deleted' || refused) return engine.logs.append(threadId, record, expected, id)
-          refused = true
-          await engine.index.put({ ...cluster.rows.get(threadId)!, title: 'renamed on its next owner' })
-          throw new Fenced(threadId, 'another node appended first')
-        },
-      },
-    })
+    const fencedAtTheRecord = fencedAtDeleted((engine, threadId) => engine.index.put({ ...cluster.rows.get(threadId)!, title: 'renamed on its next owner' }))
     const removed: string[] = []
     const a = await node(cluster, 'na', { engine: fencedAtTheRecord, runtimes: removals(removed) })
     const b = await node(cluster, 'nb')
@@ -247,26 +213,9 @@ describe('a thread deleted on a cluster', () => {
   it('whose owner is fenced as its deleted record goes in, because its next owner deleted it meanwhile, is not brought back on any node', async () => {
     const cluster = new MemoryCluster()
     // Another node took the thread and deleted it as this one's deleted record went in: that append is refused.
-    let refused = false
-    const deletedElsewhere = (engine: ClusterEngine): ClusterEngine => ({
-      ...engine,
-      logs: {
-        ...engine.logs,
-        append: async (threadId, record, expected, id) => {
-          if (record.kind !== 'deleted' || refused) return engine.logs.append(threadId, record, expected, id)
-          refused = true
-          await engine.index.delete(threadId)
-          throw new Fenced(threadId, 'another node appended first')
-        },
-      },
-    })
-    const a = await node(cluster, 'na', { engine: deletedElsewhere })
+    const a = await node(cluster, 'na', { engine: fencedAtDeleted((engine, threadId) => engine.index.delete(threadId)) })
     const b = await node(cluster, 'nb')
-    expect((await api(a.url, 'POST', '/api/threads', { id: 'd6' })).status).toBe(201)
-    const onA = await SseClient.open(`${a.url}/api/threads/d6/follow`)
-    tabs.push(onA)
-    expect((await api(a.url, 'POST', '/api/threads/d6/prompt', { message: 'secret words' })).status).toBe(202)
-    await onA.waitFor(is('settled', { run: 1 }))
+    await threadRanOnce(a, 'd6', 'secret words', tabs)
     await expect.poll(async () => (await api(b.url, 'GET', '/api/threads/d6')).status).toBe(200)
     expect(await api(a.url, 'DELETE', '/api/threads/d6')).toMatchObject({ status: 503, body: { code: 'OWNER_CHANGED' } })
     for (const url of [a.url, b.url]) {
@@ -279,27 +228,13 @@ describe('a thread deleted on a cluster', () => {
 
   it('whose owner is fenced as its deleted record goes in, because its next owner deleted it and made it again meanwhile, lists the thread made again', async () => {
     const cluster = new MemoryCluster()
-    let refused = false
-    const madeAgain = (engine: ClusterEngine): ClusterEngine => ({
-      ...engine,
-      logs: {
-        ...engine.logs,
-        append: async (threadId, record, expected, id) => {
-          if (record.kind !== 'deleted' || refused) return engine.logs.append(threadId, record, expected, id)
-          refused = true
-          const old = cluster.rows.get(threadId)!
-          await engine.index.delete(threadId)
-          await engine.index.put({ ...old, title: 'made again', run: 0, createdAt: old.createdAt + 1, facts: undefined })
-          throw new Fenced(threadId, 'another node appended first')
-        },
-      },
+    const madeAgain = fencedAtDeleted(async (engine, threadId) => {
+      const old = cluster.rows.get(threadId)!
+      await engine.index.delete(threadId)
+      await engine.index.put({ ...old, title: 'made again', run: 0, createdAt: old.createdAt + 1, facts: undefined })
     })
     const a = await node(cluster, 'na', { engine: madeAgain })
-    expect((await api(a.url, 'POST', '/api/threads', { id: 'd8' })).status).toBe(201)
-    const onA = await SseClient.open(`${a.url}/api/threads/d8/follow`)
-    tabs.push(onA)
-    expect((await api(a.url, 'POST', '/api/threads/d8/prompt', { message: 'secret words' })).status).toBe(202)
-    await onA.waitFor(is('settled', { run: 1 }))
+    await threadRanOnce(a, 'd8', 'secret words', tabs)
     expect(await api(a.url, 'DELETE', '/api/threads/d8')).toMatchObject({ status: 503, body: { code: 'OWNER_CHANGED' } })
     expect(await api(a.url, 'GET', '/api/threads/d8')).toMatchObject({ status: 200, body: { title: 'made again', run: 0 } })
   })

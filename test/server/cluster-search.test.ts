@@ -7,7 +7,7 @@ import { MemoryCluster } from '../../src/host/cluster/memory.js'
 import { SearchResults } from '../../src/schemas/search.js'
 import { Value } from 'typebox/value'
 import { api, is, SseClient } from './harness.js'
-import { inProcessNodes } from './in-process-cluster.js'
+import { inProcessNodes, threadRanOnce } from './in-process-cluster.js'
 
 describe('a search on a cluster', () => {
   const { node, tabs } = inProcessNodes('search')
@@ -17,13 +17,7 @@ describe('a search on a cluster', () => {
     const a = await node(cluster, 'na')
     const b = await node(cluster, 'nb')
     // Each thread run on its own node, after both started: neither node read the other's at its start.
-    for (const [id, owner, message] of [['s1', a, 'deploy the blue widget'], ['s2', b, 'is the widget green']] as const) {
-      expect((await api(owner.url, 'POST', '/api/threads', { id })).status).toBe(201)
-      const tab = await SseClient.open(`${owner.url}/api/threads/${id}/follow`)
-      tabs.push(tab)
-      expect((await api(owner.url, 'POST', `/api/threads/${id}/prompt`, { message })).status).toBe(202)
-      await tab.waitFor(is('settled', { run: 1 }))
-    }
+    for (const [id, owner, message] of [['s1', a, 'deploy the blue widget'], ['s2', b, 'is the widget green']] as const) await threadRanOnce(owner, id, message, tabs)
     for (const url of [a.url, b.url]) {
       await expect.poll(async () => (await api(url, 'GET', '/api/health')).body.cluster.nodes).toEqual(['na', 'nb'])
       const found = (await api(url, 'GET', '/api/search?q=widget')).body
@@ -41,12 +35,7 @@ describe('a search on a cluster', () => {
     const a = await node(cluster, 'na', { idleMs: 50 })
     const b = await node(cluster, 'nb', { idleMs: 50 })
     const found = async (url: string, q: string) => ((await api(url, 'GET', `/api/search?q=${q}`)).body.results as Array<{ threadId: string }>).map((hit) => hit.threadId)
-    expect((await api(a.url, 'POST', '/api/threads', { id: 's3' })).status).toBe(201)
-    const onA = await SseClient.open(`${a.url}/api/threads/s3/follow`)
-    tabs.push(onA)
-    expect((await api(a.url, 'POST', '/api/threads/s3/prompt', { message: 'deploy the blue widget' })).status).toBe(202)
-    const prompt = (await onA.waitFor(is('user-message'))).data.messageId as string
-    await onA.waitFor(is('settled', { run: 1 }))
+    const { tab: onA, prompt } = await threadRanOnce(a, 's3', 'deploy the blue widget', tabs)
     onA.close()
     await expect.poll(() => a.node.owns('s3')).toBe(false)
     for (const url of [a.url, b.url]) await expect.poll(() => found(url, 'blue')).toEqual(['s3'])
@@ -68,12 +57,7 @@ describe('a search on a cluster', () => {
     // Its next node keeps it live: the row is not written again as it goes cold.
     const b = await node(cluster, 'nb')
     const found = async (url: string, q: string) => ((await api(url, 'GET', `/api/search?q=${q}`)).body.results as Array<{ threadId: string }>).map((hit) => hit.threadId)
-    expect((await api(a.url, 'POST', '/api/threads', { id: 's4' })).status).toBe(201)
-    const onA = await SseClient.open(`${a.url}/api/threads/s4/follow`)
-    tabs.push(onA)
-    expect((await api(a.url, 'POST', '/api/threads/s4/prompt', { message: 'deploy the blue widget' })).status).toBe(202)
-    const prompt = (await onA.waitFor(is('user-message'))).data.messageId as string
-    await onA.waitFor(is('settled', { run: 1 }))
+    const { tab: onA, prompt } = await threadRanOnce(a, 's4', 'deploy the blue widget', tabs)
     expect((await api(a.url, 'POST', '/api/threads/s4/edit', { messageId: prompt, text: 'deploy the red widget' })).status).toBe(202)
     await onA.waitFor(is('settled', { run: 2 }))
     onA.close()

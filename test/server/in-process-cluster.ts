@@ -6,11 +6,11 @@ import type { FastifyInstance } from 'fastify'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach } from 'vitest'
+import { afterEach, expect } from 'vitest'
 import { ClusterNode } from '../../src/host/cluster/cluster-node.js'
 import { clusterStore } from '../../src/host/cluster/cluster-store.js'
 import type { MemoryCluster } from '../../src/host/cluster/memory.js'
-import type { ClusterEngine, ThreadRecord } from '../../src/host/cluster/port.js'
+import { Fenced, type ClusterEngine, type ThreadRecord } from '../../src/host/cluster/port.js'
 import type { RuntimeFactory } from '../../src/runtime/port.js'
 import { lostCeiling } from '../../src/host/store/journal.js'
 import { SqliteThreadStore } from '../../src/host/store/sqlite.js'
@@ -19,7 +19,7 @@ import { buildApp } from '../../src/server/app.js'
 import { clusterHttp } from '../../src/server/cluster-http.js'
 import { clusterMetrics, countedEngine } from '../../src/server/cluster-metrics.js'
 import { initialView } from '../../src/shared/projection.js'
-import { piHost, type SseClient } from './harness.js'
+import { api, is, piHost, SseClient } from './harness.js'
 
 export interface InProcessNode {
   url: string
@@ -102,3 +102,34 @@ export function inProcessNodes(prefix: string) {
 /** Whether an append carries a prompt's `accepted` record (alone or in a batch): where a test's seam refuses one. */
 export const carriesAccepted = (record: ThreadRecord): boolean =>
   record.kind === 'batch' ? record.records.some(carriesAccepted) : record.kind === 'prompt' && record.op === 'accepted'
+
+/**
+ * A thread made through `via` and its first run of `message` there, waited for to its end: the tab that
+ * followed it (in `tabs`, closed after the test) and the prompt's messageId.
+ */
+export async function threadRanOnce(via: { url: string }, id: string, message: string, tabs: SseClient[]): Promise<{ tab: SseClient; prompt: string }> {
+  expect((await api(via.url, 'POST', '/api/threads', { id })).status).toBe(201)
+  const tab = await SseClient.open(`${via.url}/api/threads/${id}/follow`)
+  tabs.push(tab)
+  expect((await api(via.url, 'POST', `/api/threads/${id}/prompt`, { message })).status).toBe(202)
+  const prompt = (await tab.waitFor(is('user-message'))).data.messageId as string
+  await tab.waitFor(is('settled', { run: 1 }))
+  return { tab, prompt }
+}
+
+/** An engine seam: the thread's `deleted` record is refused once — another node appended first, having done `meanwhile` in the engine. */
+export function fencedAtDeleted(meanwhile: (engine: ClusterEngine, threadId: string) => Promise<void>): (engine: ClusterEngine) => ClusterEngine {
+  let refused = false
+  return (engine) => ({
+    ...engine,
+    logs: {
+      ...engine.logs,
+      append: async (threadId, record, expected, id) => {
+        if (record.kind !== 'deleted' || refused) return engine.logs.append(threadId, record, expected, id)
+        refused = true
+        await meanwhile(engine, threadId)
+        throw new Fenced(threadId, 'another node appended first')
+      },
+    },
+  })
+}
