@@ -8,13 +8,33 @@ import { describe, expect, it } from 'vitest'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
 import { Fenced, type ClusterEngine } from '../../src/host/cluster/port.js'
 import { api, is, SseClient } from './harness.js'
-import { carriesAccepted, inProcessNodes } from './in-process-cluster.js'
+import { carriesAccepted, inProcessNodes, threadRanOnce } from './in-process-cluster.js'
 
 /** The thread's summary as a node lists it, without what says where it runs. */
 async function listed(url: string, threadId: string) {
   const list = (await api(url, 'GET', '/api/threads')).body.threads as Array<Record<string, unknown>>
   const { live: _live, busy: _busy, node: _node, ...summary } = list.find((t) => t.threadId === threadId) ?? {}
   return summary
+}
+
+/**
+ * An engine seam: once `take()` is called, another node takes the thread — renames it, in the engine only
+ * (on NATS the index watch is asynchronous: its row is not heard here yet) — and appends first as this
+ * node's next prompt goes in.
+ */
+function takenOver(cluster: MemoryCluster) {
+  let taken = false
+  return {
+    take: () => void (taken = true),
+    logs: (engine: ClusterEngine): ClusterEngine['logs'] => ({
+      ...engine.logs,
+      append: async (threadId, record, expected, id) => {
+        if (!taken || !carriesAccepted(record)) return engine.logs.append(threadId, record, expected, id)
+        cluster.rows.set(threadId, { ...cluster.rows.get(threadId)!, title: 'renamed on its next owner' })
+        throw new Fenced(threadId, 'another node appended first')
+      },
+    }),
+  }
 }
 
 describe("a thread's summary on every node", () => {
@@ -40,27 +60,10 @@ describe("a thread's summary on every node", () => {
 
   it("is not written over by a node that lost the thread: its row as it stopped stays its own, the next owner's stays the cluster's", async () => {
     const cluster = new MemoryCluster()
-    // Armed below: another node takes the thread, renames it, and appends first as this node's next prompt goes in.
-    let taken = false
-    const takenOver = (engine: ClusterEngine): ClusterEngine => ({
-      ...engine,
-      logs: {
-        ...engine.logs,
-        append: async (threadId, record, expected, id) => {
-          if (!taken || !carriesAccepted(record)) return engine.logs.append(threadId, record, expected, id)
-          // Its row not heard here yet (on NATS the index watch is asynchronous): in the engine only.
-          cluster.rows.set(threadId, { ...cluster.rows.get(threadId)!, title: 'renamed on its next owner' })
-          throw new Fenced(threadId, 'another node appended first')
-        },
-      },
-    })
-    const a = await node(cluster, 'na', { engine: takenOver })
-    expect((await api(a.url, 'POST', '/api/threads', { id: 'r2' })).status).toBe(201)
-    const tab = await SseClient.open(`${a.url}/api/threads/r2/follow`)
-    tabs.push(tab)
-    expect(await api(a.url, 'POST', '/api/threads/r2/prompt', { message: 'first' })).toMatchObject({ status: 202, body: { run: 1 } })
-    await tab.waitFor(is('settled', { run: 1 }))
-    taken = true
+    const over = takenOver(cluster)
+    const a = await node(cluster, 'na', { engine: (engine) => ({ ...engine, logs: over.logs(engine) }) })
+    await threadRanOnce(a, 'r2', 'first', tabs)
+    over.take()
     expect((await api(a.url, 'POST', '/api/threads/r2/prompt', { message: 'second' })).status).toBe(503)
     await expect.poll(() => a.node.owns('r2')).toBe(false)
     // The lost thread's runtime is gone (its row kept here as it stopped); the index has the next owner's.
@@ -72,34 +75,23 @@ describe("a thread's summary on every node", () => {
     const cluster = new MemoryCluster()
     // Armed below: the engine takes no row until released (away, as in an outage); then another node takes the thread.
     let away = false
-    let taken = false
     const waiting: Array<() => void> = []
+    const over = takenOver(cluster)
     const seam = (engine: ClusterEngine): ClusterEngine => ({
       ...engine,
       index: {
         ...engine.index,
         put: (row, still) => (away ? new Promise<void>((resolve) => waiting.push(() => void engine.index.put(row, still).then(resolve))) : engine.index.put(row, still)),
       },
-      logs: {
-        ...engine.logs,
-        append: async (threadId, record, expected, id) => {
-          if (!taken || !carriesAccepted(record)) return engine.logs.append(threadId, record, expected, id)
-          cluster.rows.set(threadId, { ...cluster.rows.get(threadId)!, title: 'renamed on its next owner' })
-          throw new Fenced(threadId, 'another node appended first')
-        },
-      },
+      logs: over.logs(engine),
     })
     const a = await node(cluster, 'na', { engine: seam })
-    expect((await api(a.url, 'POST', '/api/threads', { id: 'r3' })).status).toBe(201)
-    const tab = await SseClient.open(`${a.url}/api/threads/r3/follow`)
-    tabs.push(tab)
-    expect(await api(a.url, 'POST', '/api/threads/r3/prompt', { message: 'first' })).toMatchObject({ status: 202, body: { run: 1 } })
-    await tab.waitFor(is('settled', { run: 1 }))
+    const { tab } = await threadRanOnce(a, 'r3', 'first', tabs)
     away = true
     expect(await api(a.url, 'POST', '/api/threads/r3/prompt', { message: 'second' })).toMatchObject({ status: 202, body: { run: 2 } })
     await tab.waitFor(is('settled', { run: 2 }))
     expect(waiting.length).toBeGreaterThan(0)
-    taken = true
+    over.take()
     expect((await api(a.url, 'POST', '/api/threads/r3/prompt', { message: 'third' })).status).toBe(503)
     await expect.poll(() => a.node.owns('r3')).toBe(false)
     // The engine back: what waited of the lost ownership is not written over the next owner's row.
