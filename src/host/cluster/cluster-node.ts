@@ -21,9 +21,10 @@ import { openEnds } from '../open-ends.js'
 import type { ClusterThreadHooks } from '../slot-lifecycle.js'
 import type { SearchHit } from '../thread-search.js'
 import { searchNodes, serveSearch, type SearchNode } from './cluster-search.js'
+import { forgetDeletedWhileAway } from './deleted-while-away.js'
 import { fenceGuard } from './fence-guard.js'
 import { LogWriter } from './log-writer.js'
-import { EngineAway, type ClusterEngine, type CommandReply, type CommandRequest, type NodeInfo, type Ownership, type ThreadRecord } from './port.js'
+import { EngineAway, type ClusterEngine, type CommandReply, type CommandRequest, type NodeInfo, type Ownership } from './port.js'
 import { leftForOtherFormat, OtherRecordFormat } from './record-format.js'
 import { lastFrame, ThreadMirror, type KeyedAdmission } from './thread-mirror.js'
 
@@ -71,8 +72,6 @@ const RETRY_CHECK_MS = 250
 const CHECK_FAILING_MS = 30_000
 /** Prompts' accepted marks kept for their answers at most (see `promptAccepted`). */
 const MAX_ACCEPTED = 1000
-/** How long a node that starts waits for a thread's last record (#lastRecord). */
-const LAST_RECORD_MS = 5000
 /** How long a stop waits for what its mirrors still ask of the engine (a checkpoint, a delete's forget). */
 const STOP_CHORES_MS = 1000
 
@@ -190,10 +189,10 @@ export class ClusterNode {
     })
     // The rows the index has as this node starts, and gets until the check below is over: a thread it lists
     // from its own store that is not among them may have been deleted while it was away.
-    let listed: Set<string> | undefined = new Set()
+    let inIndex: Set<string> | undefined = new Set()
     this.#index = await index.watch(
       ({ writer, ...row }) => {
-        listed?.add(row.threadId)
+        inIndex?.add(row.threadId)
         if (writer === undefined) this.#writers.delete(row.threadId)
         else this.#writers.set(row.threadId, writer)
         this.registry.adopt(row)
@@ -203,7 +202,7 @@ export class ClusterNode {
         this.registry.forget(threadId)
       },
     )
-    void this.#forgetDeletedWhileAway(listed).finally(() => (listed = undefined))
+    void forgetDeletedWhileAway(this.engine.logs, this.registry, inIndex, () => this.#stopped).finally(() => (inIndex = undefined))
     this.#scan = setInterval(() => void this.#scanOnce(), SCAN_EVERY_MS)
     this.#scan.unref()
     let built = false
@@ -216,41 +215,6 @@ export class ClusterNode {
       titleOf: (threadId) => this.registry.get(threadId)?.title,
     }
     this.#unserveSearch = await serveSearch(this.engine.commands, this.#searchNode)
-  }
-
-  /**
-   * Threads this node lists from its own store that the index did not have as it started: one whose log
-   * ends at its `deleted` record was deleted on another node while this one was away, and goes here too.
-   */
-  async #forgetDeletedWhileAway(listed: Set<string>): Promise<void> {
-    for (const { threadId } of this.registry.list()) {
-      if (listed.has(threadId) || this.#stopped) continue
-      const last = await this.#lastRecord(threadId).catch(() => undefined)
-      // A row heard meanwhile is a thread made again under the id: the index's word stands.
-      if (last?.kind === 'deleted' && !listed.has(threadId)) this.registry.forget(threadId, { stored: true })
-    }
-  }
-
-  /** The last record of the thread's log; undefined when it has none, or the engine did not give it within LAST_RECORD_MS. */
-  async #lastRecord(threadId: string): Promise<ThreadRecord | undefined> {
-    const position = await this.engine.logs.last(threadId)
-    if (position === 0) return undefined
-    return new Promise((resolve) => {
-      let found: ThreadRecord | undefined
-      let reader: { stop(): void } | undefined
-      let ended = false
-      const end = () => {
-        if (ended) return
-        ended = true
-        clearTimeout(timer)
-        reader?.stop()
-        resolve(found)
-      }
-      const timer = setTimeout(end, LAST_RECORD_MS).unref()
-      reader = this.engine.logs.read(threadId, (record, at) => void (at >= position && (found ??= record)), end, position - 1)
-      // An adapter may deliver, and end, within the call itself.
-      if (ended) reader.stop()
-    })
   }
 
   /** A search every live node answers from its own message index (cluster-search.ts). */

@@ -1,0 +1,50 @@
+/**
+ * As a node starts: the threads it lists from its own store that the cluster's index does not have. One
+ * whose log ends at its `deleted` record was deleted on another node — while this one was down, or while
+ * it was up (the index's live notice leaves the node's store alone: it may come after this node made the
+ * id again) — and is forgotten here, its rows in the store included. A thread whose log is empty or ends
+ * otherwise stays listed.
+ */
+import type { ThreadLogs, ThreadRecord } from './port.js'
+
+/** How long the check waits for a thread's last record. */
+const LAST_RECORD_MS = 5000
+
+export interface ListedThreads {
+  list(): Array<{ threadId: string }>
+  forget(threadId: string, options: { stored: true }): void
+}
+
+/**
+ * `inIndex`: the threads the index has had since the node started, added to while this runs — a row
+ * heard meanwhile is a thread made again under the id, and the index's word stands.
+ */
+export async function forgetDeletedWhileAway(logs: ThreadLogs, registry: ListedThreads, inIndex: Set<string>, stopped: () => boolean): Promise<void> {
+  for (const { threadId } of registry.list()) {
+    if (inIndex.has(threadId) || stopped()) continue
+    const last = await lastRecord(logs, threadId).catch(() => undefined)
+    if (last?.kind === 'deleted' && !inIndex.has(threadId)) registry.forget(threadId, { stored: true })
+  }
+}
+
+/** The last record of the thread's log; undefined when it has none, or the engine did not give it within LAST_RECORD_MS. */
+async function lastRecord(logs: ThreadLogs, threadId: string): Promise<ThreadRecord | undefined> {
+  const position = await logs.last(threadId)
+  if (position === 0) return undefined
+  return new Promise((resolve) => {
+    let found: ThreadRecord | undefined
+    let reader: { stop(): void } | undefined
+    let ended = false
+    const end = () => {
+      if (ended) return
+      ended = true
+      clearTimeout(timer)
+      reader?.stop()
+      resolve(found)
+    }
+    const timer = setTimeout(end, LAST_RECORD_MS).unref()
+    reader = logs.read(threadId, (record, at) => void (at >= position && (found ??= record)), end, position - 1)
+    // An adapter may deliver, and end, within the call itself.
+    if (ended) reader.stop()
+  })
+}
