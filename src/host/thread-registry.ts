@@ -65,6 +65,12 @@ type Deleting = { forgotten: boolean; after?: AdoptedRow }
 export class ThreadRegistry {
   readonly #slots = new Map<string, ThreadSlot>()
   /** Threads this node is deleting: the cluster index's echo of the delete must not take their slot from under it. */
+  /**
+   * Threads made here whose row the cluster's index has not given back yet (cluster mode only): the index
+   * gives an id's rows in order, so a row of another thread under the id, or its delete, heard meanwhile
+   * is an older thread's, heard late.
+   */
+  readonly #made = new Map<string, number>()
   /** Threads being deleted here (`Deleting`). */
   readonly #deleting = new Map<string, Deleting>()
   readonly #options: RegistryOptions
@@ -338,6 +344,7 @@ export class ThreadRegistry {
         if (deleting.after) this.adopt(deleting.after)
       }
       this.#search?.forget(threadId)
+      this.#made.delete(threadId)
       return { kind: 'deleted' }
     })
   }
@@ -446,12 +453,16 @@ export class ThreadRegistry {
     const deleting = this.#deleting.get(row.threadId)
     // Deleted on another node and made again there while a delete runs here: that thread comes once this delete is over.
     if (deleting?.forgotten) return void (deleting.after = { ...deleting.after, ...row })
+    const made = this.#made.get(row.threadId)
+    if (made !== undefined && row.createdAt !== undefined) {
+      if (row.createdAt !== made) return
+      this.#made.delete(row.threadId)
+    }
     let slot = this.#slots.get(row.threadId)
-    // Another thread under the id (created at another time): one made after this node's was deleted — while
-    // this node was away — replaces it; an older one's row, heard late, is not this thread's.
+    // Another thread under the id (made at another time, on a clock of its own): the index's latest row
+    // is one made since this node's was deleted (while it was away), and replaces it here.
     if (slot && row.createdAt !== undefined && row.createdAt !== slot.record.createdAt && !slot.thread && !slot.building) {
-      if (row.createdAt < slot.record.createdAt) return
-      this.forget(row.threadId, { stored: true })
+      this.forget(row.threadId)
       slot = this.#slots.get(row.threadId)
     }
     if (!slot) return void (row.model !== undefined && row.createdAt !== undefined && this.#add({ run: 0, seq: 0, title: row.threadId, updatedAt: row.createdAt, ...row } as ThreadRow))
@@ -463,10 +474,13 @@ export class ThreadRegistry {
    * it as it loads the thread, as a run ends and as the thread moves to another branch — the other nodes
    * list the thread from its row, and it names the node whose message index has the thread as it stands.
    */
-  rewriteRow(threadId: string): void {
+  rewriteRow(threadId: string, always: boolean): void {
     const slot = this.#slots.get(threadId)
     if (!slot?.feed) return
-    slot.record = { ...slot.record, facts: factsOf(slot.feed.view.transcript, slot.record.facts) }
+    const facts = factsOf(slot.feed.view.transcript, slot.record.facts)
+    // Unless asked to (another node wrote it last), only when what it says for the summary changed.
+    if (!always) return this.#feeds.keepFacts(slot, facts)
+    slot.record = { ...slot.record, facts }
     try {
       this.#persist(slot)
     } catch (error) {
@@ -474,12 +488,10 @@ export class ThreadRegistry {
     }
   }
 
-  /**
-   * A thread deleted on another node: its slot goes here (its files were the other node's to remove).
-   * `stored`: its rows in this node's store too — for a thread found deleted as the node starts, or made
-   * again since; not as the index says so live, where the notice may come after this node made the id again.
-   */
-  forget(threadId: string, { stored = false }: { stored?: boolean } = {}): void {
+  /** A thread deleted on another node: its slot and its rows in this node's store go here (its files were the other node's to remove). */
+  forget(threadId: string): void {
+    // A thread made here since: the notice is an older one's, heard late.
+    if (this.#made.has(threadId)) return
     const slot = this.#slots.get(threadId)
     const deleting = this.#deleting.get(threadId)
     // A delete running here finishes it: its own, heard back from the index, or one that did not go through
@@ -489,9 +501,8 @@ export class ThreadRegistry {
     slot.feed?.close()
     slot.journal.stop()
     this.#slots.delete(threadId)
-    // Its words are not found here again, under a thread made anew with its id either.
+    // Its words are not found here again, under a thread made anew with its id either; nor is it listed after a restart.
     this.#search?.forget(threadId)
-    if (!stored) return
     try {
       this.#store.deleteThread(threadId)
     } catch (error) {
@@ -574,6 +585,7 @@ export class ThreadRegistry {
       seq: 0,
     }
     this.#store.putThread(row)
+    if (this.#follow) this.#made.set(threadId, now)
     return this.#add(row)
   }
 

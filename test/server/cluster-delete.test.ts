@@ -178,6 +178,50 @@ describe('a thread deleted on a cluster', () => {
     expect((await api(again.url, 'GET', '/api/search?q=secret')).body.results).toEqual([])
   })
 
+  it('and made again on a node whose clock is behind, while a node that listed it was away: that node lists the new thread, as the index gives it', async () => {
+    const cluster = new MemoryCluster()
+    const a = await node(cluster, 'na')
+    const b = await node(cluster, 'nb')
+    await threadRanOnce(a, 'd13', 'secret words', tabs).then(({ tab }) => tab.close())
+    const old = cluster.rows.get('d13')!
+    await a.close()
+    expect((await api(b.url, 'DELETE', '/api/threads/d13')).status).toBe(204)
+    // Made again on a node whose clock is a minute behind: the new thread reads as made before the old.
+    await cluster.engine('behind').index.put({ ...old, title: 'made again', run: 0, seq: 0, facts: undefined, createdAt: old.createdAt - 60_000, updatedAt: old.createdAt - 60_000 })
+    const again = await node(cluster, 'na')
+    expect(await api(again.url, 'GET', '/api/threads/d13')).toMatchObject({ status: 200, body: { title: 'made again', run: 0 } })
+    expect((await api(again.url, 'GET', '/api/search?q=secret')).body.results).toEqual([])
+  })
+
+  it('and made again on the node that deleted it, before the index gave it back the old rows and the delete: the node keeps the new thread', async () => {
+    const cluster = new MemoryCluster()
+    // Armed below: the index's notices reach this node only once released (its watch lags, as on NATS).
+    let held: Array<() => void> | undefined
+    const lagging = (engine: ClusterEngine): ClusterEngine => ({
+      ...engine,
+      index: {
+        ...engine.index,
+        watch: (onPut, onDelete) =>
+          engine.index.watch(
+            (row) => (held ? held.push(() => onPut(row)) : onPut(row)),
+            (threadId) => (held ? held.push(() => onDelete(threadId)) : onDelete(threadId)),
+          ),
+      },
+    })
+    const a = await node(cluster, 'na', { engine: lagging })
+    await threadRanOnce(a, 'd14', 'secret words', tabs).then(({ tab }) => tab.close())
+    held = []
+    expect((await api(a.url, 'PATCH', '/api/threads/d14', { title: 'renamed before the delete' })).status).toBe(200)
+    expect((await api(a.url, 'DELETE', '/api/threads/d14')).status).toBe(204)
+    expect((await api(a.url, 'POST', '/api/threads', { id: 'd14', title: 'made again' })).status).toBe(201)
+    const notices = held
+    held = undefined
+    expect(notices.length).toBeGreaterThanOrEqual(3)
+    for (const notice of notices) notice()
+    expect(await api(a.url, 'GET', '/api/threads/d14')).toMatchObject({ status: 200, body: { title: 'made again', run: 0 } })
+    expect(a.registry.store.threads().find((row) => row.threadId === 'd14')).toMatchObject({ title: 'made again' })
+  })
+
   it('whose owner is fenced as its deleted record goes in is answered 503 OWNER_CHANGED, not 204, keeps the thread and its files, and its retry deletes it', async () => {
     const cluster = new MemoryCluster()
     // Another node appended first, as this one's deleted record went in: that append is refused, once.

@@ -34,9 +34,9 @@ export interface ClusterRegistry {
   watchFeeds(watcher: (threadId: string, feed: Feed) => void): () => void
   ownFeed(threadId: string): Promise<Feed | undefined>
   adopt(row: Pick<ThreadRow, 'threadId'> & Partial<ThreadRow>): void
-  forget(threadId: string, options?: { stored?: boolean }): void
+  forget(threadId: string): void
   fence(threadId: string): Promise<void>
-  rewriteRow(threadId: string): void
+  rewriteRow(threadId: string, always: boolean): void
   list(): Array<{ threadId: string }>
   search(q: string, limit?: number): SearchHit[]
   readonly searchBuilt: Promise<void>
@@ -451,7 +451,7 @@ export class ClusterNode {
     // The row is written again (from the next turn) as this node takes the thread, as each run ends and as
     // the thread moves to another branch: other nodes list the thread from it (its preview), and search
     // it through this node, whose message index has it as it stands (cluster-search.ts).
-    const rewriteRow = () => setImmediate(() => this.owns(threadId) && this.registry.rewriteRow(threadId))
+    const rewriteRow = () => setImmediate(() => this.owns(threadId) && this.registry.rewriteRow(threadId, this.#writers.get(threadId) !== this.self.name))
     rewriteRow()
     // The frame the feed encoded for its followers, not a second encoding of it.
     feed.observe((o) => {

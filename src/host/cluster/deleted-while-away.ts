@@ -1,9 +1,7 @@
 /**
  * As a node starts: the threads it lists from its own store that the cluster's index does not have. One
- * whose log ends at its `deleted` record was deleted on another node — while this one was down, or while
- * it was up (the index's live notice leaves the node's store alone: it may come after this node made the
- * id again) — and is forgotten here, its rows in the store included. A thread whose log is empty or ends
- * otherwise stays listed.
+ * whose log ends at its `deleted` record was deleted on another node while this one was down, and is
+ * forgotten here, its rows in the store included. A thread whose log is empty or ends otherwise stays listed.
  */
 import type { ThreadLogs, ThreadRecord } from './port.js'
 
@@ -12,7 +10,7 @@ const LAST_RECORD_MS = 5000
 
 export interface ListedThreads {
   list(): Array<{ threadId: string }>
-  forget(threadId: string, options: { stored: true }): void
+  forget(threadId: string): void
 }
 
 /**
@@ -23,7 +21,7 @@ export async function forgetDeletedWhileAway(logs: ThreadLogs, registry: ListedT
   for (const { threadId } of registry.list()) {
     if (inIndex.has(threadId) || stopped()) continue
     const last = await lastRecord(logs, threadId).catch(() => undefined)
-    if (last?.kind === 'deleted' && !inIndex.has(threadId)) registry.forget(threadId, { stored: true })
+    if (last?.kind === 'deleted' && !inIndex.has(threadId)) registry.forget(threadId)
   }
 }
 
