@@ -10,6 +10,7 @@
  * outcomes to status codes.
  */
 import { randomUUID } from 'node:crypto'
+import { performance } from 'node:perf_hooks'
 import type { CommandInfo, ExtensionList, ModelList, Observation, ThreadSummary } from '../schemas/index.js'
 import type { ChangesOutcome, CreateOutcome, DeleteOutcome, DialogOutcomeForRoute, EditOutcome, PromptRouteOutcome, RestoreRouteOutcome, ShortcutOutcome, TakeQueueOutcome, TerminalInputRouteOutcome, VersionOutcome } from '../schemas/outcomes.js'
 import { SessionDamaged, type ModelCatalog, type RuntimeFactory } from '../runtime/port.js'
@@ -57,6 +58,9 @@ export type { CreateOutcome, DialogOutcomeForRoute, PromptRouteOutcome }
 
 export type { CreateRequest, DialogBody } from './thread-requests.js'
 
+/** How long a thread made here shuts out older notices of its id (`#made`): the index gives its row back within moments. */
+const MADE_MS = 30_000
+
 /** A row another node wrote, as the cluster's index gives it: the thread's id, and what changed. */
 type AdoptedRow = Pick<ThreadRow, 'threadId'> & Partial<ThreadRow>
 /** A delete running here: whether another node deleted the thread meanwhile (`forget`), and the row of one it made again under the id since. */
@@ -66,11 +70,13 @@ export class ThreadRegistry {
   readonly #slots = new Map<string, ThreadSlot>()
   /** Threads this node is deleting: the cluster index's echo of the delete must not take their slot from under it. */
   /**
-   * Threads made here whose row the cluster's index has not given back yet (cluster mode only): the index
-   * gives an id's rows in order, so a row of another thread under the id, or its delete, heard meanwhile
-   * is an older thread's, heard late.
+   * Threads made here whose row the cluster's index has not given back yet (cluster mode only), with when
+   * (the monotonic clock): the index gives an id's rows in order, so a row of another thread under the id,
+   * or its delete, heard meanwhile is an older thread's, heard late. Only for MADE_MS: a row the index
+   * never gives back (dropped as its node lost the thread, or passed over by a watch started again after
+   * a reconnection) would otherwise shut out the id's later notices for good.
    */
-  readonly #made = new Map<string, number>()
+  readonly #made = new Map<string, { createdAt: number; at: number }>()
   /** Threads being deleted here (`Deleting`). */
   readonly #deleting = new Map<string, Deleting>()
   readonly #options: RegistryOptions
@@ -453,7 +459,7 @@ export class ThreadRegistry {
     const deleting = this.#deleting.get(row.threadId)
     // Deleted on another node and made again there while a delete runs here: that thread comes once this delete is over.
     if (deleting?.forgotten) return void (deleting.after = { ...deleting.after, ...row })
-    const made = this.#made.get(row.threadId)
+    const made = this.#madeHere(row.threadId)
     if (made !== undefined && row.createdAt !== undefined) {
       if (row.createdAt !== made) return
       this.#made.delete(row.threadId)
@@ -491,7 +497,7 @@ export class ThreadRegistry {
   /** A thread deleted on another node: its slot and its rows in this node's store go here (its files were the other node's to remove). */
   forget(threadId: string): void {
     // A thread made here since: the notice is an older one's, heard late.
-    if (this.#made.has(threadId)) return
+    if (this.#madeHere(threadId) !== undefined) return
     const slot = this.#slots.get(threadId)
     const deleting = this.#deleting.get(threadId)
     // A delete running here finishes it: its own, heard back from the index, or one that did not go through
@@ -585,8 +591,16 @@ export class ThreadRegistry {
       seq: 0,
     }
     this.#store.putThread(row)
-    if (this.#follow) this.#made.set(threadId, now)
+    if (this.#follow) this.#made.set(threadId, { createdAt: now, at: performance.now() })
     return this.#add(row)
+  }
+
+  /** When the thread was made here, if it was within MADE_MS and its row has not come back from the index since. */
+  #madeHere(threadId: string): number | undefined {
+    const made = this.#made.get(threadId)
+    if (made === undefined || performance.now() - made.at <= MADE_MS) return made?.createdAt
+    this.#made.delete(threadId)
+    return undefined
   }
 
   /** The slot's row as written (`record`: the one about to be taken): the run its live thread owns, the seq ceiling its journal reserved. */
