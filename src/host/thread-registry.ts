@@ -68,7 +68,6 @@ type Deleting = { forgotten: boolean; after?: AdoptedRow }
 
 export class ThreadRegistry {
   readonly #slots = new Map<string, ThreadSlot>()
-  /** Threads this node is deleting: the cluster index's echo of the delete must not take their slot from under it. */
   /**
    * Threads made here whose row the cluster's index has not given back yet (cluster mode only), with when
    * (the monotonic clock): the index gives an id's rows in order, so a row of another thread under the id,
@@ -77,7 +76,7 @@ export class ThreadRegistry {
    * a reconnection) would otherwise shut out the id's later notices for good.
    */
   readonly #made = new Map<string, { createdAt: number; at: number }>()
-  /** Threads being deleted here (`Deleting`). */
+  /** Threads being deleted here (`Deleting`): the cluster index's echo of the delete must not take their slot from under it. */
   readonly #deleting = new Map<string, Deleting>()
   readonly #options: RegistryOptions
   readonly #store: ThreadStore

@@ -16,7 +16,7 @@ import type { CommandBus, NodeInfo } from './port.js'
 export const SEARCH_TOPIC = 'search'
 /** How long a search waits for the nodes that have not answered yet. */
 export const SEARCH_WAIT_MS = 1000
-/** A node looks this many times deeper than `limit` in its index: its other nodes' threads' hits do not crowd out its own. */
+/** A node looks this many times deeper than `limit` in its index, so its copies of other nodes' threads seldom crowd out its own hits. */
 const DEPTH = 3
 
 interface Question {
