@@ -9,6 +9,9 @@ import { Value } from 'typebox/value'
 import { api, is, SseClient } from './harness.js'
 import { inProcessNodes, threadRanOnce } from './in-process-cluster.js'
 
+/** The threads a search for `q` through the node at `url` finds, best first. */
+const found = async (url: string, q: string) => ((await api(url, 'GET', `/api/search?q=${q}`)).body.results as Array<{ threadId: string }>).map((hit) => hit.threadId)
+
 describe('a search on a cluster', () => {
   const { node, tabs } = inProcessNodes('search')
 
@@ -20,10 +23,10 @@ describe('a search on a cluster', () => {
     for (const [id, owner, message] of [['s1', a, 'deploy the blue widget'], ['s2', b, 'is the widget green']] as const) await threadRanOnce(owner, id, message, tabs)
     for (const url of [a.url, b.url]) {
       await expect.poll(async () => (await api(url, 'GET', '/api/health')).body.cluster.nodes).toEqual(['na', 'nb'])
-      const found = (await api(url, 'GET', '/api/search?q=widget')).body
-      expect(Value.Check(SearchResults, found)).toBe(true)
-      expect(found.results.map((hit: { threadId: string }) => hit.threadId).sort()).toEqual(['s1', 's2'])
-      expect(found.results.find((hit: { threadId: string }) => hit.threadId === 's1')).toMatchObject({ title: 'deploy the blue widget', kind: 'user' })
+      const widget = (await api(url, 'GET', '/api/search?q=widget')).body
+      expect(Value.Check(SearchResults, widget)).toBe(true)
+      expect(widget.results.map((hit: { threadId: string }) => hit.threadId).sort()).toEqual(['s1', 's2'])
+      expect(widget.results.find((hit: { threadId: string }) => hit.threadId === 's1')).toMatchObject({ title: 'deploy the blue widget', kind: 'user' })
       expect((await api(url, 'GET', '/api/search?q=blue')).body.results.map((hit: { threadId: string }) => hit.threadId)).toEqual(['s1'])
       expect((await api(url, 'GET', '/api/search?q=widget&limit=1')).body.results).toHaveLength(1)
     }
@@ -34,7 +37,6 @@ describe('a search on a cluster', () => {
     // A thread at rest is given back at once: the next command through another node makes that node its owner.
     const a = await node(cluster, 'na', { idleMs: 50 })
     const b = await node(cluster, 'nb', { idleMs: 50 })
-    const found = async (url: string, q: string) => ((await api(url, 'GET', `/api/search?q=${q}`)).body.results as Array<{ threadId: string }>).map((hit) => hit.threadId)
     const { tab: onA, prompt } = await threadRanOnce(a, 's3', 'deploy the blue widget', tabs)
     onA.close()
     await expect.poll(() => a.node.owns('s3')).toBe(false)
@@ -56,7 +58,6 @@ describe('a search on a cluster', () => {
     const a = await node(cluster, 'na', { idleMs: 50 })
     // Its next node keeps it live: the row is not written again as it goes cold.
     const b = await node(cluster, 'nb')
-    const found = async (url: string, q: string) => ((await api(url, 'GET', `/api/search?q=${q}`)).body.results as Array<{ threadId: string }>).map((hit) => hit.threadId)
     const { tab: onA, prompt } = await threadRanOnce(a, 's4', 'deploy the blue widget', tabs)
     expect((await api(a.url, 'POST', '/api/threads/s4/edit', { messageId: prompt, text: 'deploy the red widget' })).status).toBe(202)
     await onA.waitFor(is('settled', { run: 2 }))
