@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import type { CommandInfo, ExtensionList, ModelList, Observation, ThreadSummary } from '../schemas/index.js'
-import type { ChangesOutcome, CreateOutcome, DeleteOutcome, DialogOutcomeForRoute, EditOutcome, PromptRouteOutcome, RestoreRouteOutcome, ShortcutOutcome, TakeQueueOutcome, TerminalInputRouteOutcome, VersionOutcome } from '../schemas/outcomes.js'
+import type { ChangesOutcome, CreateOutcome, DeleteOutcome, DialogOutcomeForRoute, EditOutcome, FollowOutcome, PromptRouteOutcome, RestoreRouteOutcome, ShortcutOutcome, TakeQueueOutcome, TerminalInputRouteOutcome, VersionOutcome } from '../schemas/outcomes.js'
 import { SessionDamaged, type ModelCatalog, type RuntimeFactory } from '../runtime/port.js'
 import type { ThreadView } from '../shared/projection.js'
 import type { Feed } from './feed.js'
@@ -66,6 +66,13 @@ type AdoptedRow = Pick<ThreadRow, 'threadId'> & Partial<ThreadRow>
 /** A delete running here: whether another node deleted the thread meanwhile (`forget`), and the row of one it made again under the id since. */
 type Deleting = { forgotten: boolean; after?: AdoptedRow }
 
+/** What a cluster node gives the registry (src/host/cluster/cluster-node.ts, `attachCluster`). */
+export interface ClusterHooks extends ClusterThreadHooks {
+  /** The feed a follow resuming `after` reads; `behind`: this node's copy of the log has not reached `after` and cannot now. */
+  follow(threadId: string, after?: number): Promise<Feed | 'behind' | undefined>
+  base(threadId: string): Promise<ThreadView | undefined>
+}
+
 export class ThreadRegistry {
   readonly #slots = new Map<string, ThreadSlot>()
   /**
@@ -93,7 +100,7 @@ export class ThreadRegistry {
   readonly #inflight = new Set<Promise<unknown>>()
   readonly #liveListeners = new Set<(thread: LiveThread, event: 'started' | 'retired') => void>()
   /** Cluster mode: follows are served from the thread's log (src/host/cluster/cluster-node.ts). */
-  #follow?: (threadId: string) => Promise<Feed | undefined>
+  #follow?: ClusterHooks['follow']
   /** Cluster mode: what a live thread built here asks of the node (slot-lifecycle.ts, `ClusterThreadHooks`). */
   #threadHooks?: ClusterThreadHooks
   readonly #checkpoints: Checkpoints
@@ -428,9 +435,16 @@ export class ThreadRegistry {
 
   /** The thread's feed, loading a cold thread's persisted transcript without building a runtime. */
   async feed(threadId: string): Promise<Feed | undefined> {
+    const found = await this.follow(threadId, undefined)
+    return found.kind === 'following' ? found.feed : undefined
+  }
+
+  /** The feed a follow resuming `after` reads: in cluster mode, this node's copy of the log may not have reached `after` yet. */
+  async follow(threadId: string, after: number | undefined): Promise<{ kind: 'following'; feed: Feed } | FollowOutcome> {
     const slot = this.#present(threadId)
-    if (slot && this.#follow) return this.#follow(threadId)
-    return slot && this.#feeds.of(slot)
+    const feed = slot && (this.#follow ? await this.#follow(threadId, after) : await this.#feeds.of(slot))
+    if (feed === 'behind') return { kind: 'behind', threadId, after: after! }
+    return feed ? { kind: 'following', feed } : { kind: 'unknown' }
   }
 
   // ——— cluster mode (src/host/cluster/cluster-node.ts): the node's hooks into the directory ———
@@ -440,7 +454,7 @@ export class ThreadRegistry {
    * one; a live thread built here asks `fence` before each tool call and session-file write, and
    * `inLog` before an answer reaches its run; `deleted` hears of a delete here once its runtime and feed are gone.
    */
-  attachCluster(hooks: { follow: (threadId: string) => Promise<Feed | undefined>; base: (threadId: string) => Promise<ThreadView | undefined> } & ClusterThreadHooks): void {
+  attachCluster(hooks: ClusterHooks): void {
     const { follow, base, ...threadHooks } = hooks
     this.#follow = follow
     this.#feeds.base = base

@@ -404,7 +404,12 @@ export const apiRoutes = {
     path: `${T}/follow`,
     params: ThreadParams,
     querystring: FollowQuery,
-    response: { 200: EventStream('the event stream'), 404: notFound('no such thread'), ...guarded },
+    response: {
+      200: EventStream('the event stream'),
+      404: notFound('no such thread'),
+      ...guarded,
+      503: errorBody('cluster mode: this node has not read the thread as far as `Last-Event-ID` yet (`FOLLOW_BEHIND`, with `Retry-After`); or threadhost is shutting down'),
+    },
   }),
 
   // notifications (push): the key to subscribe with, and a browser's subscription

@@ -29,6 +29,7 @@ export const ERROR_CODES = [
   'OWNER_CHANGED',
   'KEY_RUNNING',
   'NOT_OWNER',
+  'FOLLOW_BEHIND',
   // the write guards
   'IDEMPOTENCY_KEY_REUSED',
   'DISK_FULL',
@@ -184,6 +185,9 @@ export type RestoreRouteOutcome =
 
 /** A thread looked up by id: a read, a delete, the draft, the commands, a follow. */
 export type LookupOutcome = { kind: 'unknown' } | { kind: 'not-live' }
+
+/** A follow refused: no such thread; or (a cluster) this node could not read the thread's log as far as the tab has already seen. */
+export type FollowOutcome = { kind: 'unknown' } | { kind: 'behind'; threadId: string; after: number }
 
 /** A delete: done; no such thread; or (a cluster) the thread passed to another node before its `deleted` record was in its log. */
 export type DeleteOutcome = { kind: 'deleted' } | { kind: 'unknown' } | { kind: 'owner-changed'; threadId: string }
@@ -434,6 +438,11 @@ export const deleteOutcomes: OutcomeTable<DeleteOutcome, ThreadContext> = {
 export const lookupOutcomes: OutcomeTable<LookupOutcome, ThreadContext> = {
   unknown: noThread,
   'not-live': refusal(404, 'THREAD_NOT_LIVE', (_, c) => `thread ${c.threadId} is not live`),
+}
+
+export const followOutcomes: OutcomeTable<FollowOutcome, ThreadContext> = {
+  unknown: noThread,
+  behind: refusal(503, 'FOLLOW_BEHIND', (o) => `this node has not read thread ${o.threadId} as far as seq ${o.after} yet; retry`),
 }
 
 export const shortcutOutcomes: OutcomeTable<ShortcutOutcome, ThreadContext & { key: string }> = {

@@ -21,6 +21,7 @@ import {
   guardOutcomes,
   isRefusal,
   lookupOutcomes,
+  followOutcomes,
   deleteOutcomes,
   machineOutcomes,
   shortcutOutcomes,
@@ -55,6 +56,7 @@ const answeredBy: Array<[AnyTable, RouteName[]]> = [
   [worktreeOutcomes, ['deleteThread']],
   [deleteOutcomes, ['deleteThread']],
   [terminalInputOutcomes, ['terminalInput']],
+  [followOutcomes, ['follow']],
 ]
 
 const documented = (name: RouteName) => Object.keys((apiRoutes[name] as RouteSpec).response).map(Number)

@@ -18,8 +18,8 @@ import { encodeObservation } from '../frame.js'
 import type { Log } from '../store/journal.js'
 import type { ThreadRow } from '../store/port.js'
 import { openEnds } from '../open-ends.js'
-import type { ClusterThreadHooks } from '../slot-lifecycle.js'
 import type { SearchHit } from '../thread-search.js'
+import type { ClusterHooks } from '../thread-registry.js'
 import { searchNodes, serveSearch, type SearchNode } from './cluster-search.js'
 import { forgetDeletedWhileAway } from './deleted-while-away.js'
 import { fenceGuard } from './fence-guard.js'
@@ -30,7 +30,7 @@ import { lastFrame, ThreadMirror, type KeyedAdmission } from './thread-mirror.js
 
 /** What the node needs of the thread registry (thread-registry.ts). */
 export interface ClusterRegistry {
-  attachCluster(hooks: { follow: (threadId: string) => Promise<Feed | undefined>; base: (threadId: string) => Promise<ThreadView | undefined> } & ClusterThreadHooks): void
+  attachCluster(hooks: ClusterHooks): void
   watchFeeds(watcher: (threadId: string, feed: Feed) => void): () => void
   ownFeed(threadId: string): Promise<Feed | undefined>
   adopt(row: Pick<ThreadRow, 'threadId'> & Partial<ThreadRow>): void
@@ -55,6 +55,8 @@ const SCAN_EVERY_MS = 250
 const OWNERS_READ_EVERY_MS = 2000
 /** How long health answers from the takeover scan's view of the live nodes before it lists them itself. */
 const HEALTH_SEEN_MS = 1000
+/** How long a follow resuming past this node's copy of the log waits for the copy to catch up before it is refused. */
+const FOLLOW_CATCH_UP_MS = 2000
 /** The node ranked second for a dead node's thread waits this long per rank before trying. */
 const RANK_DELAY_MS = 1000
 /** A release the engine did not answer (a timeout under load, a blip) is tried again, this often. */
@@ -175,7 +177,7 @@ export class ClusterNode {
     if (other) throw other
     membership.onLost(() => void this.#rejoin().catch((error: unknown) => this.options.log?.('error', `cluster: joining again after the lease was lost failed: ${String(error)}`)))
     this.registry.attachCluster({
-      follow: (id) => this.follow(id),
+      follow: (id, after) => this.follow(id, after),
       base: (id) => this.#base(id),
       fence: fenceGuard({ name: () => this.self.name, leaseCurrent: () => this.engine.membership.current(), owns: (id) => this.owns(id) }),
       inLog: (id) => this.flushed(id),
@@ -337,10 +339,21 @@ export class ClusterNode {
     return { node: this.self.name, cluster: { mode: this.engine.mode, nodes: [...new Set(names)].sort() } }
   }
 
-  /** Followers of the thread, on this node: the mirror of its log. */
-  async follow(threadId: string): Promise<Feed | undefined> {
+  /**
+   * Followers of the thread, on this node: the mirror of its log. A tab resuming `after` a seq this
+   * node has not read yet came from another node (the owner's followers get a record from its append's
+   * acknowledgement, before any other node reads it back): it waits for this node to read the log to
+   * its end, since a snapshot older than what the tab has shown would take its seq back. `behind`:
+   * the log could not be read that far in time (the engine is away); the tab retries.
+   */
+  async follow(threadId: string, after?: number): Promise<Feed | 'behind' | undefined> {
     const mirror = this.#mirror(threadId)
     await mirror.ready()
+    if (after !== undefined && (mirror.feed?.seq ?? 0) < after) {
+      const end = await this.engine.logs.last(threadId).catch(() => undefined)
+      // Read to the end and still short of `after`: the log never had it (a thread deleted and made again); a snapshot is right.
+      if (end === undefined || !(await mirror.reached(end, FOLLOW_CATCH_UP_MS))) return 'behind'
+    }
     return mirror.feed
   }
 

@@ -287,9 +287,14 @@ export class ThreadMirror {
     return this.#ready
   }
 
-  /** Resolves once the record at `position` (or a later one) is folded. */
-  async reached(position: number): Promise<void> {
-    while (this.position < position) await new Promise((resolve) => setTimeout(resolve, 2))
+  /** Resolves once the record at `position` (or a later one) is folded: true, or false when `withinMs` passed first. */
+  async reached(position: number, withinMs = Infinity): Promise<boolean> {
+    const deadline = performance.now() + withinMs
+    while (this.position < position) {
+      if (performance.now() >= deadline) return false
+      await new Promise((resolve) => setTimeout(resolve, 2))
+    }
+    return true
   }
 
   async #caughtUp(): Promise<void> {
