@@ -1,5 +1,5 @@
 /**
- * The takeover scan's reads (src/host/cluster/cluster-node.ts, #takeOverDead), on a clock the test
+ * The takeover scan's reads (src/host/cluster/takeover-scan.ts), on a clock the test
  * holds: with every node live, a scan only asks whether the nodes of the last full read still are;
  * the nodes and every owner record are read in full when one is not, and every 2 s of the node's clock.
  */

@@ -2,7 +2,7 @@
  * One threadhost process as a node of a cluster (docs/flows/cluster.md): it joins, keeps every
  * node's list of threads the same (the index), serves any thread's follows from the thread's log
  * (a mirror per followed thread), owns the threads whose commands reach it first, and takes over
- * the threads of a node whose lease lapsed.
+ * the threads of a node whose lease lapsed (takeover-scan.ts).
  *
  * Owning a thread: the owner record is taken by compare-and-set, then the thread's log is read to
  * its end and the node's first append — its epoch — is conditional on that end, so it fences
@@ -26,6 +26,7 @@ import { fenceGuard } from './fence-guard.js'
 import { LogWriter } from './log-writer.js'
 import { EngineAway, type ClusterEngine, type CommandReply, type CommandRequest, type NodeInfo, type Ownership } from './port.js'
 import { leftForOtherFormat, OtherRecordFormat } from './record-format.js'
+import { TakeoverScan } from './takeover-scan.js'
 import { lastFrame, ThreadMirror, type KeyedAdmission } from './thread-mirror.js'
 
 /** What the node needs of the thread registry (thread-registry.ts). */
@@ -46,19 +47,8 @@ export interface ClusterRegistry {
 
 /** How long a command waits for the owner's answer before the sender answers 503. */
 export const COMMAND_TIMEOUT_MS = 5000
-/** How often the node looks for threads whose owner's lease lapsed. */
-const SCAN_EVERY_MS = 250
-/**
- * With every node still live, the nodes and the owner records are read in full this often: less
- * than a lease (3 s, nats.ts) minus a scan, so a node is in some full read before its lease can end.
- */
-const OWNERS_READ_EVERY_MS = 2000
-/** How long health answers from the takeover scan's view of the live nodes before it lists them itself. */
-const HEALTH_SEEN_MS = 1000
 /** How long a follow resuming past this node's copy of the log waits for the copy to catch up before it is refused. */
 const FOLLOW_CATCH_UP_MS = 2000
-/** The node ranked second for a dead node's thread waits this long per rank before trying. */
-const RANK_DELAY_MS = 1000
 /** A release the engine did not answer (a timeout under load, a blip) is tried again, this often. */
 const RELEASE_ATTEMPTS = 5
 const RELEASE_RETRY_MS = 100
@@ -109,7 +99,6 @@ export class ClusterNode {
   readonly #owned = new Map<string, Owned>()
   readonly #opening = new Map<string, Promise<boolean>>()
   readonly #mirrors = new Map<string, ThreadMirror>()
-  readonly #deadSince = new Map<string, number>()
   /** Threads with a runtime on this node, and commands running here per thread: what keeps an owned thread from being given back. */
   readonly #liveHere = new Set<string>()
   readonly #commandsHere = new Map<string, number>()
@@ -126,7 +115,7 @@ export class ClusterNode {
    */
   readonly #accepted = new Map<string, { writer: LogWriter | undefined; upTo: number; receipt?: Receipt }>()
   #handler?: OwnerCommandHandler
-  #scan?: ReturnType<typeof setInterval>
+  readonly #scan: TakeoverScan
   #index?: { stop(): void }
   #stopped = false
   #stopping?: Promise<void>
@@ -137,12 +126,6 @@ export class ClusterNode {
   #mustStopCalled = false
   /** Between a lost lease and the rejoin: this node owns nothing and takes nothing. */
   #lost = false
-  #scanning = false
-  /** The live nodes (id → name) and when the owner records were last read in full (see #takeOverDead). */
-  #lastLive = new Map<string, string>()
-  #ownersReadAt = 0
-  /** When a scan last found every node of #lastLive still live (#now()): what health answers from. */
-  #liveSeenAt = -Infinity
 
   constructor(
     readonly engine: ClusterEngine,
@@ -163,7 +146,21 @@ export class ClusterNode {
        */
       onMustStop?: (error: Error) => void
     },
-  ) {}
+  ) {
+    this.#scan = new TakeoverScan({
+      engine: this.engine,
+      life: () => this.self.id,
+      now: () => this.#now(),
+      mayTake: () => !this.#lost && !this.#stopped && !this.#draining,
+      lost: () => this.#lost,
+      holds: (threadId) => this.#owned.has(threadId) || this.#opening.has(threadId),
+      open: (threadId) => this.open(threadId),
+      // What the dead node left open is reported; with no runtime here the thread is given back at once.
+      tookOver: (threadId) => void this.#giveBackIfAtRest(threadId),
+      giveBack: (ownership, still) => void giveBack(this.engine.owners, ownership, this.options.log, still),
+      log: this.options.log,
+    })
+  }
 
   get self(): NodeInfo {
     return this.engine.membership.self
@@ -205,8 +202,7 @@ export class ClusterNode {
       },
     )
     void forgetDeletedWhileAway(this.engine.logs, this.registry, inIndex, () => this.#stopped).finally(() => (inIndex = undefined))
-    this.#scan = setInterval(() => void this.#scanOnce(), SCAN_EVERY_MS)
-    this.#scan.unref()
+    this.#scan.start()
     let built = false
     void this.registry.searchBuilt.then(() => (built = true))
     this.#searchNode = {
@@ -334,8 +330,7 @@ export class ClusterNode {
    * the engine nothing: a listing is a consumer on it.
    */
   async health(): Promise<{ node: string; cluster: { mode: ClusterEngine['mode']; nodes: string[] } }> {
-    const seen = this.#now() - this.#liveSeenAt < HEALTH_SEEN_MS
-    const names = seen ? [...this.#lastLive.values()] : (await this.engine.membership.live().catch(() => [])).map((n) => n.name)
+    const names = this.#scan.liveNames() ?? (await this.engine.membership.live().catch(() => [])).map((n) => n.name)
     return { node: this.self.name, cluster: { mode: this.engine.mode, nodes: [...new Set(names)].sort() } }
   }
 
@@ -652,7 +647,7 @@ export class ClusterNode {
       }
       if (other) return this.#mustStop(other)
       if (!current()) return
-      this.#deadSince.clear()
+      this.#scan.rejoined()
       this.#lost = false
       return
     }
@@ -664,67 +659,6 @@ export class ClusterNode {
     if (this.#mustStopCalled || this.#draining || this.#stopped) return
     this.#mustStopCalled = true
     this.options.onMustStop?.(error)
-  }
-
-  async #scanOnce(): Promise<void> {
-    // One scan at a time: while the engine is slow or away they would only pile up.
-    if (this.#scanning) return
-    this.#scanning = true
-    try {
-      await this.#takeOverDead()
-    } catch (error) {
-      if (!(error instanceof EngineAway)) this.options.log?.('warn', `cluster: takeover scan failed: ${String(error)}`)
-    } finally {
-      this.#scanning = false
-    }
-  }
-
-  /** Threads whose owner's lease lapsed: the first live node by rendezvous rank takes each at once, the next a second later. */
-  async #takeOverDead(): Promise<void> {
-    if (this.#lost || this.#stopped || this.#draining) return
-    const { membership } = this.engine
-    // The life this scan reads for: a lease lost while it reads makes the records naming it the old
-    // life's, whose open ends the next life's takeover reports (see the give-back below).
-    const life = this.self.id
-    const now = this.#now()
-    // Listing the nodes and reading every owner record cost the engine a consumer and a request per
-    // thread. So most scans ask only whether the nodes live at the last full read still are (one read
-    // each); the full read comes when one is not, while a takeover waits on its rank, and every
-    // OWNERS_READ_EVERY_MS, which is shorter than a lease: a node that joined since the last full read
-    // is still live at the next, so its lease's end is seen by the quick check as soon as anyone's.
-    if (this.#deadSince.size === 0 && this.#lastLive.size > 0 && now - this.#ownersReadAt < OWNERS_READ_EVERY_MS) {
-      const still = await Promise.all([...this.#lastLive.keys()].map((id) => membership.isLive(id)))
-      if (still.every(Boolean)) return void (this.#liveSeenAt = now)
-    }
-    const live = await membership.live()
-    const liveIds = new Set(live.map((n) => n.id))
-    const owners = await this.engine.owners.list()
-    this.#lastLive = new Map(live.map((n) => [n.id, n.name]))
-    this.#ownersReadAt = this.#liveSeenAt = now
-    // A thread no longer listed was released or taken meanwhile: nothing waits on it.
-    for (const threadId of this.#deadSince.keys()) if (!owners.has(threadId)) this.#deadSince.delete(threadId)
-    const current = () => this.self.id === life && !this.#lost
-    for (const [threadId, { record, revision }] of owners) {
-      if (liveIds.has(record.node) || record.node === this.self.id) {
-        this.#deadSince.delete(threadId)
-        // This node's record for a thread it neither owns nor is taking: a give-back the engine did not
-        // answer (it was away). Left, it would name a live node that serves nothing; released by
-        // compare-and-set, so a record this node wrote since is untouched.
-        if (record.node === life && current() && !this.#owned.has(threadId) && !this.#opening.has(threadId)) void giveBack(this.engine.owners, { threadId, revision }, this.options.log, current)
-        continue
-      }
-      const since = this.#deadSince.get(threadId) ?? now
-      this.#deadSince.set(threadId, since)
-      const rank = live
-        .map((n) => n.id)
-        .sort((a, b) => rendezvous(threadId, a) - rendezvous(threadId, b))
-        .indexOf(this.self.id)
-      if (rank < 0 || now - since < rank * RANK_DELAY_MS) continue
-      if (!(await this.open(threadId))) continue
-      this.#deadSince.delete(threadId)
-      // What the dead node left open is reported; with no runtime here the thread is given back at once.
-      void this.#giveBackIfAtRest(threadId)
-    }
   }
 
   /** The first step of a graceful stop: from now on this node takes no thread (it keeps those it owns until `stop`). */
@@ -744,7 +678,7 @@ export class ClusterNode {
 
   async #stop(): Promise<void> {
     this.#stopped = true
-    clearInterval(this.#scan)
+    this.#scan.stop()
     this.#index?.stop()
     this.#unserveSearch?.()
     for (const [threadId, owned] of this.#owned) {
@@ -781,11 +715,4 @@ async function giveBack(owners: ClusterEngine['owners'], ownership: Ownership, l
       await new Promise((resolve) => setTimeout(resolve, RELEASE_RETRY_MS))
     }
   }
-}
-
-/** A stable pseudo-random rank of a node for a thread (FNV-1a of both). */
-function rendezvous(threadId: string, nodeId: string): number {
-  let hash = 0x811c9dc5
-  for (const ch of `${threadId}\u0000${nodeId}`) hash = Math.imul(hash ^ ch.charCodeAt(0), 0x01000193) >>> 0
-  return hash
 }
