@@ -85,6 +85,12 @@ export class ThreadRegistry {
   readonly #made = new Map<string, { createdAt: number; at: number }>()
   /** Threads being deleted here (`Deleting`): the cluster index's echo of the delete must not take their slot from under it. */
   readonly #deleting = new Map<string, Deleting>()
+  /**
+   * Threads whose runtime here is still up (stopping: another node has the thread now) when the index
+   * says the thread was deleted, or made again under its id: once it is at rest, the slot is forgotten
+   * and the row of the thread made again, if any, adopted — never merged into the old thread's slot.
+   */
+  readonly #replaced = new Map<string, { after?: AdoptedRow }>()
   readonly #options: RegistryOptions
   readonly #store: ThreadStore
   readonly #feeds: ThreadFeeds
@@ -472,6 +478,8 @@ export class ThreadRegistry {
     const deleting = this.#deleting.get(row.threadId)
     // Deleted on another node and made again there while a delete runs here: that thread comes once this delete is over.
     if (deleting?.forgotten) return void (deleting.after = { ...deleting.after, ...row })
+    const replaced = this.#replaced.get(row.threadId)
+    if (replaced) return void (replaced.after = { ...replaced.after, ...row })
     const made = this.#madeHere(row.threadId)
     if (made !== undefined && row.createdAt !== undefined) {
       if (row.createdAt !== made) return
@@ -480,7 +488,8 @@ export class ThreadRegistry {
     let slot = this.#slots.get(row.threadId)
     // Another thread under the id (made at another time, on a clock of its own): the index's latest row
     // is one made since this node's was deleted (while it was away), and replaces it here.
-    if (slot && row.createdAt !== undefined && row.createdAt !== slot.record.createdAt && !slot.thread && !slot.building) {
+    if (slot && row.createdAt !== undefined && row.createdAt !== slot.record.createdAt) {
+      if (slot.thread || slot.building) return this.#replaceAtRest(slot, row)
       this.forget(row.threadId)
       slot = this.#slots.get(row.threadId)
     }
@@ -516,7 +525,8 @@ export class ThreadRegistry {
     // A delete running here finishes it: its own, heard back from the index, or one that did not go through
     // here (it then keeps nothing).
     if (deleting) return void Object.assign(deleting, { forgotten: true, after: undefined })
-    if (!slot || slot.thread || slot.building) return
+    if (!slot) return
+    if (slot.thread || slot.building) return this.#replaceAtRest(slot, undefined)
     slot.feed?.close()
     slot.journal.stop()
     this.#slots.delete(threadId)
@@ -527,6 +537,21 @@ export class ThreadRegistry {
     } catch (error) {
       this.#options.log?.('warn', `[${threadId}] store write failed while forgetting a thread deleted on another node: ${String(error)}`)
     }
+  }
+
+  /** The slot goes once its runtime is at rest, and `after`, a thread made again under its id, comes in its place (`#replaced`). */
+  #replaceAtRest(slot: ThreadSlot, after: AdoptedRow | undefined): void {
+    const { threadId } = slot
+    const waiting = this.#replaced.has(threadId)
+    this.#replaced.set(threadId, { after })
+    if (waiting) return
+    void slot.idle().then(() => {
+      const replaced = this.#replaced.get(threadId)
+      this.#replaced.delete(threadId)
+      if (!replaced || this.#slots.get(threadId) !== slot) return
+      this.forget(threadId)
+      if (replaced.after) this.adopt(replaced.after)
+    })
   }
 
   /** Another node owns the thread now: its run here stops and this node's feed of it goes (the log has the truth). */

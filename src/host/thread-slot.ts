@@ -42,6 +42,8 @@ export class ThreadSlot {
   #actor?: ThreadSlotActor
   /** Where the machine rests without an actor (live, unavailable); undefined with an actor, or cold. */
   #resting?: { value: 'live' | 'unavailable'; context: SlotContext }
+  /** Waiting for `idle()`: a slot leaves a runtime behind only through its actor, whose transitions resolve them. */
+  #idleWaiters?: (() => void)[]
 
   constructor(
     record: ThreadRow,
@@ -117,6 +119,12 @@ export class ThreadSlot {
     return this.#liveOrThrow(settled)
   }
 
+  /** Resolves once no runtime is live here, being built or being released. */
+  idle(): Promise<void> {
+    if (!withRuntime(this.state)) return Promise.resolve()
+    return new Promise((resolve) => (this.#idleWaiters ??= []).push(resolve))
+  }
+
   /** The live thread, waiting for one that is being built; never builds. */
   async currentLive(): Promise<LiveThread | undefined> {
     if (!this.building) return this.live
@@ -162,6 +170,11 @@ export class ThreadSlot {
     const rest = () => queueMicrotask(() => this.#rest(actor))
     actor.subscribe({
       next: (s) => {
+        if (this.#idleWaiters && !withRuntime(s.value)) {
+          const waiters = this.#idleWaiters
+          this.#idleWaiters = undefined
+          for (const resolve of waiters) resolve()
+        }
         if (restsIn(s.value)) rest()
       },
       // The provided work never throws past the machine's onError; were it to, say so rather than crash.
@@ -184,4 +197,9 @@ export class ThreadSlot {
 /** The slot machine's states that invoke nothing and keep no timer: an actor there only waits for the next event. */
 function restsIn(value: unknown): value is 'cold' | 'live' | 'unavailable' {
   return value === 'cold' || value === 'live' || value === 'unavailable'
+}
+
+/** The slot machine's states with a runtime live, being built or being released. */
+function withRuntime(value: unknown): boolean {
+  return value === 'live' || value === 'building' || value === 'releasing'
 }

@@ -291,6 +291,24 @@ describe('a thread deleted on a cluster', () => {
     expect(await api(a.url, 'GET', '/api/threads/d8')).toMatchObject({ status: 200, body: { title: 'made again', run: 0 } })
   })
 
+  it('and made again on another node while its runtime here is still up: this node lists the thread made again once that runtime stopped, with nothing of the old', async () => {
+    const cluster = new MemoryCluster()
+    let engine: ClusterEngine | undefined
+    const a = await node(cluster, 'na', { engine: (e) => (engine = e) })
+    await threadRanOnce(a, 'd10', 'secret words', tabs)
+    // The runtime here is up (idle, not yet released) as the index says another node deleted the thread and made it again.
+    const old = cluster.rows.get('d10')!
+    await engine!.index.delete('d10')
+    await engine!.index.put({ ...old, title: 'made again', run: 0, createdAt: old.createdAt + 1, facts: undefined })
+    // Until it stops, the slot is still the old thread's: nothing of the new one is merged into it.
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(await api(a.url, 'GET', '/api/threads/d10')).toMatchObject({ status: 200, body: { run: 1 } })
+    // This node's lease ends (the other node had taken the thread as it lapsed): the runtime stops.
+    cluster.expire(a.node.self.id)
+    await expect.poll(async () => (await api(a.url, 'GET', '/api/threads/d10')).body).toMatchObject({ title: 'made again', run: 0 })
+    expect((await api(a.url, 'GET', '/api/search?q=secret')).body.results).toEqual([])
+  })
+
   it('whose node loses its lease as the delete runs is answered 503 OWNER_CHANGED, not 204, keeps the thread and its files, and its retry deletes it', async () => {
     const cluster = new MemoryCluster()
     const removed: string[] = []
