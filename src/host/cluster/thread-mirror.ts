@@ -101,6 +101,9 @@ export function lastFrame(feed: Feed, observation: Observation): Buffer | undefi
   return resume.kind === 'frames' && resume.frames.length === 1 ? resume.frames[0] : undefined
 }
 
+/** A wait in `ThreadMirror.reached`. */
+type Reaching = { position: number; resolve: (reached: boolean) => void; timer?: ReturnType<typeof setTimeout> }
+
 export class ThreadMirror {
   feed?: Feed
   /** The position of the last record folded (0: none). */
@@ -136,6 +139,8 @@ export class ThreadMirror {
   #ready: Promise<void>
   #markReady!: () => void
   #stopTimer?: ReturnType<typeof setTimeout>
+  /** Waiting in `reached` for a position not folded yet. */
+  #reaching?: Set<Reaching>
 
   constructor(
     readonly threadId: string,
@@ -267,6 +272,7 @@ export class ThreadMirror {
     this.#apply(record, position)
     this.#sinceCheckpoint++
     this.#checkpoint()
+    if (this.#reaching) this.#wakeReaching()
   }
 
   /**
@@ -287,14 +293,32 @@ export class ThreadMirror {
     return this.#ready
   }
 
-  /** Resolves once the record at `position` (or a later one) is folded: true, or false when `withinMs` passed first. */
-  async reached(position: number, withinMs = Infinity): Promise<boolean> {
-    const deadline = performance.now() + withinMs
-    while (this.position < position) {
-      if (performance.now() >= deadline) return false
-      await new Promise((resolve) => setTimeout(resolve, 2))
+  /**
+   * Resolves once the record at `position` (or a later one) is folded: true, or false when `withinMs`
+   * passed first. Woken by the fold, not polled: a node's death can send hundreds of tabs to wait here at once.
+   */
+  reached(position: number, withinMs = Infinity): Promise<boolean> {
+    if (this.position >= position) return Promise.resolve(true)
+    return new Promise((resolve) => {
+      const waiter: Reaching = { position, resolve }
+      ;(this.#reaching ??= new Set()).add(waiter)
+      if (withinMs === Infinity) return
+      waiter.timer = setTimeout(() => {
+        this.#reaching?.delete(waiter)
+        resolve(false)
+      }, withinMs)
+      waiter.timer.unref()
+    })
+  }
+
+  #wakeReaching(): void {
+    for (const waiter of this.#reaching!) {
+      if (waiter.position > this.position) continue
+      this.#reaching!.delete(waiter)
+      clearTimeout(waiter.timer)
+      waiter.resolve(true)
     }
-    return true
+    if (this.#reaching!.size === 0) this.#reaching = undefined
   }
 
   async #caughtUp(): Promise<void> {
