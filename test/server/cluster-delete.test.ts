@@ -302,7 +302,7 @@ describe('a thread deleted on a cluster', () => {
     await engine!.index.put({ ...old, title: 'made again', run: 0, createdAt: old.createdAt + 1, facts: undefined })
     // Until it stops, the slot is still the old thread's: nothing of the new one is merged into it.
     await new Promise((resolve) => setTimeout(resolve, 50))
-    expect(await api(a.url, 'GET', '/api/threads/d10')).toMatchObject({ status: 200, body: { run: 1 } })
+    expect(await api(a.url, 'GET', '/api/threads/d10')).toMatchObject({ status: 200, body: { title: 'secret words', run: 1 } })
     // This node's lease ends (the other node had taken the thread as it lapsed): the runtime stops.
     cluster.expire(a.node.self.id)
     await expect.poll(async () => (await api(a.url, 'GET', '/api/threads/d10')).body).toMatchObject({ title: 'made again', run: 0 })

@@ -347,9 +347,14 @@ export class ClusterNode {
     if (after !== undefined && (mirror.feed?.seq ?? 0) < after) {
       const end = await this.engine.logs.last(threadId).catch(() => undefined)
       // Read to the end and still short of `after`: the log never had it (a thread deleted and made again); a snapshot is right.
-      if (end === undefined || !(await mirror.reached(end, FOLLOW_CATCH_UP_MS))) return 'behind'
+      if (end === undefined || !(await mirror.reached(end, FOLLOW_CATCH_UP_MS))) {
+        // No follow of it here may come after this one (the tab may retry on another node): it is not kept for good.
+        if ((mirror.feed?.followerCount ?? 0) === 0) mirror.idleSoon()
+        return 'behind'
+      }
     }
-    return mirror.feed
+    // Stopped while this follow waited (idle, or the thread lost here): the tab comes again, to the node's next mirror of it.
+    return this.#mirrors.get(threadId) === mirror ? mirror.feed : 'behind'
   }
 
   /** Monotonic: a step of the wall clock neither skips the scan's full read nor holds a rank's wait. */

@@ -416,6 +416,11 @@ export class ThreadMirror {
     }
   }
 
+  /** Nobody follows the mirror (any more): it asks to be stopped (`onIdle`) in 30 s unless someone follows it meanwhile. */
+  idleSoon(): void {
+    this.#unfollowed()
+  }
+
   #unfollowed(): void {
     clearTimeout(this.#stopTimer)
     this.#stopTimer = setTimeout(() => {
@@ -427,6 +432,12 @@ export class ThreadMirror {
   stop(): void {
     this.#stopped = true
     clearTimeout(this.#stopTimer)
+    // Nothing more is folded: whoever waits for a position is told it will not come.
+    for (const waiter of this.#reaching ?? []) {
+      clearTimeout(waiter.timer)
+      waiter.resolve(false)
+    }
+    this.#reaching = undefined
     this.#reader?.stop()
     this.feed?.close()
   }
