@@ -60,7 +60,8 @@ describe.skipIf(skip !== undefined)(`owner faults in a cluster of threadhost nod
     const survivors = [...cluster.nodes].filter(([name]) => name !== ownerName).map(([, n]) => n.url)
     const followers = [0, 1, 2, 3].map((i) => new Follower(() => survivors, 'busy', i))
     const question = (f: Follower) => f.frames.find((x) => x.event === 'extension-ui-request')
-    await expect.poll(() => followers.every((f) => question(f) && f.has((x) => x.event === 'tool-start' && x.data.name === 'bash')), { timeout: 15_000 }).toBe(true)
+    // How long the run takes to get there (a runtime built, two tool calls) is not what this test bounds: on a loaded 2-core machine it took over 15 s.
+    await expect.poll(() => followers.every((f) => question(f) && f.has((x) => x.event === 'tool-start' && x.data.name === 'bash')), { timeout: 30_000 }).toBe(true)
     await expect.poll(() => processesMatching(`sleep ${tool}`).length, { timeout: 5000 }).toBeGreaterThan(0)
     const queued = []
     for (const text of ['first queued', 'second queued']) {
