@@ -183,7 +183,7 @@ export type RestoreRouteOutcome =
   | { kind: 'conflict'; paths: string[] }
   | { kind: 'failed'; reason: string }
 
-/** A thread looked up by id: a read, a delete, the draft, the commands, a follow. */
+/** A thread looked up by id: a read, a delete, the draft, the commands. */
 export type LookupOutcome = { kind: 'unknown' } | { kind: 'not-live' }
 
 /** A follow refused: no such thread; or (a cluster) this node could not read the thread's log as far as the tab has already seen. */

@@ -339,7 +339,8 @@ export class ClusterNode {
    * node has not read yet came from another node (the owner's followers get a record from its append's
    * acknowledgement, before any other node reads it back): it waits for this node to read the log to
    * its end, since a snapshot older than what the tab has shown would take its seq back. `behind`:
-   * the log could not be read that far in time (the engine is away); the tab retries.
+   * the log could not be read that far within FOLLOW_CATCH_UP_MS (the engine away, or this node's
+   * reading of it behind); the tab retries.
    */
   async follow(threadId: string, after?: number): Promise<Feed | 'behind' | undefined> {
     const mirror = this.#mirror(threadId)
