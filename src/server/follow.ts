@@ -18,7 +18,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Feed } from '../host/feed.js'
 import type { Observation } from '../schemas/index.js'
-import { openEventStream, resumePoint, type EventStream, type StreamOptions } from './event-stream.js'
+import { openEventStream, type EventStream, type StreamOptions } from './event-stream.js'
 
 /** Streamed frames: written with the rest of their turn, never alone (see the header). */
 const streamed = (o: Observation) => o.type === 'assistant-delta' || o.type === 'tool-update'
@@ -37,16 +37,12 @@ function endOfTurn(): void {
   }
 }
 
-export function streamFeed(
-  request: FastifyRequest<{ Querystring: { after?: string } }>,
-  reply: FastifyReply,
-  feed: Feed,
-  options: StreamOptions,
-): void {
+/** Streams `feed` from `after` (the request's resume point, `resumePoint`). */
+export function streamFeed(request: FastifyRequest, reply: FastifyReply, feed: Feed, after: number | undefined, options: StreamOptions): void {
   const fanOut = FanOut.of(feed)
   let leave = () => {}
   const stream = openEventStream(request, reply, options, () => leave())
-  leave = fanOut.join(stream, resumePoint(request))
+  leave = fanOut.join(stream, after)
   options.onJoined?.(reply.raw)
 }
 

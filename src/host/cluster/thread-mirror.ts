@@ -337,7 +337,7 @@ export class ThreadMirror {
   #newFeed(view: ThreadView | undefined): Feed {
     const base = view ?? this.#emptyView(0)
     this.#framesSinceBase = 0
-    return new Feed(base, { ringSize: this.options.ringSize, onUnfollowed: () => this.#unfollowed() })
+    return new Feed(base, { ringSize: this.options.ringSize, onUnfollowed: () => this.idleSoon() })
   }
 
   #rebase(view: ThreadView): void {
@@ -418,10 +418,6 @@ export class ThreadMirror {
 
   /** Nobody follows the mirror (any more): it asks to be stopped (`onIdle`) in 30 s unless someone follows it meanwhile. */
   idleSoon(): void {
-    this.#unfollowed()
-  }
-
-  #unfollowed(): void {
     clearTimeout(this.#stopTimer)
     this.#stopTimer = setTimeout(() => {
       if ((this.feed?.followerCount ?? 0) === 0) this.options.onIdle?.()

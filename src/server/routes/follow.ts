@@ -13,9 +13,10 @@ export function followRoutes(registry: ThreadRegistry, stream: StreamOptions): R
       summary: 'Follow a thread: a snapshot, then every observation in order (Server-Sent Events)',
       description: 'Frames are `snapshot` then observations (src/schemas/observation.ts); resume with `Last-Event-ID` or `?after=`.',
       handler: async (request, reply) => {
-        const found = await registry.follow(request.params.id, resumePoint(request))
+        const after = resumePoint(request)
+        const found = await registry.follow(request.params.id, after)
         if (found.kind !== 'following') return replyWith(found.kind === 'behind' ? reply.header('retry-after', '1') : reply, followOutcomes, found, { threadId: request.params.id })
-        streamFeed(request, reply, found.feed, stream)
+        streamFeed(request, reply, found.feed, after, stream)
       },
     },
   }
