@@ -261,4 +261,26 @@ describe('a thread mirror and its log\'s checkpoints', () => {
     expect(cluster.checkpoints.get(ID)).toBeUndefined()
     mirror.stop()
   })
+
+  it('stopped before its first read of the log ended, lets whoever waits for it go on: ready resolves, and a wait for a position answers false', async () => {
+    const cluster = new MemoryCluster()
+    const writer = owner(cluster)
+    await writer.run(1, 2)
+    // A reader that never catches up (the engine slow to answer): the mirror is stopped in its first read.
+    const stalled: ThreadLogs = { ...cluster.engine('a').logs, read: () => ({ stop() {} }) }
+    const mirror = new ThreadMirror(ID, stalled, async () => initialView(ID))
+    mirror.start()
+    const waiting = mirror.reached(writer.last)
+    let ready = false
+    void mirror.ready().then(() => (ready = true))
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(ready).toBe(false)
+    mirror.stop()
+    await mirror.ready()
+    expect(await waiting).toBe(false)
+    // Asked after the stop, too.
+    expect(await mirror.reached(writer.last)).toBe(false)
+    expect(mirror.stopped).toBe(true)
+    expect(mirror.feed).toBeUndefined()
+  })
 })

@@ -397,7 +397,11 @@ export class ClusterNode {
       await owners.release(ownership).catch(() => {})
       throw error
     })
-    await mirror.reached(end)
+    // Stopped before it read that far (this node stopping, or the mirror idle): not taken after all.
+    if (!(await mirror.reached(end))) {
+      void owners.release(ownership).catch(() => {})
+      return false
+    }
     await this.registry.fence(threadId)
     const view = mirror.position > 0 ? mirror.feed?.view : undefined
     if (view) this.registry.adopt({ threadId, run: view.status.run })

@@ -288,7 +288,7 @@ export class ThreadMirror {
     return this.#chores
   }
 
-  /** Resolves once every record there was at the start is folded and there is a feed. */
+  /** Resolves once every record there was at the start is folded and there is a feed — or once the mirror is stopped (check `stopped`). */
   ready(): Promise<void> {
     return this.#ready
   }
@@ -299,6 +299,7 @@ export class ThreadMirror {
    */
   reached(position: number, withinMs = Infinity): Promise<boolean> {
     if (this.position >= position) return Promise.resolve(true)
+    if (this.#stopped) return Promise.resolve(false)
     return new Promise((resolve) => {
       const waiter: Reaching = { position, resolve }
       ;(this.#reaching ??= new Set()).add(waiter)
@@ -322,7 +323,7 @@ export class ThreadMirror {
   }
 
   async #caughtUp(): Promise<void> {
-    if (!this.feed) {
+    if (!this.feed && !this.#stopped) {
       const view = await this.fileView().catch(() => undefined)
       this.feed ??= this.#newFeed(view ?? undefined)
     }
@@ -434,7 +435,14 @@ export class ThreadMirror {
       waiter.resolve(false)
     }
     this.#reaching = undefined
+    // Nor is its first read finished: whoever waits for it goes on, to find the mirror stopped.
+    this.#markReady()
     this.#reader?.stop()
     this.feed?.close()
+  }
+
+  /** Whether the mirror was stopped: it folds nothing more, and a feed it never made stays undefined. */
+  get stopped(): boolean {
+    return this.#stopped
   }
 }
