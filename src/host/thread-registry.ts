@@ -10,7 +10,6 @@
  * outcomes to status codes.
  */
 import { randomUUID } from 'node:crypto'
-import { performance } from 'node:perf_hooks'
 import type { CommandInfo, ExtensionList, ModelList, Observation, ThreadSummary } from '../schemas/index.js'
 import type { ChangesOutcome, CreateOutcome, DeleteOutcome, DialogOutcomeForRoute, EditOutcome, FollowOutcome, PromptRouteOutcome, RestoreRouteOutcome, ShortcutOutcome, TakeQueueOutcome, TerminalInputRouteOutcome, VersionOutcome } from '../schemas/outcomes.js'
 import { SessionDamaged, type ModelCatalog, type RuntimeFactory } from '../runtime/port.js'
@@ -36,6 +35,7 @@ import { join } from 'node:path'
 import { Checkpoints } from './checkpoints/checkpoints.js'
 import { ChangeRequests } from './checkpoints/change-requests.js'
 import { Worktrees, type WorktreeHolds } from './worktrees.js'
+import { ClusterDirectory, type AdoptedRow } from './cluster-directory.js'
 
 export type { CommandOutcome, ThreadChange, UpdateOutcome } from './thread-commands.js'
 export type { PromptRequestBody } from './prompt-admission.js'
@@ -58,14 +58,6 @@ export type { CreateOutcome, DialogOutcomeForRoute, PromptRouteOutcome }
 
 export type { CreateRequest, DialogBody } from './thread-requests.js'
 
-/** How long a thread made here shuts out older notices of its id (`#made`): the index gives its row back within moments. */
-const MADE_MS = 30_000
-
-/** A row another node wrote, as the cluster's index gives it: the thread's id, and what changed. */
-type AdoptedRow = Pick<ThreadRow, 'threadId'> & Partial<ThreadRow>
-/** A delete running here: whether another node deleted the thread meanwhile (`forget`), and the row of one it made again under the id since. */
-type Deleting = { forgotten: boolean; after?: AdoptedRow }
-
 /** What a cluster node gives the registry (src/host/cluster/cluster-node.ts, `attachCluster`). */
 export interface ClusterHooks extends ClusterThreadHooks {
   /** The feed a follow resuming `after` reads; `behind`: this node's copy of the log has not reached `after` and cannot now. */
@@ -75,22 +67,12 @@ export interface ClusterHooks extends ClusterThreadHooks {
 
 export class ThreadRegistry {
   readonly #slots = new Map<string, ThreadSlot>()
-  /**
-   * Threads made here whose row the cluster's index has not given back yet (cluster mode only), with when
-   * (the monotonic clock): the index gives an id's rows in order, so a row of another thread under the id,
-   * or its delete, heard meanwhile is an older thread's, heard late. Only for MADE_MS: a row the index
-   * never gives back (dropped as its node lost the thread, or passed over by a watch started again after
-   * a reconnection) would otherwise shut out the id's later notices for good.
-   */
-  readonly #made = new Map<string, { createdAt: number; at: number }>()
-  /** Threads being deleted here (`Deleting`): the cluster index's echo of the delete must not take their slot from under it. */
-  readonly #deleting = new Map<string, Deleting>()
-  /**
-   * Threads whose runtime here is still up (stopping: another node has the thread now) when the index
-   * says the thread was deleted, or made again under its id: once it is at rest, the slot is forgotten
-   * and the row of the thread made again, if any, adopted — never merged into the old thread's slot.
-   */
-  readonly #replaced = new Map<string, { after?: AdoptedRow }>()
+  /** Cluster mode: the slots kept in step with the cluster's index (cluster-directory.ts). */
+  readonly #directory = new ClusterDirectory({
+    get: (threadId) => this.#slots.get(threadId),
+    add: (row) => this.#add(row),
+    discard: (slot) => this.#discard(slot),
+  })
   readonly #options: RegistryOptions
   readonly #store: ThreadStore
   readonly #feeds: ThreadFeeds
@@ -330,40 +312,34 @@ export class ThreadRegistry {
       // The row as it stands (its live run, its seq ceiling): what comes back if a cluster's delete does not go through.
       const row = this.#row(slot)
       this.#store.deleteThread(threadId)
-      const deleting: Deleting = { forgotten: false }
-      this.#deleting.set(threadId, deleting)
+      const deleting = this.#directory.deleteStarted(threadId)
       slot.journal.stop()
+      let kept = false
       try {
         await slot.delete()
+        return { kind: 'deleted' }
       } catch (error) {
-        if (!(error instanceof ThreadPassedOn)) {
-          // Deleted all the same (a file that could not be removed): its words are not found again.
-          this.#search?.forget(threadId)
-          throw error
-        }
+        // Deleted all the same (a file that could not be removed).
+        if (!(error instanceof ThreadPassedOn)) throw error
         // Deleted on its next owner meanwhile: nothing comes back, and the retry finds no thread.
-        if (deleting.forgotten) {
-          this.#search?.forget(threadId)
-          return { kind: 'owner-changed', threadId }
-        }
+        if (deleting.forgotten) return { kind: 'owner-changed', threadId }
         // The row again: the delete's retry finds the thread on its next owner (the index kept it: ClusterNode.threadDeleted).
         // As it stands now (a newer row from the next owner may have come in meanwhile), with the run and seq it had.
-        const kept = { ...slot.record, run: Math.max(row.run, slot.record.run), seq: Math.max(row.seq, slot.record.seq, slot.journal.ceiling) }
-        this.#add(kept)
+        const record = { ...slot.record, run: Math.max(row.run, slot.record.run), seq: Math.max(row.seq, slot.record.seq, slot.journal.ceiling) }
+        this.#add(record)
+        kept = true
         try {
-          this.#store.putThread(kept, { restored: true })
+          this.#store.putThread(record, { restored: true })
         } catch (fault) {
           this.#options.log?.('error', `[${threadId}] store write failed while keeping a thread whose delete did not go through: ${String(fault)}`)
         }
         return { kind: 'owner-changed', threadId }
       } finally {
-        this.#deleting.delete(threadId)
+        // Gone, in every case but that one: its words are not found again.
+        if (!kept) this.#search?.forget(threadId)
         if (this.#slots.get(threadId) === slot) this.#slots.delete(threadId)
-        if (deleting.after) this.adopt(deleting.after)
+        this.#directory.deleteEnded(threadId, deleting, !kept)
       }
-      this.#search?.forget(threadId)
-      this.#made.delete(threadId)
-      return { kind: 'deleted' }
     })
   }
 
@@ -475,26 +451,7 @@ export class ThreadRegistry {
 
   /** A thread another node made or changed: its slot here, or its row brought up to date (runs never go back). */
   adopt(row: AdoptedRow): void {
-    const deleting = this.#deleting.get(row.threadId)
-    // Deleted on another node and made again there while a delete runs here: that thread comes once this delete is over.
-    if (deleting?.forgotten) return void (deleting.after = { ...deleting.after, ...row })
-    const replaced = this.#replaced.get(row.threadId)
-    if (replaced) return void (replaced.after = { ...replaced.after, ...row })
-    const made = this.#madeHere(row.threadId)
-    if (made !== undefined && row.createdAt !== undefined) {
-      if (row.createdAt !== made) return
-      this.#made.delete(row.threadId)
-    }
-    let slot = this.#slots.get(row.threadId)
-    // Another thread under the id (made at another time, on a clock of its own): the index's latest row
-    // is one made since this node's was deleted (while it was away), and replaces it here.
-    if (slot && row.createdAt !== undefined && row.createdAt !== slot.record.createdAt) {
-      if (slot.thread || slot.building) return this.#replaceAtRest(slot, row)
-      this.forget(row.threadId)
-      slot = this.#slots.get(row.threadId)
-    }
-    if (!slot) return void (row.model !== undefined && row.createdAt !== undefined && this.#add({ run: 0, seq: 0, title: row.threadId, updatedAt: row.createdAt, ...row } as ThreadRow))
-    slot.record = { ...slot.record, ...row, run: Math.max(slot.record.run, row.run ?? 0), seq: Math.max(slot.record.seq, row.seq ?? 0) }
+    this.#directory.adopt(row)
   }
 
   /**
@@ -518,40 +475,7 @@ export class ThreadRegistry {
 
   /** A thread deleted on another node: its slot and its rows in this node's store go here (its files were the other node's to remove). */
   forget(threadId: string): void {
-    // A thread made here since: the notice is an older one's, heard late.
-    if (this.#madeHere(threadId) !== undefined) return
-    const slot = this.#slots.get(threadId)
-    const deleting = this.#deleting.get(threadId)
-    // A delete running here finishes it: its own, heard back from the index, or one that did not go through
-    // here (it then keeps nothing).
-    if (deleting) return void Object.assign(deleting, { forgotten: true, after: undefined })
-    if (!slot) return
-    if (slot.thread || slot.building) return this.#replaceAtRest(slot, undefined)
-    slot.feed?.close()
-    slot.journal.stop()
-    this.#slots.delete(threadId)
-    // Its words are not found here again, under a thread made anew with its id either; nor is it listed after a restart.
-    this.#search?.forget(threadId)
-    try {
-      this.#store.deleteThread(threadId)
-    } catch (error) {
-      this.#options.log?.('warn', `[${threadId}] store write failed while forgetting a thread deleted on another node: ${String(error)}`)
-    }
-  }
-
-  /** The slot goes once its runtime is at rest, and `after`, a thread made again under its id, comes in its place (`#replaced`). */
-  #replaceAtRest(slot: ThreadSlot, after: AdoptedRow | undefined): void {
-    const { threadId } = slot
-    const waiting = this.#replaced.has(threadId)
-    this.#replaced.set(threadId, { after })
-    if (waiting) return
-    void slot.idle().then(() => {
-      const replaced = this.#replaced.get(threadId)
-      this.#replaced.delete(threadId)
-      if (!replaced || this.#slots.get(threadId) !== slot) return
-      this.forget(threadId)
-      if (replaced.after) this.adopt(replaced.after)
-    })
+    this.#directory.forget(threadId)
   }
 
   /** Another node owns the thread now: its run here stops and this node's feed of it goes (the log has the truth). */
@@ -629,16 +553,21 @@ export class ThreadRegistry {
       seq: 0,
     }
     this.#store.putThread(row)
-    if (this.#follow) this.#made.set(threadId, { createdAt: now, at: performance.now() })
+    if (this.#follow) this.#directory.made(threadId, now)
     return this.#add(row)
   }
 
-  /** When the thread was made here, if it was within MADE_MS and its row has not come back from the index since. */
-  #madeHere(threadId: string): number | undefined {
-    const made = this.#made.get(threadId)
-    if (made === undefined || performance.now() - made.at <= MADE_MS) return made?.createdAt
-    this.#made.delete(threadId)
-    return undefined
+  /** A thread deleted on another node goes: its slot, and its rows in the store; its words are not found here again, under a thread made anew with its id either, nor is it listed after a restart. */
+  #discard(slot: ThreadSlot): void {
+    slot.feed?.close()
+    slot.journal.stop()
+    this.#slots.delete(slot.threadId)
+    this.#search?.forget(slot.threadId)
+    try {
+      this.#store.deleteThread(slot.threadId)
+    } catch (error) {
+      this.#options.log?.('warn', `[${slot.threadId}] store write failed while forgetting a thread deleted on another node: ${String(error)}`)
+    }
   }
 
   /** The slot's row as written (`record`: the one about to be taken): the run its live thread owns, the seq ceiling its journal reserved. */
