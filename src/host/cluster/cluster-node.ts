@@ -27,7 +27,8 @@ import { LogWriter } from './log-writer.js'
 import { EngineAway, type ClusterEngine, type CommandReply, type CommandRequest, type NodeInfo, type Ownership } from './port.js'
 import { leftForOtherFormat, OtherRecordFormat } from './record-format.js'
 import { TakeoverScan } from './takeover-scan.js'
-import { lastFrame, ThreadMirror, type KeyedAdmission } from './thread-mirror.js'
+import { NodeMirrors } from './node-mirrors.js'
+import { lastFrame, type ThreadMirror, type KeyedAdmission } from './thread-mirror.js'
 
 /** What the node needs of the thread registry (thread-registry.ts). */
 export interface ClusterRegistry {
@@ -47,25 +48,15 @@ export interface ClusterRegistry {
 
 /** How long a command waits for the owner's answer before the sender answers 503. */
 export const COMMAND_TIMEOUT_MS = 5000
-/** How long a follow resuming past this node's copy of the log waits for the copy to catch up before it is refused. */
-const FOLLOW_CATCH_UP_MS = 2000
 /** A release the engine did not answer (a timeout under load, a blip) is tried again, this often. */
 const RELEASE_ATTEMPTS = 5
 const RELEASE_RETRY_MS = 100
-/**
- * A thread's owner keeps a checkpoint of its log every this many records (thread-mirror.ts): a node
- * that starts to mirror the thread then folds at most about as many (≈ 15 µs each on the 2-vCPU VM)
- * after reading the checkpoint, instead of the whole log.
- */
-const CHECKPOINT_EVERY = 1000
 /** How often a node that joined again asks the engine for the live nodes' formats until it answers. */
 const RETRY_CHECK_MS = 250
 /** How long such asks may fail otherwise than with the engine away before the node stops. */
 const CHECK_FAILING_MS = 30_000
 /** Prompts' accepted marks kept for their answers at most (see `promptAccepted`). */
 const MAX_ACCEPTED = 1000
-/** How long a stop waits for what its mirrors still ask of the engine (a checkpoint, a delete's forget). */
-const STOP_CHORES_MS = 1000
 
 interface Owned {
   ownership: Ownership
@@ -98,7 +89,7 @@ type Receipt = { run: number; queued: boolean }
 export class ClusterNode {
   readonly #owned = new Map<string, Owned>()
   readonly #opening = new Map<string, Promise<boolean>>()
-  readonly #mirrors = new Map<string, ThreadMirror>()
+  readonly #mirrors: NodeMirrors
   /** Threads with a runtime on this node, and commands running here per thread: what keeps an owned thread from being given back. */
   readonly #liveHere = new Set<string>()
   readonly #commandsHere = new Map<string, number>()
@@ -136,7 +127,7 @@ export class ClusterNode {
       log?: Log
       /** Monotonic ms for the scan's timing (performance.now by default; a test's own clock). */
       clock?: () => number
-      /** How many of a thread's records its log's checkpoints are apart at least (CHECKPOINT_EVERY). */
+      /** How many of a thread's records its log's checkpoints are apart at least (node-mirrors.ts). */
       checkpointEvery?: number
       /**
        * Called once when the node, joining again after losing its lease, may not serve on: a live node
@@ -147,6 +138,14 @@ export class ClusterNode {
       onMustStop?: (error: Error) => void
     },
   ) {
+    this.#mirrors = new NodeMirrors(engine.logs, {
+      fileView: options.fileView,
+      owns: (threadId) => this.owns(threadId),
+      holds: (threadId) => this.#owned.has(threadId),
+      ringSize: options.ringSize,
+      log: options.log,
+      checkpointEvery: options.checkpointEvery,
+    })
     this.#scan = new TakeoverScan({
       engine: this.engine,
       life: () => this.self.id,
@@ -175,7 +174,7 @@ export class ClusterNode {
     membership.onLost(() => void this.#rejoin().catch((error: unknown) => this.options.log?.('error', `cluster: joining again after the lease was lost failed: ${String(error)}`)))
     this.registry.attachCluster({
       follow: (id, after) => this.follow(id, after),
-      base: (id) => this.#base(id),
+      base: (id) => this.#mirrors.base(id),
       fence: fenceGuard({ name: () => this.self.name, leaseCurrent: () => this.engine.membership.current(), owns: (id) => this.owns(id) }),
       inLog: (id) => this.flushed(id),
       deleted: (id) => this.threadDeleted(id),
@@ -334,28 +333,9 @@ export class ClusterNode {
     return { node: this.self.name, cluster: { mode: this.engine.mode, nodes: [...new Set(names)].sort() } }
   }
 
-  /**
-   * Followers of the thread, on this node: the mirror of its log. A tab resuming `after` a seq this
-   * node has not read yet came from another node (the owner's followers get a record from its append's
-   * acknowledgement, before any other node reads it back): it waits for this node to read the log to
-   * its end, since a snapshot older than what the tab has shown would take its seq back. `behind`:
-   * the log could not be read that far within FOLLOW_CATCH_UP_MS (the engine away, or this node's
-   * reading of it behind); the tab retries.
-   */
-  async follow(threadId: string, after?: number): Promise<Feed | 'behind' | undefined> {
-    const mirror = this.#mirror(threadId)
-    await mirror.ready()
-    if (after !== undefined && (mirror.feed?.seq ?? 0) < after) {
-      const end = await this.engine.logs.last(threadId).catch(() => undefined)
-      // Read to the end and still short of `after`: the log never had it (a thread deleted and made again); a snapshot is right.
-      if (end === undefined || !(await mirror.reached(end, FOLLOW_CATCH_UP_MS))) {
-        // No follow of it here may come after this one (the tab may retry on another node): it is not kept for good.
-        if ((mirror.feed?.followerCount ?? 0) === 0) mirror.idleSoon()
-        return 'behind'
-      }
-    }
-    // Stopped while this follow waited (idle, or the thread lost here): the tab comes again, to the node's next mirror of it.
-    return this.#mirrors.get(threadId) === mirror ? mirror.feed : 'behind'
+  /** Followers of the thread, on this node: the mirror of its log (node-mirrors.ts). */
+  follow(threadId: string, after?: number): Promise<Feed | 'behind' | undefined> {
+    return this.#mirrors.follow(threadId, after)
   }
 
   /** Monotonic: a step of the wall clock neither skips the scan's full read nor holds a rank's wait. */
@@ -389,7 +369,7 @@ export class ClusterNode {
       return false
     }
     // The log to its end: the new feed starts from its fold, and the first append is conditional on it.
-    const mirror = this.#mirror(threadId)
+    const mirror = this.#mirrors.of(threadId)
     await mirror.ready()
     const end = await this.engine.logs.last(threadId).catch(async (error: unknown) => {
       // Not taken after all (the engine went away): the record goes back, or another node's command would
@@ -476,32 +456,6 @@ export class ClusterNode {
       writer.push({ kind: 'frames', frames: [(lastFrame(feed, o) ?? encodeObservation(o)).toString('utf8')] })
       if (o.type === 'settled' || o.type === 'branch') rewriteRow()
     })
-  }
-
-  /** Where this node's feed of a thread starts: the fold of its log, when the log holds anything. */
-  async #base(threadId: string): Promise<ThreadView | undefined> {
-    const mirror = this.#mirror(threadId)
-    await mirror.ready()
-    return mirror.position > 0 ? mirror.feed?.view : undefined
-  }
-
-  #mirror(threadId: string): ThreadMirror {
-    let mirror = this.#mirrors.get(threadId)
-    if (!mirror) {
-      mirror = new ThreadMirror(threadId, this.engine.logs, () => this.options.fileView(threadId), {
-        ringSize: this.options.ringSize,
-        log: this.options.log,
-        checkpoints: { every: this.options.checkpointEvery ?? CHECKPOINT_EVERY, writes: () => this.owns(threadId) },
-        onIdle: () => {
-          if (this.#owned.has(threadId) || this.#mirrors.get(threadId) !== mirror) return
-          this.#mirrors.delete(threadId)
-          mirror!.stop()
-        },
-      })
-      this.#mirrors.set(threadId, mirror)
-      mirror.start()
-    }
-    return mirror
   }
 
   /**
@@ -591,9 +545,7 @@ export class ClusterNode {
     owned.stopServing()
     owned.writer.lose()
     this.options.log?.('warn', `[${threadId}] cluster: fenced; another node owns the thread, its run here is stopped`)
-    const mirror = this.#mirrors.get(threadId)
-    this.#mirrors.delete(threadId)
-    mirror?.stop()
+    this.#mirrors.drop(threadId)
     this.#losing.add(threadId)
     try {
       await this.registry.fence(threadId)
@@ -699,12 +651,7 @@ export class ClusterNode {
       owned.writer.close()
       await giveBack(this.engine.owners, owned.ownership, this.options.log)
     }
-    // A delete's forget still on its way gets a moment to land; past it, the next owner of the id does it.
-    let waited: ReturnType<typeof setTimeout> | undefined
-    const chores = Promise.all([...this.#mirrors.values()].map((mirror) => mirror.chores()))
-    await Promise.race([chores, new Promise((resolve) => (waited = setTimeout(resolve, STOP_CHORES_MS)))])
-    clearTimeout(waited)
-    for (const mirror of this.#mirrors.values()) mirror.stop()
+    await this.#mirrors.stop()
     await this.engine.close()
   }
 }
