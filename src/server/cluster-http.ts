@@ -111,7 +111,7 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
     return here === undefined ? undefined : `${pass} ${here}`
   }
   const links = new OwnerLinks(() => own())
-  // Commands passed between nodes, by either way (the bus or straight to the owner), are counted here only.
+  // A command passed on straight to its owner counts as the bus's do (cluster-metrics.ts).
   const counts = clusterMetrics(node)?.counts
   const sentStraight = (request: FastifyRequest) => request.headers[PASSED_ON_HEADER] === pass
   // An early claim of a keyed command sent straight here, let go if its guard never took it up.
@@ -161,7 +161,6 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
       const answering = new Map<string, { answer: (reply: CommandReply) => void; began: CommandStart }>()
       let commands = 0
       node.serveWith(async (command, answer, began) => {
-        if (counts) counts.served++
         const id = String(++commands)
         answering.set(id, { answer, began })
         const key = command.headers[IDEMPOTENCY_HEADER]
@@ -219,7 +218,10 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
         let where: Awaited<ReturnType<ClusterNode['dispatch']>> | undefined
         const direct = owned ? undefined : await links.send(threadId, command, COMMAND_TIMEOUT_MS)
         if (direct === 'unavailable') where = 'unavailable'
-        else if (direct !== undefined && direct !== 'not-sent') where = replyOf(direct.status, direct.headers, direct.body)
+        else if (direct !== undefined && direct !== 'not-sent') {
+          if (counts) counts.forwarded++
+          where = replyOf(direct.status, direct.headers, direct.body)
+        }
         where ??= await node.dispatch(threadId, command)
         if (typeof where === 'object' && 'local' in where) {
           local.set(request, { threadId, began: where.local })
@@ -229,7 +231,6 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
         if (where === 'unavailable') {
           return replyWith(reply.header('retry-after', '1'), guardOutcomes, { kind: 'owner-unreachable', threadId }, undefined)
         }
-        if (counts) counts.forwarded++
         // Where it ran is for this node, kept for the thread's next command; never for the client.
         const { [RAN_ON_HEADER]: owner, ...answer } = where.headers
         links.learn(threadId, owner)

@@ -2,19 +2,18 @@
  * What a cluster node counts for `/metrics` (metrics.ts): its engine's adapters as the node uses
  * them, wrapped before the node gets them, so the node's own code (cluster-node.ts, log-writer.ts,
  * thread-mirror.ts) stays free of metrics, as the rest of the host is. Everything else an adapter
- * has passes through untouched. Commands passed between nodes are counted where they pass, by either
- * way: cluster-http.ts.
+ * has passes through untouched.
  */
-import { Fenced, type ClusterEngine, type OwnerDirectory, type ThreadLogs } from '../host/cluster/port.js'
+import { Fenced, type ClusterEngine, type CommandBus, type OwnerDirectory, type ThreadLogs } from '../host/cluster/port.js'
 
 export interface ClusterCounts {
   /** Records this node appended to thread logs. */
   appends: number
   /** Appends refused because another node had appended since (this node was fenced). */
   refused: number
-  /** Commands this node passed on to another node that owned the thread, and got an answer (counted in cluster-http.ts, by either way). */
+  /** Commands this node passed on to another node that owned the thread, and got an answer. */
   forwarded: number
-  /** Commands another node passed on to this one, as the thread's owner (cluster-http.ts). */
+  /** Commands another node passed on to this one, as the thread's owner. */
   served: number
   /** Threads this node took from a node whose lease had lapsed (an owner record replaced). */
   takeovers: number
@@ -80,7 +79,20 @@ export function countedEngine(engine: ClusterEngine): { engine: ClusterEngine; c
       }
     },
   }
-  const wrapped = { owners: over(engine.owners, owners), logs: over(engine.logs, logs) }
+  const commands: Partial<CommandBus> = {
+    serve(threadId, handler) {
+      return engine.commands.serve(threadId, (request, answer) => {
+        counts.served++
+        return handler(request, answer)
+      })
+    },
+    async send(threadId, request, timeoutMs) {
+      const reply = await engine.commands.send(threadId, request, timeoutMs)
+      if (typeof reply === 'object') counts.forwarded++
+      return reply
+    },
+  }
+  const wrapped = { owners: over(engine.owners, owners), logs: over(engine.logs, logs), commands: over(engine.commands, commands) }
   const counted = over(engine, wrapped)
   countsOf.set(counted, counts)
   return { engine: counted, counts }
