@@ -379,7 +379,7 @@ export class ClusterNode {
     })
     // Stopped before it read that far (this node stopping, or the mirror idle): not taken after all.
     if (!(await mirror.reached(end))) {
-      void owners.release(ownership).catch(() => {})
+      void giveBack(owners, ownership, this.options.log)
       return false
     }
     await this.registry.fence(threadId)

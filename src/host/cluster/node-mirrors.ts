@@ -34,6 +34,7 @@ export interface NodeMirrorsOptions {
 
 export class NodeMirrors {
   readonly #mirrors = new Map<string, ThreadMirror>()
+  #stopped = false
 
   constructor(
     private readonly logs: ThreadLogs,
@@ -45,7 +46,7 @@ export class NodeMirrors {
     return this.#mirrors.get(threadId)
   }
 
-  /** The thread's mirror, started if this node keeps none. */
+  /** The thread's mirror, started if this node keeps none; once the node's mirrors are stopped, one that is stopped too. */
   of(threadId: string): ThreadMirror {
     let mirror = this.#mirrors.get(threadId)
     if (mirror) return mirror
@@ -59,6 +60,10 @@ export class NodeMirrors {
       },
     })
     mirror = started
+    if (this.#stopped) {
+      mirror.stop()
+      return mirror
+    }
     this.#mirrors.set(threadId, mirror)
     mirror.start()
     return mirror
@@ -79,8 +84,11 @@ export class NodeMirrors {
    * within FOLLOW_CATCH_UP_MS (the engine away, or this node's reading of it behind); the tab retries.
    */
   async follow(threadId: string, after?: number): Promise<Feed | 'behind' | undefined> {
+    if (this.#stopped) return 'behind'
     const mirror = this.of(threadId)
     await mirror.ready()
+    // Stopped before it read the log (the node stopping, or the thread lost here): the tab comes again, to another mirror of it.
+    if (mirror.stopped) return 'behind'
     if (after !== undefined && (mirror.feed?.seq ?? 0) < after) {
       const end = await this.logs.last(threadId).catch(() => undefined)
       // Read to the end and still short of `after`: the log never had it (a thread deleted and made again); a snapshot is right.
@@ -94,19 +102,28 @@ export class NodeMirrors {
     return this.#mirrors.get(threadId) === mirror ? mirror.feed : 'behind'
   }
 
-  /** Where this node's feed of a thread starts: the fold of its log, when the log holds anything. */
+  /**
+   * Where this node's feed of a thread starts: the fold of its log, when the log holds anything. A
+   * mirror stopped before it read the log (the thread lost here meanwhile) tells nothing: the next one
+   * is asked, unless the node is stopping (its feeds then serve nobody).
+   */
   async base(threadId: string): Promise<ThreadView | undefined> {
-    const mirror = this.of(threadId)
-    await mirror.ready()
-    return mirror.position > 0 ? mirror.feed?.view : undefined
+    while (!this.#stopped) {
+      const mirror = this.of(threadId)
+      await mirror.ready()
+      if (!mirror.stopped) return mirror.position > 0 ? mirror.feed?.view : undefined
+    }
+    return undefined
   }
 
   /** Every mirror stops, once what they asked of the engine (a delete's forget on its way) landed or STOP_CHORES_MS passed: past it, the next owner of the id does it. */
   async stop(): Promise<void> {
+    this.#stopped = true
     let waited: ReturnType<typeof setTimeout> | undefined
     const chores = Promise.all([...this.#mirrors.values()].map((mirror) => mirror.chores()))
     await Promise.race([chores, new Promise((resolve) => (waited = setTimeout(resolve, STOP_CHORES_MS)))])
     clearTimeout(waited)
     for (const mirror of this.#mirrors.values()) mirror.stop()
+    this.#mirrors.clear()
   }
 }

@@ -325,7 +325,8 @@ export class ThreadMirror {
   async #caughtUp(): Promise<void> {
     if (!this.feed && !this.#stopped) {
       const view = await this.fileView().catch(() => undefined)
-      this.feed ??= this.#newFeed(view ?? undefined)
+      // Not once stopped meanwhile: nothing would close it.
+      if (!this.#stopped) this.feed ??= this.#newFeed(view ?? undefined)
     }
     this.#markReady()
   }

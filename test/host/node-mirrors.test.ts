@@ -1,0 +1,61 @@
+/**
+ * The mirrors one node keeps (src/host/cluster/node-mirrors.ts): a follow or a take waiting on a mirror
+ * that is stopped before it read the log is never left hanging, nor told the thread does not exist.
+ */
+import { describe, expect, it } from 'vitest'
+import { MemoryCluster } from '../../src/host/cluster/memory.js'
+import { NodeMirrors } from '../../src/host/cluster/node-mirrors.js'
+import type { ThreadLogs } from '../../src/host/cluster/port.js'
+import { lastFrame } from '../../src/host/cluster/thread-mirror.js'
+import { Feed } from '../../src/host/feed.js'
+import { initialView } from '../../src/shared/projection.js'
+
+const ID = 'a thread'
+
+/** A log with one run's first frames in it, as its owner wrote them. */
+async function logWithFrames(cluster: MemoryCluster): Promise<number> {
+  const feed = new Feed(initialView(ID), {})
+  const frame = (input: Parameters<Feed['append']>[0]) => lastFrame(feed, feed.append(input))!.toString('utf8')
+  return cluster.engine('owner').logs.append(ID, { kind: 'frames', frames: [frame({ type: 'status', live: true, busy: true, run: 1 }), frame({ type: 'user-message', messageId: 'p1', text: 'hello', run: 1, versions: [], at: 1 })] }, 0)
+}
+
+/** The logs, whose first `stalled` reads never catch up (an engine slow to answer). */
+function stalling(logs: ThreadLogs, stalled = 1): ThreadLogs {
+  let reads = 0
+  return { ...logs, read: (...args) => (++reads <= stalled ? { stop() {} } : logs.read(...args)) }
+}
+
+/** What the promise came to within `ms`, or `pending`. */
+const within = <T>(promise: Promise<T>, ms = 1000) => Promise.race([promise, new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), ms))])
+
+const mirrorsOn = (logs: ThreadLogs, holds = false) => new NodeMirrors(logs, { fileView: async () => initialView(ID), owns: () => holds, holds: () => holds })
+
+describe("a node's mirrors", () => {
+  it('a follow waiting on a mirror still in its first read, as the node stops its mirrors, is told to retry (not that the thread is unknown)', async () => {
+    const cluster = new MemoryCluster()
+    await logWithFrames(cluster)
+    const mirrors = mirrorsOn(stalling(cluster.engine('a').logs))
+    const following = mirrors.follow(ID)
+    expect(await within(following, 50)).toBe('pending')
+    await mirrors.stop()
+    expect(await within(following)).toBe('behind')
+    // And any follow after the stop, without a reader started for it.
+    expect(await within(mirrors.follow(ID, 1))).toBe('behind')
+    expect(mirrors.get(ID)).toBeUndefined()
+  })
+
+  it("the base of a feed this node loads, asked as its mirror is dropped in its first read (the thread lost here), is the next mirror's fold of the log", async () => {
+    const cluster = new MemoryCluster()
+    const end = await logWithFrames(cluster)
+    const mirrors = mirrorsOn(stalling(cluster.engine('a').logs))
+    const base = mirrors.base(ID)
+    expect(await within(base, 50)).toBe('pending')
+    mirrors.drop(ID)
+    const view = await within(base)
+    expect(view).not.toBe('pending')
+    expect(view).toMatchObject({ seq: 2, status: { live: true, busy: true, run: 1 } })
+    expect(mirrors.get(ID)?.position).toBe(end)
+    await mirrors.stop()
+    expect(await within(mirrors.base(ID))).toBeUndefined()
+  })
+})
