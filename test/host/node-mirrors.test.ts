@@ -44,16 +44,31 @@ describe("a node's mirrors", () => {
     expect(mirrors.get(ID)).toBeUndefined()
   })
 
-  it("the base of a feed this node loads, asked as its mirror is dropped in its first read (the thread lost here), is the next mirror's fold of the log", async () => {
+  it("the base of a feed this node loads, asked as its mirror is dropped in its first read, is the next mirror's fold of the log while the node holds the thread (lost and taken again); none once it does not", async () => {
     const cluster = new MemoryCluster()
     const end = await logWithFrames(cluster)
-    const mirrors = mirrorsOn(stalling(cluster.engine('a').logs))
+    let holds = true
+    const mirrors = new NodeMirrors(stalling(cluster.engine('a').logs, 3), { fileView: async () => initialView(ID), owns: () => holds, holds: () => holds })
     const base = mirrors.base(ID)
     expect(await within(base, 50)).toBe('pending')
+    // Lost and taken again: the base asks the mirror of the new ownership.
     mirrors.drop(ID)
-    const view = await within(base)
-    expect(view).not.toBe('pending')
-    expect(view).toMatchObject({ seq: 2, status: { live: true, busy: true, run: 1 } })
+    expect(await within(base, 50)).toBe('pending')
+    const second = mirrors.get(ID)!
+    // Lost for good: no mirror is started for a feed the loss closes.
+    holds = false
+    mirrors.drop(ID)
+    expect(await within(base)).toBeUndefined()
+    expect(second.stopped).toBe(true)
+    expect(mirrors.get(ID)).toBeUndefined()
+
+    holds = true
+    const again = mirrors.base(ID)
+    const stalled = mirrors.get(ID)!
+    expect(await within(again, 50)).toBe('pending')
+    mirrors.drop(ID)
+    expect(await within(again)).toMatchObject({ seq: 2, status: { live: true, busy: true, run: 1 } })
+    expect(stalled.stopped).toBe(true)
     expect(mirrors.get(ID)?.position).toBe(end)
     await mirrors.stop()
     expect(await within(mirrors.base(ID))).toBeUndefined()

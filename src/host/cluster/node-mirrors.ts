@@ -105,15 +105,15 @@ export class NodeMirrors {
   /**
    * Where this node's feed of a thread starts: the fold of its log, when the log holds anything. A
    * mirror stopped before it read the log (the thread lost here meanwhile) tells nothing: the next one
-   * is asked, unless the node is stopping (its feeds then serve nobody).
+   * is asked while this node holds the thread (it took it again); otherwise the feed is one the loss
+   * closes, and no mirror is started for it.
    */
   async base(threadId: string): Promise<ThreadView | undefined> {
-    while (!this.#stopped) {
-      const mirror = this.of(threadId)
+    for (let mirror = this.of(threadId); ; mirror = this.of(threadId)) {
       await mirror.ready()
       if (!mirror.stopped) return mirror.position > 0 ? mirror.feed?.view : undefined
+      if (this.#stopped || !this.options.holds(threadId)) return undefined
     }
-    return undefined
   }
 
   /** Every mirror stops, once what they asked of the engine (a delete's forget on its way) landed or STOP_CHORES_MS passed: past it, the next owner of the id does it. */
