@@ -28,6 +28,7 @@ import { EngineAway, type ClusterEngine, type CommandReply, type CommandRequest,
 import { leftForOtherFormat, OtherRecordFormat } from './record-format.js'
 import { TakeoverScan } from './takeover-scan.js'
 import { NodeMirrors } from './node-mirrors.js'
+import { PromptRecords } from './prompt-records.js'
 import { lastFrame, type ThreadMirror, type KeyedAdmission } from './thread-mirror.js'
 
 /** What the node needs of the thread registry (thread-registry.ts). */
@@ -55,8 +56,6 @@ const RELEASE_RETRY_MS = 100
 const RETRY_CHECK_MS = 250
 /** How long such asks may fail otherwise than with the engine away before the node stops. */
 const CHECK_FAILING_MS = 30_000
-/** Prompts' accepted marks kept for their answers at most (see `promptAccepted`). */
-const MAX_ACCEPTED = 1000
 
 interface Owned {
   ownership: Ownership
@@ -83,9 +82,6 @@ export interface RunsHere {
 /** What answers the commands on a thread this node owns: `began` is how the command counted here began. */
 export type OwnerCommandHandler = (request: CommandRequest, answer: (reply: CommandReply) => void, began: CommandStart) => Promise<CommandReply>
 
-/** The receipt a keyed prompt's accepted record holds (see `promptAccepted`). */
-type Receipt = { run: number; queued: boolean }
-
 export class ClusterNode {
   readonly #owned = new Map<string, Owned>()
   readonly #opening = new Map<string, Promise<boolean>>()
@@ -100,11 +96,8 @@ export class ClusterNode {
   /** This node as a search on the cluster sees it (cluster-search.ts), once it started. */
   #searchNode?: SearchNode
   #unserveSearch?: () => void
-  /**
-   * Prompts accepted here and not settled yet: how many records their writer had made with their
-   * `accepted` record, and the receipt that record holds for a keyed one.
-   */
-  readonly #accepted = new Map<string, { writer: LogWriter | undefined; upTo: number; receipt?: Receipt }>()
+  /** What a prompt's records in the log are, and what its 202 waits for (prompt-records.ts). */
+  readonly #prompts = new PromptRecords((threadId) => this.#owned.get(threadId))
   #handler?: OwnerCommandHandler
   readonly #scan: TakeoverScan
   #index?: { stop(): void }
@@ -304,10 +297,8 @@ export class ClusterNode {
    * this node: whether what was written to the writer it began on is all in the log.
    */
   flushed(threadId: string, messageId?: string, began?: CommandStart): Promise<boolean> {
-    const accepted = messageId === undefined ? undefined : this.#accepted.get(messageId)
-    // A prompt's answer asks the writer its record went to, also once the thread left this node: a
-    // writer fenced or closed before the record was in the log says false, so no 202 goes out for it.
-    if (accepted) return accepted.writer ? accepted.writer.flushed(accepted.upTo) : Promise.resolve(false)
+    const prompt = messageId === undefined ? undefined : this.#prompts.flushed(messageId)
+    if (prompt) return prompt
     // A command asks the writer it began on: if the thread left this node meanwhile (lost, or released by a
     // graceful stop), that one says whether all written to it is in the log — an append on its way answered
     // by its outcome, a record dropped once it stopped counted as not in.
@@ -458,43 +449,14 @@ export class ClusterNode {
     })
   }
 
-  /**
-   * The record at the prompt's admission (the 202 waits for it): what a takeover reports back if it
-   * never ran. A keyed prompt's key is claimed in it (see `keyedAdmission`), with the receipt the
-   * machine will give it as the thread stands now — idle: the next run; running: queued into this
-   * one — so that in the usual case its 202 needs no record after the machine's answer: that one
-   * would wait behind the frames of the run the prompt starts, and the start's own work.
-   */
+  /** The record at a prompt's admission, before its 202 (prompt-records.ts): what a takeover hands back if it never ran. */
   promptAccepted(threadId: string, messageId: string, text: string, key?: { key: string; fingerprint: string; run: number }): void {
-    const owned = this.#owned.get(threadId)
-    const writer = owned?.writer
-    const status = owned?.feed?.view.status
-    const receipt: Receipt | undefined = key && (status ? (status.busy ? { run: status.run, queued: true } : { run: status.run + 1, queued: false }) : { run: key.run, queued: false })
-    writer?.push({ kind: 'prompt', op: 'accepted', messageId, text, ...(key ? { key: { ...key, ...receipt } } : {}) })
-    // Kept until the prompt settles (withdrawn, rejected or run); bounded all the same. With no writer
-    // (the thread left this node before the admission) the prompt is in no log: `flushed` says so.
-    if (this.#accepted.size >= MAX_ACCEPTED) this.#accepted.delete(this.#accepted.keys().next().value!)
-    this.#accepted.set(messageId, { writer, upTo: writer?.made ?? 0, ...(receipt ? { receipt } : {}) })
+    this.#prompts.accepted(threadId, messageId, text, key)
   }
 
-  /**
-   * A keyed prompt's receipt (its run, whether it was queued): what its 202 said, for a retry answered
-   * from the log. Written only when it is not the one its accepted record already holds.
-   */
+  /** A keyed prompt's receipt, when it is not the one its accepted record holds (prompt-records.ts). */
   promptAdmitted(threadId: string, messageId: string, run: number, queued: boolean): void {
-    const accepted = this.#accepted.get(messageId)
-    const expected = accepted?.receipt
-    if (expected && expected.run === run && expected.queued === queued) return
-    const writer = this.#owned.get(threadId)?.writer
-    // A receipt that cannot follow its accepted record into the same log (the thread left this node
-    // meanwhile): no 202 goes out for it, as the next owner would answer a retry with the expected one.
-    if (!writer || (accepted && accepted.writer !== writer)) {
-      if (accepted) accepted.writer = undefined
-      return
-    }
-    writer.push({ kind: 'prompt', op: 'admitted', messageId, run, queued })
-    // A keyed prompt's 202 waits for its receipt too: a retry answered from the log gets what the 202 said.
-    if (accepted) accepted.upTo = writer.made
+    this.#prompts.admitted(threadId, messageId, run, queued)
   }
 
   /**
@@ -517,8 +479,7 @@ export class ClusterNode {
   }
 
   promptSettled(threadId: string, messageId: string, withdrawn = false): void {
-    this.#accepted.delete(messageId)
-    this.#owned.get(threadId)?.writer.push({ kind: 'prompt', op: 'settled', messageId, ...(withdrawn ? { withdrawn: true as const } : {}) })
+    this.#prompts.settled(threadId, messageId, withdrawn)
   }
 
   /**
