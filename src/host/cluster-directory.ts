@@ -6,12 +6,8 @@
  * has not given back yet (`#made`), not one being deleted here (`#deleting`), and not one whose runtime
  * is still up here (`#replaced`: it goes once at rest, and the new thread comes in its place).
  */
-import { performance } from 'node:perf_hooks'
 import type { ThreadRow } from './store/port.js'
 import type { ThreadSlot } from './thread-slot.js'
-
-/** How long a thread made here shuts out older notices of its id (`#made`): the index gives its row back within moments. */
-const MADE_MS = 30_000
 
 /** A row another node wrote, as the cluster's index gives it: the thread's id, and what changed. */
 export type AdoptedRow = Pick<ThreadRow, 'threadId'> & Partial<ThreadRow>
@@ -29,13 +25,13 @@ export interface DirectorySlots {
 
 export class ClusterDirectory {
   /**
-   * Threads made here whose row the cluster's index has not given back yet, with when (the monotonic
-   * clock): a row of another thread under the id, or its delete, heard meanwhile is an older thread's,
-   * heard late. Only for MADE_MS: a row the index never gives back (dropped as its node lost the
-   * thread, or passed over by a watch started again after a reconnection) would otherwise shut out
-   * the id's later notices for good.
+   * Threads made here whose row the cluster's index has not given back yet: their row's `createdAt`,
+   * and once the index took the row, the revision it is at. A notice of the id below that revision
+   * (or, before it is known, a row of another `createdAt`, or a delete) is an older thread's, heard
+   * late; one at or past it is the index past this node's row, and ends the entry — so does a row the
+   * index never took (dropped as this node lost the thread).
    */
-  readonly #made = new Map<string, { createdAt: number; at: number }>()
+  readonly #made = new Map<string, { createdAt: number; revision?: number }>()
   /** Threads being deleted here: the index's echo of the delete must not take their slot from under it. */
   readonly #deleting = new Map<string, Deleting>()
   /** Threads deleted, or made again under their id, on another node while their runtime here is still up (`#replaceAtRest`). */
@@ -45,7 +41,15 @@ export class ClusterDirectory {
 
   /** A thread made here, at `createdAt` (its row's). */
   made(threadId: string, createdAt: number): void {
-    this.#made.set(threadId, { createdAt, at: performance.now() })
+    this.#made.set(threadId, { createdAt })
+  }
+
+  /** This node's row of the thread is in the index at `revision`; undefined: the index never took it. */
+  indexed(threadId: string, revision: number | undefined): void {
+    const made = this.#made.get(threadId)
+    if (!made) return
+    if (revision === undefined) return void this.#made.delete(threadId)
+    made.revision = Math.max(made.revision ?? 0, revision)
   }
 
   /** A delete of the thread starts here; `deleteEnded` ends it, whatever became of it. */
@@ -65,18 +69,14 @@ export class ClusterDirectory {
     if (deleting.after) this.adopt(deleting.after)
   }
 
-  /** A thread another node made or changed: its slot here, or its row brought up to date (runs never go back). */
-  adopt(row: AdoptedRow): void {
+  /** A thread another node made or changed, at the index's `revision`: its slot here, or its row brought up to date (runs never go back). */
+  adopt(row: AdoptedRow, revision?: number): void {
     const deleting = this.#deleting.get(row.threadId)
     // Deleted on another node and made again there while a delete runs here: that thread comes once this delete is over.
     if (deleting?.forgotten) return void (deleting.after = { ...deleting.after, ...row })
     const replaced = this.#replaced.get(row.threadId)
     if (replaced) return void (replaced.after = { ...replaced.after, ...row })
-    const made = this.#madeHere(row.threadId)
-    if (made !== undefined && row.createdAt !== undefined) {
-      if (row.createdAt !== made) return
-      this.#made.delete(row.threadId)
-    }
+    if (this.#olderThanMade(row.threadId, revision, row.createdAt ?? null)) return
     let slot = this.slots.get(row.threadId)
     // Another thread under the id (made at another time, on a clock of its own): the index's latest row
     // is one made since this node's was deleted (while it was away), and replaces it here.
@@ -89,10 +89,9 @@ export class ClusterDirectory {
     slot.record = { ...slot.record, ...row, run: Math.max(slot.record.run, row.run ?? 0), seq: Math.max(slot.record.seq, row.seq ?? 0) }
   }
 
-  /** A thread deleted on another node: its slot here goes, with its rows in this node's store. */
-  forget(threadId: string): void {
-    // A thread made here since: the notice is an older one's, heard late.
-    if (this.#madeHere(threadId) !== undefined) return
+  /** A thread deleted on another node, at the index's `revision`: its slot here goes, with its rows in this node's store. */
+  forget(threadId: string, revision?: number): void {
+    if (this.#olderThanMade(threadId, revision, undefined)) return
     const deleting = this.#deleting.get(threadId)
     // A delete running here finishes it: its own, heard back from the index, or one that did not go through
     // here (it then keeps nothing).
@@ -118,11 +117,20 @@ export class ClusterDirectory {
     })
   }
 
-  /** When the thread was made here, if it was within MADE_MS and its row has not come back from the index since. */
-  #madeHere(threadId: string): number | undefined {
+  /**
+   * Whether a notice of the id (a row made at `createdAt`, null: a row that does not say; undefined: a
+   * delete) is an older thread's than the one made here, heard late. One that is not ends the entry
+   * when it is the index at or past this node's row (its revision, or the row itself).
+   */
+  #olderThanMade(threadId: string, revision: number | undefined, createdAt: number | null | undefined): boolean {
     const made = this.#made.get(threadId)
-    if (made === undefined || performance.now() - made.at <= MADE_MS) return made?.createdAt
-    this.#made.delete(threadId)
-    return undefined
+    if (!made) return false
+    let older: boolean
+    if (revision !== undefined && made.revision !== undefined) older = revision < made.revision
+    // A row that does not say when its thread was made, with no revision: this node's own, of the thread it has.
+    else if (createdAt === null) return false
+    else older = createdAt === undefined || createdAt !== made.createdAt
+    if (!older) this.#made.delete(threadId)
+    return older
   }
 }

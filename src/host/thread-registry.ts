@@ -449,9 +449,14 @@ export class ThreadRegistry {
     return slot && this.#feeds.of(slot)
   }
 
-  /** A thread another node made or changed: its slot here, or its row brought up to date (runs never go back). */
-  adopt(row: AdoptedRow): void {
-    this.#directory.adopt(row)
+  /** A thread another node made or changed, at the index's `revision`: its slot here, or its row brought up to date (runs never go back). */
+  adopt(row: AdoptedRow, revision?: number): void {
+    this.#directory.adopt(row, revision)
+  }
+
+  /** This node's row of the thread is in the cluster's index at `revision` (undefined: dropped, never written). */
+  indexed(threadId: string, revision: number | undefined): void {
+    this.#directory.indexed(threadId, revision)
   }
 
   /**
@@ -474,8 +479,8 @@ export class ThreadRegistry {
   }
 
   /** A thread deleted on another node: its slot and its rows in this node's store go here (its files were the other node's to remove). */
-  forget(threadId: string): void {
-    this.#directory.forget(threadId)
+  forget(threadId: string, revision?: number): void {
+    this.#directory.forget(threadId, revision)
   }
 
   /** Another node owns the thread now: its run here stops and this node's feed of it goes (the log has the truth). */

@@ -289,17 +289,35 @@ for (const adapter of [memory, embedded, nats]) {
       expect(await a.commands.askAll(topic, 'w', 2, 300)).toEqual([])
     })
 
-    it('the index shows every node the same rows, puts and deletes', async () => {
+    it('the index shows every node the same rows, puts and deletes, each at a revision past the one before: the one its put resolved', async () => {
       const id = threadId()
       const seen = new Map<string, string>()
+      const revisions: Array<[string, number]> = []
       const watch = await b.index.watch(
-        (row) => void seen.set(row.threadId, row.title),
-        (gone) => void seen.delete(gone),
+        (row, revision) => void (seen.set(row.threadId, row.title), row.threadId === id && revisions.push(['put', revision])),
+        (gone, revision) => void (seen.delete(gone), gone === id && revisions.push(['delete', revision])),
       )
-      await a.index.put({ threadId: id, title: 'hello', model: 'demo', createdAt: 1, updatedAt: 1, run: 0, seq: 0 })
+      const first = await a.index.put({ threadId: id, title: 'hello', model: 'demo', createdAt: 1, updatedAt: 1, run: 0, seq: 0 })
       await expect.poll(() => seen.get(id)).toBe('hello')
+      const second = await b.index.put({ threadId: id, title: 'renamed', model: 'demo', createdAt: 1, updatedAt: 2, run: 0, seq: 0 })
+      await expect.poll(() => seen.get(id)).toBe('renamed')
       await a.index.delete(id)
       await expect.poll(() => seen.has(id)).toBe(false)
+      expect(typeof first).toBe('number')
+      expect(second).toBeGreaterThan(first!)
+      expect(revisions.slice(0, 2)).toEqual([
+        ['put', first],
+        ['put', second],
+      ])
+      expect(revisions[2]?.[0]).toBe('delete')
+      expect(revisions[2]![1]).toBeGreaterThan(second!)
+      // A node that starts watching now is given each row with the revision it is at.
+      const later = threadId()
+      const at = await a.index.put({ threadId: later, title: 'listed', model: 'demo', createdAt: 1, updatedAt: 1, run: 0, seq: 0 })
+      const listed = new Map<string, number>()
+      const listing = await a.index.watch((row, revision) => void listed.set(row.threadId, revision), () => {})
+      await expect.poll(() => listed.get(later)).toBe(at)
+      listing.stop()
       watch.stop()
     })
 
@@ -312,8 +330,8 @@ for (const adapter of [memory, embedded, nats]) {
         (gone) => void seen.delete(gone),
       )
       const row = { threadId: id, model: 'demo', createdAt: 1, updatedAt: 1, run: 0, seq: 0 }
-      await a.index.put({ ...row, title: 'the next owner' }, () => true)
-      await a.index.put({ ...row, title: 'an owner that lost it' }, () => false)
+      expect(await a.index.put({ ...row, title: 'the next owner' }, () => true)).toBeGreaterThan(0)
+      expect(await a.index.put({ ...row, title: 'an owner that lost it' }, () => false)).toBeUndefined()
       // The index keeps one order: once a later row is seen, a row written before it would have been.
       await a.index.put({ ...row, threadId: later, title: 'later' })
       await expect.poll(() => seen.get(later)).toBe('later')

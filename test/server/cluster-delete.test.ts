@@ -203,8 +203,8 @@ describe('a thread deleted on a cluster', () => {
         ...engine.index,
         watch: (onPut, onDelete) =>
           engine.index.watch(
-            (row) => (held ? held.push(() => onPut(row)) : onPut(row)),
-            (threadId) => (held ? held.push(() => onDelete(threadId)) : onDelete(threadId)),
+            (row, revision) => (held ? held.push(() => onPut(row, revision)) : onPut(row, revision)),
+            (threadId, revision) => (held ? held.push(() => onDelete(threadId, revision)) : onDelete(threadId, revision)),
           ),
       },
     })

@@ -81,7 +81,7 @@ describe("a thread's summary on every node", () => {
       ...engine,
       index: {
         ...engine.index,
-        put: (row, still) => (away ? new Promise<void>((resolve) => waiting.push(() => void engine.index.put(row, still).then(resolve))) : engine.index.put(row, still)),
+        put: (row, still) => (away ? new Promise<number | undefined>((resolve) => waiting.push(() => void engine.index.put(row, still).then(resolve))) : engine.index.put(row, still)),
       },
       logs: over.logs(engine),
     })

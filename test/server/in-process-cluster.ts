@@ -118,7 +118,7 @@ export async function threadRanOnce(via: { url: string }, id: string, message: s
 }
 
 /** An engine seam: the thread's `deleted` record is refused once — another node appended first, having done `meanwhile` in the engine. */
-export function fencedAtDeleted(meanwhile: (engine: ClusterEngine, threadId: string) => Promise<void>): (engine: ClusterEngine) => ClusterEngine {
+export function fencedAtDeleted(meanwhile: (engine: ClusterEngine, threadId: string) => Promise<unknown>): (engine: ClusterEngine) => ClusterEngine {
   let refused = false
   return (engine) => ({
     ...engine,

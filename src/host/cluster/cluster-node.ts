@@ -36,8 +36,9 @@ export interface ClusterRegistry {
   attachCluster(hooks: ClusterHooks): void
   watchFeeds(watcher: (threadId: string, feed: Feed) => void): () => void
   ownFeed(threadId: string): Promise<Feed | undefined>
-  adopt(row: Pick<ThreadRow, 'threadId'> & Partial<ThreadRow>): void
-  forget(threadId: string): void
+  adopt(row: Pick<ThreadRow, 'threadId'> & Partial<ThreadRow>, revision?: number): void
+  forget(threadId: string, revision?: number): void
+  indexed(threadId: string, revision: number | undefined): void
   fence(threadId: string): Promise<void>
   rewriteRow(threadId: string, always: boolean): void
   list(): Array<{ threadId: string }>
@@ -182,15 +183,15 @@ export class ClusterNode {
     // from its own store that is not among them may have been deleted while it was away.
     let inIndex: Set<string> | undefined = new Set()
     this.#index = await index.watch(
-      ({ writer, ...row }) => {
+      ({ writer, ...row }, revision) => {
         inIndex?.add(row.threadId)
         if (writer === undefined) this.#writers.delete(row.threadId)
         else this.#writers.set(row.threadId, writer)
-        this.registry.adopt(row)
+        this.registry.adopt(row, revision)
       },
-      (threadId) => {
+      (threadId, revision) => {
         this.#writers.delete(threadId)
-        this.registry.forget(threadId)
+        this.registry.forget(threadId, revision)
       },
     )
     void forgetDeletedWhileAway(this.engine.logs, this.registry, inIndex, () => this.#stopped).finally(() => (inIndex = undefined))
@@ -523,6 +524,11 @@ export class ClusterNode {
   rowStill(threadId: string): (() => boolean) | undefined {
     const writer = this.#owned.get(threadId)?.writer
     return writer && (() => !writer.fenced)
+  }
+
+  /** This node's row of the thread is in the index at `revision` (cluster-store.ts); undefined: it was dropped, not written. */
+  rowIndexed(threadId: string, revision: number | undefined): void {
+    this.registry.indexed(threadId, revision)
   }
 
   /** Whether the node is stopping the thread because another node owns it now: the row it leaves here is this node's alone (cluster-store.ts). */

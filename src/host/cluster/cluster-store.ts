@@ -13,7 +13,12 @@ import type { ClusterNode } from './cluster-node.js'
 export function clusterStore(store: ThreadStore, node: () => ClusterNode | undefined, log?: Log): ThreadStore {
   // Keyed prompts admitted and not answered by the machine yet: their receipt goes to the log too.
   const keyed = new Set<string>()
-  const index = (work: () => Promise<void>) => void work().catch((e: unknown) => log?.('warn', `cluster: index write failed: ${String(e)}`))
+  // The revision it was written at goes to the node's directory: a notice of the id older than it is an older thread's.
+  const index = (n: ClusterNode, row: ThreadRow) =>
+    void n.engine.index.put({ ...row, writer: n.self.name }, n.rowStill(row.threadId)).then(
+      (revision) => n.rowIndexed(row.threadId, revision),
+      (e: unknown) => log?.('warn', `cluster: index write failed: ${String(e)}`),
+    )
   return new Proxy(store, {
     get(target, property, receiver) {
       if (property === 'promptLogged') return (threadId: string, messageId: string) => node()?.flushed(threadId, messageId) ?? Promise.resolve(true)
@@ -26,7 +31,7 @@ export function clusterStore(store: ThreadStore, node: () => ClusterNode | undef
             const n = node()
             // Not a row put back after a delete that did not go through (the index kept it), nor the one a
             // thread leaves as this node stops it for its next owner: either may be older than the next owner's.
-            if (n && !options?.restored && !n.losing(row.threadId)) index(() => n.engine.index.put({ ...row, writer: n.self.name }, n.rowStill(row.threadId)))
+            if (n && !options?.restored && !n.losing(row.threadId)) index(n, row)
           }
         case 'admitPrompt':
           return (...args: Parameters<ThreadStore['admitPrompt']>) => {
@@ -44,7 +49,7 @@ export function clusterStore(store: ThreadStore, node: () => ClusterNode | undef
             target.promptAdmitted(...args)
             // The row as the prompt left it (its run, last activity, first prompt): every node lists the thread so.
             // Only the owner's: a node that lost the thread meanwhile would write over the next owner's row.
-            if (n?.owns(threadId)) index(() => n.engine.index.put({ ...args[3], writer: n.self.name }, n.rowStill(threadId)))
+            if (n?.owns(threadId)) index(n, args[3])
           }
         case 'withdrawPrompt':
           return (threadId: string, messageId: string) => {

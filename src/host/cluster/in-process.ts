@@ -12,19 +12,27 @@ import { Fenced, RECORD_FORMAT, type Checkpoint, type CommandBus, type CommandHa
 
 /** The threads list over rows this process keeps (`rows`), every change told to the nodes that watch. */
 export function localIndex(rows: { put(row: ThreadRow): void; delete(threadId: string): void; all(): Iterable<ThreadRow> }): ThreadIndex {
-  const watchers = new Set<{ put: (row: ThreadRow) => void; delete: (id: string) => void }>()
+  const watchers = new Set<{ put: (row: ThreadRow, revision: number) => void; delete: (id: string, revision: number) => void }>()
+  // Counted in this process: rows it found already written are older than any change it makes.
+  let revision = 0
+  const revisions = new Map<string, number>()
   return {
     put: async (row, still) => {
-      if (still?.() === false) return
+      if (still?.() === false) return undefined
       rows.put(row)
-      for (const w of watchers) w.put(row)
+      const at = ++revision
+      revisions.set(row.threadId, at)
+      for (const w of watchers) w.put(row, at)
+      return at
     },
     delete: async (threadId) => {
       rows.delete(threadId)
-      for (const w of watchers) w.delete(threadId)
+      revisions.delete(threadId)
+      const at = ++revision
+      for (const w of watchers) w.delete(threadId, at)
     },
     watch: async (onPut, onDelete) => {
-      for (const row of rows.all()) onPut(row)
+      for (const row of rows.all()) onPut(row, revisions.get(row.threadId) ?? 0)
       const watcher = { put: onPut, delete: onDelete }
       watchers.add(watcher)
       return { stop: () => void watchers.delete(watcher) }

@@ -276,7 +276,8 @@ function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
   // nodes would show the old one until the thread's next change). Per thread only the newest change
   // waits, so a retried older row can never land over a newer one — and none whose writer has lost the
   // thread since (`still`): the next owner's row is newer than it.
-  type Change = { change: IndexRow | 'delete'; done: (() => void)[]; still?: () => boolean }
+  // `done` is told the revision the change was written at (a newer change written in its place: that one's), or undefined.
+  type Change = { change: IndexRow | 'delete'; done: ((revision?: number) => void)[]; still?: () => boolean }
   const waiting = new Map<string, Change>()
   /** Threads whose writer loop runs. */
   const busy = new Set<string>()
@@ -291,8 +292,8 @@ function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
       }
       try {
         const { change } = next
-        await link.call(async () => void (change === 'delete' ? await kv.delete(key) : await kv.put(key, json(change))))
-        for (const done of next.done) done()
+        const revision = await link.call(async () => (change === 'delete' ? void (await kv.delete(key)) : await kv.put(key, json(change))))
+        for (const done of next.done) done(revision)
         failing = false
       } catch (error) {
         if (link.closed) {
@@ -309,7 +310,7 @@ function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
     }
   }
   const change = (threadId: string, value: IndexRow | 'delete', still?: () => boolean) =>
-    new Promise<void>((resolve) => {
+    new Promise<number | undefined>((resolve) => {
       const key = tokenOf(threadId)
       const pending = waiting.get(key)
       waiting.set(key, { change: value, done: [...(pending?.done ?? []), resolve], still })
@@ -321,7 +322,7 @@ function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
     })
   return {
     put: (row: IndexRow, still?: () => boolean) => change(row.threadId, row, still),
-    delete: (threadId) => change(threadId, 'delete'),
+    delete: async (threadId) => void (await change(threadId, 'delete')),
     async watch(onPut, onDelete) {
       let stopped = false
       let watcher: { stop(): void } | undefined
@@ -331,15 +332,15 @@ function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
         if (stopped) return entries.stop()
         void (async () => {
           for await (const e of entries) {
-            if (e.operation === 'PUT') onPut(parse<IndexRow>(e.value))
-            else onDelete(threadOfToken(e.key))
+            if (e.operation === 'PUT') onPut(parse<IndexRow>(e.value), e.revision)
+            else onDelete(threadOfToken(e.key), e.revision)
           }
         })()
       }
       await follow(KvWatchInclude.UpdatesOnly)
       for await (const key of await kv.keys()) {
         const entry = await kv.get(key)
-        if (entry && entry.operation === 'PUT') onPut(parse<IndexRow>(entry.value))
+        if (entry && entry.operation === 'PUT') onPut(parse<IndexRow>(entry.value), entry.revision)
       }
       // As the thread log's reader: a watcher of the old connection may stall, so each reconnection
       // watches anew from every key's last value (a delete's marker included), which catches up on the outage.

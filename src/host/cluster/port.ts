@@ -205,17 +205,23 @@ export interface CommandBus {
 /** A thread's row as the index holds it: with the node that wrote it, whose message index has the thread as the row says it. */
 export type IndexRow = ThreadRow & { writer?: string }
 
-/** The threads list, the same on every node: rows written by whoever changed them. */
+/**
+ * The threads list, the same on every node: rows written by whoever changed them. Every change has a
+ * revision, higher than every change before it: a node that wrote a row knows a notice of its id with
+ * a lower revision, heard after, for an older one.
+ */
 export interface ThreadIndex {
   /**
-   * `still`: asked before each attempt to write the row (a write the engine did not take is tried again,
-   * the newest row of a thread only); once it says no, the row is dropped — it was written under an
-   * ownership this node has lost since, and the thread's next owner's row is newer.
+   * Resolves the revision the row was written at (or at least: a newer change of the thread that came
+   * while it waited was written in its place); undefined when it was not written. `still`: asked before
+   * each attempt to write the row (a write the engine did not take is tried again, the newest row of a
+   * thread only); once it says no, the row is dropped — it was written under an ownership this node has
+   * lost since, and the thread's next owner's row is newer.
    */
-  put(row: IndexRow, still?: () => boolean): Promise<void>
+  put(row: IndexRow, still?: () => boolean): Promise<number | undefined>
   delete(threadId: string): Promise<void>
-  /** Every row now (then `ready`), and each change after. */
-  watch(onPut: (row: IndexRow) => void, onDelete: (threadId: string) => void): Promise<{ stop(): void }>
+  /** Every row now (then `ready`), and each change after, each with its revision. */
+  watch(onPut: (row: IndexRow, revision: number) => void, onDelete: (threadId: string, revision: number) => void): Promise<{ stop(): void }>
 }
 
 /** How long a key's claim and answer are kept: the same as one process keeps them (store/port.ts). */
