@@ -44,10 +44,13 @@ export class ClusterDirectory {
     this.#made.set(threadId, { createdAt })
   }
 
-  /** This node's row of the thread is in the index at `revision`; undefined: the index never took it. */
-  indexed(threadId: string, revision: number | undefined): void {
+  /**
+   * This node's row of the thread made at `createdAt` is in the index at `revision`; undefined: the
+   * index never took it. A row of an older thread under the id (its put answered late) says nothing.
+   */
+  indexed(threadId: string, createdAt: number, revision: number | undefined): void {
     const made = this.#made.get(threadId)
-    if (!made) return
+    if (!made || made.createdAt !== createdAt) return
     if (revision === undefined) return void this.#made.delete(threadId)
     made.revision = Math.max(made.revision ?? 0, revision)
   }

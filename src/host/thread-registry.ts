@@ -454,9 +454,9 @@ export class ThreadRegistry {
     this.#directory.adopt(row, revision)
   }
 
-  /** This node's row of the thread is in the cluster's index at `revision` (undefined: dropped, never written). */
-  indexed(threadId: string, revision: number | undefined): void {
-    this.#directory.indexed(threadId, revision)
+  /** This node's row of the thread made at `createdAt` is in the cluster's index at `revision` (undefined: never written). */
+  indexed(threadId: string, createdAt: number, revision: number | undefined): void {
+    this.#directory.indexed(threadId, createdAt, revision)
   }
 
   /**

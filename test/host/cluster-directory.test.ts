@@ -40,7 +40,7 @@ describe("a node's cluster directory", () => {
     const directory = new ClusterDirectory(at)
     at.add(row(2000, 'made again here'))
     directory.made(ID, 2000)
-    directory.indexed(ID, 10)
+    directory.indexed(ID, 2000, 10)
     // The index's notices late (a watch behind, an engine away): no time ends the wait, the revisions do.
     vi.advanceTimersByTime(60_000)
     directory.adopt(row(1000, 'the old thread, renamed'), 7)
@@ -64,7 +64,7 @@ describe("a node's cluster directory", () => {
     expect(held.get(ID)?.record.title).toBe('made again here')
     directory.adopt({ ...row(2000, 'renamed here'), run: 1 }, 11)
     // The index is past it: its next notices are the index's word, whatever revision this node's write reports after.
-    directory.indexed(ID, 10)
+    directory.indexed(ID, 2000, 10)
     directory.adopt(row(3000, 'made again elsewhere'), 14)
     expect(held.get(ID)?.record.title).toBe('made again elsewhere')
   })
@@ -74,8 +74,21 @@ describe("a node's cluster directory", () => {
     const directory = new ClusterDirectory(at)
     at.add(row(2000, 'made here'))
     directory.made(ID, 2000)
-    directory.indexed(ID, undefined)
+    directory.indexed(ID, 2000, undefined)
     directory.forget(ID, 9)
     expect(held.has(ID)).toBe(false)
+  })
+
+  it("the answer to an older thread's put under the id, come late, says nothing of the thread made here since", () => {
+    const { at, held } = slots()
+    const directory = new ClusterDirectory(at)
+    at.add(row(2000, 'made again here'))
+    directory.made(ID, 2000)
+    // The deleted thread's row (made at 1000) went in at 5, its delete at 6; that put's answer comes only now.
+    directory.indexed(ID, 1000, 5)
+    directory.forget(ID, 6)
+    directory.indexed(ID, 1000, undefined)
+    directory.forget(ID, 6)
+    expect(held.get(ID)?.record.title).toBe('made again here')
   })
 })

@@ -38,7 +38,7 @@ export interface ClusterRegistry {
   ownFeed(threadId: string): Promise<Feed | undefined>
   adopt(row: Pick<ThreadRow, 'threadId'> & Partial<ThreadRow>, revision?: number): void
   forget(threadId: string, revision?: number): void
-  indexed(threadId: string, revision: number | undefined): void
+  indexed(threadId: string, createdAt: number, revision: number | undefined): void
   fence(threadId: string): Promise<void>
   rewriteRow(threadId: string, always: boolean): void
   list(): Array<{ threadId: string }>
@@ -135,7 +135,8 @@ export class ClusterNode {
     this.#mirrors = new NodeMirrors(engine.logs, {
       fileView: options.fileView,
       owns: (threadId) => this.owns(threadId),
-      holds: (threadId) => this.#owned.has(threadId),
+      // Taking it counts: a mirror idled out while `#open` reads the log would leave it a stopped one.
+      holds: (threadId) => this.#owned.has(threadId) || this.#opening.has(threadId),
       ringSize: options.ringSize,
       log: options.log,
       checkpointEvery: options.checkpointEvery,
@@ -369,8 +370,8 @@ export class ClusterNode {
       await owners.release(ownership).catch(() => {})
       throw error
     })
-    // Stopped before it read that far (this node stopping, or the mirror idle): not taken after all.
-    if (!(await mirror.reached(end))) {
+    // Stopped before it read that far, or after (this node stopping): not taken after all.
+    if (!(await mirror.reached(end)) || mirror.stopped || this.#mirrors.get(threadId) !== mirror) {
       void giveBack(owners, ownership, this.options.log)
       return false
     }
@@ -526,9 +527,9 @@ export class ClusterNode {
     return writer && (() => !writer.fenced)
   }
 
-  /** This node's row of the thread is in the index at `revision` (cluster-store.ts); undefined: it was dropped, not written. */
-  rowIndexed(threadId: string, revision: number | undefined): void {
-    this.registry.indexed(threadId, revision)
+  /** This node's row of the thread made at `createdAt` is in the index at `revision` (cluster-store.ts); undefined: it was not written. */
+  rowIndexed(threadId: string, createdAt: number, revision: number | undefined): void {
+    this.registry.indexed(threadId, createdAt, revision)
   }
 
   /** Whether the node is stopping the thread because another node owns it now: the row it leaves here is this node's alone (cluster-store.ts). */

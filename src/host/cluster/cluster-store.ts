@@ -16,8 +16,11 @@ export function clusterStore(store: ThreadStore, node: () => ClusterNode | undef
   // The revision it was written at goes to the node's directory: a notice of the id older than it is an older thread's.
   const index = (n: ClusterNode, row: ThreadRow) =>
     void n.engine.index.put({ ...row, writer: n.self.name }, n.rowStill(row.threadId)).then(
-      (revision) => n.rowIndexed(row.threadId, revision),
-      (e: unknown) => log?.('warn', `cluster: index write failed: ${String(e)}`),
+      (revision) => n.rowIndexed(row.threadId, row.createdAt, revision),
+      (e: unknown) => {
+        log?.('warn', `cluster: index write failed: ${String(e)}`)
+        n.rowIndexed(row.threadId, row.createdAt, undefined)
+      },
     )
   return new Proxy(store, {
     get(target, property, receiver) {

@@ -276,7 +276,8 @@ function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
   // nodes would show the old one until the thread's next change). Per thread only the newest change
   // waits, so a retried older row can never land over a newer one — and none whose writer has lost the
   // thread since (`still`): the next owner's row is newer than it.
-  // `done` is told the revision the change was written at (a newer change written in its place: that one's), or undefined.
+  // `done` is told the revision the change was written at (a newer row written in its place: that one's), or
+  // undefined (dropped, or a delete went in its place: KV deletes answer no revision).
   type Change = { change: IndexRow | 'delete'; done: ((revision?: number) => void)[]; still?: () => boolean }
   const waiting = new Map<string, Change>()
   /** Threads whose writer loop runs. */
