@@ -48,18 +48,17 @@ export class NodeMirrors {
 
   /** The thread's mirror, started if this node keeps none; once the node's mirrors are stopped, one that is stopped too. */
   of(threadId: string): ThreadMirror {
-    let mirror = this.#mirrors.get(threadId)
-    if (mirror) return mirror
-    const started = new ThreadMirror(threadId, this.logs, () => this.options.fileView(threadId), {
+    const kept = this.#mirrors.get(threadId)
+    if (kept) return kept
+    const mirror: ThreadMirror = new ThreadMirror(threadId, this.logs, () => this.options.fileView(threadId), {
       ringSize: this.options.ringSize,
       log: this.options.log,
       checkpoints: { every: this.options.checkpointEvery ?? CHECKPOINT_EVERY, writes: () => this.options.owns(threadId) },
       onIdle: () => {
-        if (this.options.holds(threadId) || this.#mirrors.get(threadId) !== started) return
+        if (this.options.holds(threadId) || this.#mirrors.get(threadId) !== mirror) return
         this.drop(threadId)
       },
     })
-    mirror = started
     if (this.#stopped) {
       mirror.stop()
       return mirror

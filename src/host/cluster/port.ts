@@ -213,11 +213,11 @@ export type IndexRow = ThreadRow & { writer?: string }
 export interface ThreadIndex {
   /**
    * Resolves the revision the row was written at (or that of a newer row of the thread that came while
-   * it waited and was written in its place); undefined when it was not written — dropped, or a delete
-   * of the thread came while it waited and went in its place. `still`: asked before
-   * each attempt to write the row (a write the engine did not take is tried again, the newest row of a
-   * thread only); once it says no, the row is dropped — it was written under an ownership this node has
-   * lost since, and the thread's next owner's row is newer.
+   * it waited and was written in its place); undefined when it was not written — dropped, or a delete of
+   * the thread came while it waited and went in its place. `still`: asked before each attempt to write
+   * the row (a write the engine did not take is tried again, the newest row of a thread only); once it
+   * says no, the row is dropped — it was written under an ownership this node has lost since, and the
+   * thread's next owner's row is newer.
    */
   put(row: IndexRow, still?: () => boolean): Promise<number | undefined>
   delete(threadId: string): Promise<void>
