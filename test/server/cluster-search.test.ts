@@ -11,6 +11,12 @@ import { inProcessNodes, threadRanOnce } from './in-process-cluster.js'
 
 /** The threads a search for `q` through the node at `url` finds, best first. */
 const found = async (url: string, q: string) => ((await api(url, 'GET', `/api/search?q=${q}`)).body.results as Array<{ threadId: string }>).map((hit) => hit.threadId)
+/**
+ * How long a search (or health's list of nodes) is polled for what it should show: a search waits up to
+ * 1 s for a node that is slow to answer, health lists a node that joined within about 2 s — under load,
+ * more than vitest's default second.
+ */
+const SEARCHED = { timeout: 5000 }
 
 describe('a search on a cluster', () => {
   const { node, tabs } = inProcessNodes('search')
@@ -22,7 +28,8 @@ describe('a search on a cluster', () => {
     // Each thread run on its own node, after both started: neither node read the other's at its start.
     for (const [id, owner, message] of [['s1', a, 'deploy the blue widget'], ['s2', b, 'is the widget green']] as const) await threadRanOnce(owner, id, message, tabs)
     for (const url of [a.url, b.url]) {
-      await expect.poll(async () => (await api(url, 'GET', '/api/health')).body.cluster.nodes).toEqual(['na', 'nb'])
+      // Health lists a node that joined within about 2 s (the takeover scan's listing).
+      await expect.poll(async () => (await api(url, 'GET', '/api/health')).body.cluster.nodes, SEARCHED).toEqual(['na', 'nb'])
       const widget = (await api(url, 'GET', '/api/search?q=widget')).body
       expect(Value.Check(SearchResults, widget)).toBe(true)
       expect(widget.results.map((hit: { threadId: string }) => hit.threadId).sort()).toEqual(['s1', 's2'])
@@ -40,7 +47,7 @@ describe('a search on a cluster', () => {
     const { tab: onA, prompt } = await threadRanOnce(a, 's3', 'deploy the blue widget', tabs)
     onA.close()
     await expect.poll(() => a.node.owns('s3')).toBe(false)
-    for (const url of [a.url, b.url]) await expect.poll(() => found(url, 'blue')).toEqual(['s3'])
+    for (const url of [a.url, b.url]) await expect.poll(() => found(url, 'blue'), SEARCHED).toEqual(['s3'])
 
     const onB = await SseClient.open(`${b.url}/api/threads/s3/follow`)
     tabs.push(onB)
@@ -48,7 +55,7 @@ describe('a search on a cluster', () => {
     await onB.waitFor(is('settled', { run: 2 }))
     expect(b.node.owns('s3')).toBe(true)
     for (const url of [a.url, b.url]) {
-      await expect.poll(() => found(url, 'red')).toEqual(['s3'])
+      await expect.poll(() => found(url, 'red'), SEARCHED).toEqual(['s3'])
       expect(await found(url, 'blue')).toEqual([])
     }
   })
@@ -63,7 +70,7 @@ describe('a search on a cluster', () => {
     await onA.waitFor(is('settled', { run: 2 }))
     onA.close()
     await expect.poll(() => a.node.owns('s4')).toBe(false)
-    for (const url of [a.url, b.url]) await expect.poll(() => found(url, 'red')).toEqual(['s4'])
+    for (const url of [a.url, b.url]) await expect.poll(() => found(url, 'red'), SEARCHED).toEqual(['s4'])
 
     // The first version again, through the other node: it takes the thread, and no run starts.
     const onB = await SseClient.open(`${b.url}/api/threads/s4/follow`)
@@ -72,7 +79,7 @@ describe('a search on a cluster', () => {
     await onB.waitFor((f) => is('branch')(f) && JSON.stringify(f.data.transcript).includes('blue'))
     expect(b.node.owns('s4')).toBe(true)
     for (const url of [a.url, b.url]) {
-      await expect.poll(() => found(url, 'blue')).toEqual(['s4'])
+      await expect.poll(() => found(url, 'blue'), SEARCHED).toEqual(['s4'])
       expect(await found(url, 'red')).toEqual([])
     }
   })
