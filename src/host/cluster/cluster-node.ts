@@ -371,7 +371,7 @@ export class ClusterNode {
       throw error
     })
     // Stopped before it read that far, or after (this node stopping): not taken after all.
-    if (!(await mirror.reached(end)) || mirror.stopped || this.#mirrors.get(threadId) !== mirror) {
+    if (!(await mirror.reached(end)) || mirror.stopped) {
       void giveBack(owners, ownership, this.options.log)
       return false
     }

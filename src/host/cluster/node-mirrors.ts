@@ -83,10 +83,9 @@ export class NodeMirrors {
    * within FOLLOW_CATCH_UP_MS (the engine away, or this node's reading of it behind); the tab retries.
    */
   async follow(threadId: string, after?: number): Promise<Feed | 'behind' | undefined> {
-    if (this.#stopped) return 'behind'
     const mirror = this.of(threadId)
     await mirror.ready()
-    // Stopped before it read the log (the node stopping, or the thread lost here): the tab comes again, to another mirror of it.
+    // Stopped (the node stopping, the thread lost here, or idle) before or while this follow waited: the tab comes again, to another mirror of it.
     if (mirror.stopped) return 'behind'
     if (after !== undefined && (mirror.feed?.seq ?? 0) < after) {
       const end = await this.logs.last(threadId).catch(() => undefined)
@@ -97,8 +96,7 @@ export class NodeMirrors {
         return 'behind'
       }
     }
-    // Stopped while this follow waited (idle, or the thread lost here): the tab comes again, to the node's next mirror of it.
-    return this.#mirrors.get(threadId) === mirror ? mirror.feed : 'behind'
+    return mirror.stopped ? 'behind' : mirror.feed
   }
 
   /**
