@@ -3,13 +3,19 @@
  * is down fails at once with `EngineAway`), the JSON every record and message is written in, and how a
  * refused compare-and-set looks.
  */
-import { JetStreamApiError } from '@nats-io/jetstream'
+import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { EngineAway } from './port.js'
 
-/** JetStream's "wrong last sequence": a compare-and-set (or a conditional append) refused. */
-export const WRONG_LAST_SEQUENCE = 10071
-export const refused = (error: unknown) => error instanceof JetStreamApiError && error.code === WRONG_LAST_SEQUENCE
+/**
+ * JetStream's "wrong last sequence": a compare-and-set (or a conditional append) refused. A server
+ * answers 10071 (with the subject's last sequence) when it checked the store, and a clustered one (2.11
+ * on) 10164 (without it) when another conditional write of the same subject was still on its way: a
+ * race this writer lost as surely. Any other code — a duplicate still on its way, a stream not ready
+ * — says nothing of who writes the subject, and the write is tried again.
+ */
+const WRONG_LAST_SEQUENCE: ReadonlySet<number> = new Set([JetStreamApiCodes.StreamWrongLastSequence, JetStreamApiCodes.StreamWrongLastSequenceUnknown])
+export const refused = (error: unknown) => error instanceof JetStreamApiError && WRONG_LAST_SEQUENCE.has(error.code)
 /** How long a failed read or write waits before it is tried again. */
 export const RETRY_MS = 100
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
