@@ -25,7 +25,7 @@ if (natsMissing) {
   process.exit(1)
 }
 const nats = await startNats()
-const engine = await connectNats(nats.url, 'bench')
+const engine = await connectNats({ servers: [nats.url] }, 'bench')
 try {
   const owner = new Feed(initialView(ID))
   let last = 0

@@ -1,9 +1,10 @@
 /** Command-line and environment configuration, checked before anything starts. */
 import { randomBytes } from 'node:crypto'
-import { existsSync, statSync } from 'node:fs'
+import { accessSync, constants, existsSync, statSync } from 'node:fs'
 import { homedir, hostname } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import type { NatsAccess } from '../host/cluster/nats-link.js'
 // Only the policy file's schema and loader: they import no pi, so a bad file is refused before anything heavy loads.
 import { DEFAULT_TOOL_POLICY, loadToolPolicy, ToolPolicyError, type ToolPolicy } from '../runtime/tool-policy.js'
 
@@ -30,8 +31,11 @@ export interface Config {
   /** The structured log's level (`--log-level`). */
   logLevel: LoggerLevel
   clientDir: string
-  /** `--cluster nats://HOST:PORT`: a node of a cluster on NATS JetStream (docs/flows/cluster.md); unset: one process, as always. */
-  cluster?: { url: string; nodeName: string; nodeUrl?: string }
+  /**
+   * `--cluster nats://HOST:PORT`: a node of a cluster on NATS JetStream (docs/flows/cluster.md); unset:
+   * one process, as always. `url`: as given (it holds no secret); `access`: the servers, TLS and credentials.
+   */
+  cluster?: { url: string; access: NatsAccess; nodeName: string; nodeUrl?: string }
 }
 
 export const usage = `threadhost — host pi agent threads that many tabs follow at once
@@ -60,8 +64,12 @@ export const usage = `threadhost — host pi agent threads that many tabs follow
   --inspector on|off  the machine inspector (default on when bound to loopback)
   --log-level L       trace, debug, info (default), warn, error, fatal or silent: the JSON log on
                       stdout, one line per request at info
-  --cluster URL       join a cluster on NATS JetStream (nats://HOST:PORT): every node serves every
-                      thread; all nodes share --data-dir and the workspaces on one mount (README: Cluster)
+  --cluster URL[,URL…]
+                      join a cluster on NATS JetStream (nats://HOST:PORT, or tls://HOST:PORT to
+                      require TLS): every node serves every thread; all nodes share --data-dir and the
+                      workspaces on one mount (README: Cluster). Credentials and TLS files come from the
+                      NATS tools' variables: NATS_CREDS, NATS_NKEY, NATS_TOKEN, or NATS_USER and
+                      NATS_PASSWORD; NATS_CA, NATS_CERT and NATS_KEY
   --node-name NAME    this node's name in the cluster (default: the host name)
   --node-url URL      where the other nodes reach this one over HTTP (default: http://HOST:PORT when
                       --host is one address); commands for threads it owns then come straight here
@@ -124,7 +132,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
   // THREADHOST_DEBUG, the older switch for the host's debug lines, still means debug.
   const logLevel = values['log-level'] ?? (env.THREADHOST_DEBUG ? 'debug' : 'info')
   if (values['node-name'] !== undefined && values.cluster === undefined) throw new ConfigError('--node-name names a node of a cluster: give --cluster too')
-  if (values.cluster !== undefined && !/^(nats|tls):\/\/[^\s/]+$/.test(values.cluster)) throw new ConfigError(`--cluster takes nats://HOST:PORT, not ${values.cluster}`)
+  const access = values.cluster === undefined ? undefined : natsAccess(values.cluster, env)
   if (values['node-url'] !== undefined && values.cluster === undefined) throw new ConfigError('--node-url is where the other nodes of a cluster reach this one: give --cluster too')
   if (values['node-url'] !== undefined && !/^https?:\/\/[^\s/?#]+\/?$/.test(values['node-url'])) throw new ConfigError(`--node-url takes http://HOST:PORT, not ${values['node-url']}`)
   const nodeName = values['node-name'] ?? hostname()
@@ -146,7 +154,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     inspector: inspector === 'on',
     logLevel: logLevel as LoggerLevel,
     clientDir: resolve(import.meta.dirname, '../../dist/client'),
-    ...(values.cluster !== undefined ? { cluster: { url: values.cluster, nodeName, ...(values['node-url'] !== undefined ? { nodeUrl: values['node-url'].replace(/\/$/, '') } : {}) } } : {}),
+    ...(values.cluster !== undefined && access ? { cluster: { url: values.cluster, access, nodeName, ...(values['node-url'] !== undefined ? { nodeUrl: values['node-url'].replace(/\/$/, '') } : {}) } } : {}),
   }
 }
 
@@ -158,6 +166,43 @@ function toolPolicy(file: string | undefined): ToolPolicy {
     if (error instanceof ToolPolicyError) throw new ConfigError(`--tools-policy ${error.message}`)
     throw error
   }
+}
+
+/**
+ * `--cluster`'s servers, and how to reach them from the NATS tools' own environment variables (the
+ * `nats` CLI reads the same). Credentials never come in the URL: a command line is seen by every
+ * process on the machine.
+ */
+function natsAccess(spec: string, env: NodeJS.ProcessEnv): NatsAccess {
+  const servers = spec.split(',').map((server) => server.trim())
+  for (const server of servers) {
+    if (/^(nats|tls):\/\/[^\s/@]+@/.test(server)) {
+      throw new ConfigError(`--cluster ${server.replace(/\/\/[^@]*@/, '//…@')}: give NATS credentials in NATS_USER and NATS_PASSWORD, NATS_TOKEN, NATS_NKEY or NATS_CREDS, not in the URL`)
+    }
+    if (!/^(nats|tls):\/\/[^\s/@,]+$/.test(server)) throw new ConfigError(`--cluster takes nats://HOST:PORT (several: comma-separated), not ${spec}`)
+  }
+  const given = (name: string) => env[name] || undefined
+  const file = (name: string) => {
+    const path = given(name)
+    if (path === undefined) return undefined
+    try {
+      accessSync(path, constants.R_OK)
+    } catch {
+      throw new ConfigError(`${name} ${path}: not a file this process can read`)
+    }
+    return resolve(path)
+  }
+  const ways = ['NATS_CREDS', 'NATS_NKEY', 'NATS_TOKEN', 'NATS_USER'].filter((name) => given(name) !== undefined)
+  if (ways.length > 1) throw new ConfigError(`${ways.join(' and ')}: give one way to sign in to NATS`)
+  if (given('NATS_PASSWORD') !== undefined && given('NATS_USER') === undefined) throw new ConfigError('NATS_PASSWORD is the password of NATS_USER: give NATS_USER too')
+  const [credsFile, nkeyFile, token, user] = [file('NATS_CREDS'), file('NATS_NKEY'), given('NATS_TOKEN'), given('NATS_USER')]
+  const auth: NatsAccess['auth'] =
+    credsFile !== undefined ? { credsFile } : nkeyFile !== undefined ? { nkeyFile } : token !== undefined ? { token } : user !== undefined ? { user, pass: given('NATS_PASSWORD') ?? '' } : undefined
+  const [caFile, certFile, keyFile] = [file('NATS_CA'), file('NATS_CERT'), file('NATS_KEY')]
+  if ((certFile === undefined) !== (keyFile === undefined)) throw new ConfigError('NATS_CERT and NATS_KEY are a client certificate and its key: give both')
+  const tlsFiles = { ...(caFile ? { caFile } : {}), ...(certFile ? { certFile } : {}), ...(keyFile ? { keyFile } : {}) }
+  const tls = servers.some((server) => server.startsWith('tls://')) || Object.keys(tlsFiles).length > 0 ? tlsFiles : undefined
+  return { servers, ...(tls ? { tls } : {}), ...(auth ? { auth } : {}) }
 }
 
 function directories(name: string, raw: string[]): string[] {

@@ -69,8 +69,8 @@ async function openClusterNode(
     import('../host/cluster/cluster-store.js'),
     import('../host/cluster/record-format.js'),
   ])
-  const connected = await connectNats(cluster.url, cluster.nodeName, log, { spillDir: join(options.dataDir, 'cluster-spill') }).catch((error: unknown) => {
-    throw new ConfigError(`--cluster ${cluster.url}: could not reach NATS JetStream (${error instanceof Error ? error.message : String(error)})`)
+  const connected = await connectNats(cluster.access, cluster.nodeName, log, { spillDir: join(options.dataDir, 'cluster-spill') }).catch((error: unknown) => {
+    throw new ConfigError(`--cluster ${cluster.url}: could not join NATS JetStream (${error instanceof Error ? error.message : String(error)})`)
   })
   // Counted as the node uses it, for its /metrics.
   const { engine } = countedEngine(connected)

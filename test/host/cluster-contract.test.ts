@@ -70,7 +70,7 @@ const nats: Adapter = (() => {
     pair: async () => {
       const { connectNats } = await import('../../src/host/cluster/nats.js')
       // One spill dir for both, as the nodes of a cluster share their data dir.
-      const pair = [await connectNats(server!.url, 'a', undefined, { spillDir }), await connectNats(server!.url, 'b', undefined, { spillDir })] as [ClusterEngine, ClusterEngine]
+      const pair = [await connectNats({ servers: [server!.url] }, 'a', undefined, { spillDir }), await connectNats({ servers: [server!.url] }, 'b', undefined, { spillDir })] as [ClusterEngine, ClusterEngine]
       engines.push(...pair)
       return pair
     },
@@ -444,7 +444,7 @@ describe.skipIf(natsMissing !== undefined)(`a NATS lease written before record f
   it('is listed as format 1, the format that version wrote', async () => {
     const server = await startNats()
     const { connectNats } = await import('../../src/host/cluster/nats.js')
-    const engine = await connectNats(server.url, 'new')
+    const engine = await connectNats({ servers: [server.url] }, 'new')
     const [{ connect }, { Kvm }] = await Promise.all([import('@nats-io/transport-node'), import('@nats-io/kv')])
     const nc = await connect({ servers: server.url })
     try {

@@ -20,7 +20,7 @@ describe.skipIf(natsMissing !== undefined)(`the command bus on NATS${natsMissing
     server = await startNats()
     dir = mkdtempSync(join(tmpdir(), 'threadhost-spill-'))
     const { connectNats } = await import('../../src/host/cluster/nats.js')
-    owner = await connectNats(server.url, 'owner', undefined, { spillDir: join(dir, 'spill') })
+    owner = await connectNats({ servers: [server.url] }, 'owner', undefined, { spillDir: join(dir, 'spill') })
   })
   afterAll(async () => {
     await owner?.close().catch(() => {})

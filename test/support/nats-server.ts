@@ -37,11 +37,12 @@ export interface NatsServer {
   stop(): Promise<void>
 }
 
-export async function startNats(): Promise<NatsServer> {
+/** `args`: more of nats-server's flags (its sign-in, TLS, a config file), after the ones every test server has. */
+export async function startNats(options: { args?: string[] } = {}): Promise<NatsServer> {
   const dir = mkdtempSync(join(tmpdir(), 'threadhost-nats-'))
   const port = await freePort()
   const launch = async () => {
-    const child = spawn('nats-server', ['-js', '-sd', dir, '-a', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn('nats-server', ['-js', '-sd', dir, '-a', '127.0.0.1', '-p', String(port), ...(options.args ?? [])], { stdio: ['ignore', 'pipe', 'pipe'] })
     const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
     let output = ''
     await new Promise<void>((resolve, reject) => {

@@ -3,9 +3,34 @@
  * is down fails at once with `EngineAway`), the JSON every record and message is written in, and how a
  * refused compare-and-set looks.
  */
+import { readFile } from 'node:fs/promises'
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream'
-import type { NatsConnection } from '@nats-io/transport-node'
+import { credsAuthenticator, nkeyAuthenticator, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node'
 import { EngineAway } from './port.js'
+
+/**
+ * How a node reaches NATS (`--cluster` and the NATS tools' own environment variables: config.ts). The
+ * servers are a seed list: the client learns the rest of a NATS cluster from the first it reaches, and
+ * moves to them when that one goes. `tls`: TLS is required (a server that does not offer it is refused),
+ * with these files when given, else Node's own CAs. `auth`: at most one way to sign in.
+ */
+export interface NatsAccess {
+  servers: string[]
+  tls?: { caFile?: string; certFile?: string; keyFile?: string }
+  auth?: { user: string; pass: string } | { token: string } | { credsFile: string } | { nkeyFile: string }
+}
+
+/** What nats.js connects with for `access`; the credential files are read here, at each start. */
+export async function connectionOptions(access: NatsAccess): Promise<NodeConnectionOptions> {
+  const { auth, tls } = access
+  const options: NodeConnectionOptions = { servers: access.servers, ...(tls ? { tls } : {}) }
+  if (auth === undefined) return options
+  if ('user' in auth) return { ...options, user: auth.user, pass: auth.pass }
+  if ('token' in auth) return { ...options, token: auth.token }
+  // nats.js reads the seed from the creds file itself; an nkey seed file holds the seed alone.
+  if ('credsFile' in auth) return { ...options, authenticator: credsAuthenticator(await readFile(auth.credsFile)) }
+  return { ...options, authenticator: nkeyAuthenticator(new TextEncoder().encode((await readFile(auth.nkeyFile, 'utf8')).trim())) }
+}
 
 /**
  * JetStream's "wrong last sequence": a compare-and-set (or a conditional append) refused. A server

@@ -22,7 +22,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { Kvm, KvWatchInclude, type KV } from '@nats-io/kv'
 import type { Log } from '../store/journal.js'
 import { commandsOn } from './nats-commands.js'
-import { json, Link, parse, refused, RETRY_MS, sleep } from './nats-link.js'
+import { connectionOptions, json, Link, parse, refused, RETRY_MS, sleep, type NatsAccess } from './nats-link.js'
 import { logsOn } from './nats-logs.js'
 import {
   EngineAway,
@@ -54,6 +54,8 @@ const TICK_MS = 100
  * may take over at the TTL (counted from the send: the engine stamped the lease after that).
  */
 export const SELF_FENCE_MS = 2000
+/** How long a connection attempt waits for the server's answer. */
+const CONNECT_TIMEOUT_MS = 5000
 /** How long a renewal waits for the engine's answer before it is tried again. */
 const RENEW_TIMEOUT_MS = 1000
 
@@ -61,11 +63,14 @@ const RENEW_TIMEOUT_MS = 1000
  * `spillDir`: a directory on the mount every node shares (the data dir's): where a command too large
  * for one message travels (nats-commands.ts). Without it such a command is refused (413).
  */
-export async function connectNats(url: string, name: string, log?: Log, options: { spillDir?: string } = {}): Promise<ClusterEngine> {
+export async function connectNats(access: NatsAccess, name: string, log?: Log, options: { spillDir?: string } = {}): Promise<ClusterEngine> {
+  const reach = await connectionOptions(access)
   // Reconnection attempts every ~60 ms (a refused one costs nothing): each one saved is lease margin.
   // No async traces: by default every request (a command, each append, each key-value write) builds two
   // Error objects, their stacks taken, in case it fails; what fails here is told apart by its kind and code.
-  const nc = await connect({ servers: url, name: `threadhost-${name}`, maxReconnectAttempts: -1, reconnectTimeWait: 50, reconnectJitter: 20, noAsyncTraces: true })
+  // An attempt unanswered for 5 s is given up: one whose TLS handshake the server refused after the client
+  // had ended it (a client certificate missing) gets no answer at all (measured), and the start says so.
+  const nc = await connect({ ...reach, name: `threadhost-${name}`, maxReconnectAttempts: -1, reconnectTimeWait: 50, reconnectJitter: 20, noAsyncTraces: true, timeout: CONNECT_TIMEOUT_MS })
   const jsm = await jetstreamManager(nc)
   const js = jetstream(nc)
   const link = new Link(nc)
