@@ -224,6 +224,36 @@ for (const adapter of [memory, embedded, nats]) {
       expect(await a.logs.checkpoint(id)).toEqual({ position: p4, state: 'folded to new' })
     })
 
+    it('a checkpoint kept trims the log up to the one it replaced: a reader from either gets every record after it, one from before them sees by the first record\'s previous that records are missing', async () => {
+      const id = threadId()
+      const at = [0]
+      for (const word of ['one', 'two', 'three', 'four', 'five']) at.push(await a.logs.append(id, { kind: 'frames', frames: [word] }, at.at(-1)!))
+      /** What a reader on b from `after` gets of the log as it is now: each record's first frame, position and previous. */
+      const records = async (after: number) => {
+        const seen: Array<[string, number, number | undefined]> = []
+        let caughtUp!: () => void
+        const done = new Promise<void>((resolve) => (caughtUp = resolve))
+        const reader = b.logs.read(id, (record, position, previous) => void seen.push([record.kind === 'frames' ? record.frames[0] : record.kind, position, previous]), caughtUp, after)
+        await done
+        reader.stop()
+        return seen
+      }
+      const [, p1, p2, p3, p4, p5] = at
+      await a.logs.keepCheckpoint(id, { position: p2, state: 'folded to two' })
+      // The first checkpoint replaces none: nothing is trimmed, and each record names the one before it.
+      expect(await records(0)).toEqual([['one', p1, 0], ['two', p2, p1], ['three', p3, p2], ['four', p4, p3], ['five', p5, p4]])
+      await a.logs.keepCheckpoint(id, { position: p4, state: 'folded to four' })
+      expect(await records(p2)).toEqual([['three', p3, p2], ['four', p4, p3], ['five', p5, p4]])
+      expect(await records(p4)).toEqual([['five', p5, p4]])
+      // From before the checkpoint it replaced: the first record kept names a previous past where the reader started.
+      expect(await records(0)).toEqual([['three', p3, p2], ['four', p4, p3], ['five', p5, p4]])
+      // An older checkpoint kept over a newer one (a stale owner's) trims only up to itself.
+      await a.logs.keepCheckpoint(id, { position: p3, state: 'folded to three' })
+      expect(await records(0)).toEqual([['four', p4, p3], ['five', p5, p4]])
+      expect(await b.logs.checkpoint(id)).toEqual({ position: p3, state: 'folded to three' })
+      expect(await b.logs.last(id)).toBe(p5)
+    })
+
     it('a checkpoint read while newer ones are kept gets one of them whole, never waiting on it', async () => {
       const id = threadId()
       const state = (n: number) => `${n} ${String(n).repeat(1_100_000)}`

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
-import type { ThreadLogs, ThreadRecord } from '../../src/host/cluster/port.js'
-import { CHECKPOINT_FORMAT, lastFrame, ThreadMirror } from '../../src/host/cluster/thread-mirror.js'
+import { EngineAway, type ThreadLogs, type ThreadRecord } from '../../src/host/cluster/port.js'
+import { CHECKPOINT_FORMAT, lastFrame, observationOf, ThreadMirror } from '../../src/host/cluster/thread-mirror.js'
 import { Feed } from '../../src/host/feed.js'
 import type { ObservationInput } from '../../src/schemas/index.js'
 import { initialView } from '../../src/shared/projection.js'
@@ -54,7 +54,7 @@ function watched(logs: ThreadLogs) {
     ...logs,
     read: (threadId, onRecord, caughtUp, after) => {
       seen.after = after ?? 0
-      return logs.read(threadId, (record, position) => (seen.records++, onRecord(record, position)), caughtUp, after)
+      return logs.read(threadId, (record, position, previous) => (seen.records++, onRecord(record, position, previous)), caughtUp, after)
     },
   }
   return { logs: wrapped, seen }
@@ -84,6 +84,9 @@ describe('a thread mirror and its log\'s checkpoints', () => {
   it('started on a log with a checkpoint, reads only the records after it and holds what a mirror of the whole log holds; the frames after fold to the owner\'s bytes', async () => {
     const cluster = new MemoryCluster()
     const writer = owner(cluster)
+    // Reads every record as it lands: the log is trimmed below the checkpoint before the newest.
+    const whole = watched(cluster.engine('c').logs)
+    const c = await started(new ThreadMirror(ID, whole.logs, async () => initialView(ID)))
     const keeping = await started(new ThreadMirror(ID, cluster.engine('a').logs, async () => initialView(ID), { checkpoints: { every: 20, writes: () => true } }))
     for (let run = 1; run <= 3; run++) await writer.run(run, 12)
     // An extension's question left open, its title longer than the API would take from a client.
@@ -99,8 +102,7 @@ describe('a thread mirror and its log\'s checkpoints', () => {
     const log = collectedLog()
     const fromCheckpoint = watched(cluster.engine('b').logs)
     const b = await started(new ThreadMirror(ID, fromCheckpoint.logs, async () => initialView(ID), { log: log.log }))
-    const whole = watched({ ...cluster.engine('c').logs, checkpoint: async () => undefined })
-    const c = await started(new ThreadMirror(ID, whole.logs, async () => initialView(ID)))
+    await c.reached(writer.last)
     expect(fromCheckpoint.seen).toEqual({ after: checkpoint!.position, records: writer.last - checkpoint!.position })
     expect(whole.seen).toEqual({ after: 0, records: writer.last })
     expect(held(b)).toEqual(held(c))
@@ -147,6 +149,83 @@ describe('a thread mirror and its log\'s checkpoints', () => {
       b.stop()
     }
     whole.stop()
+  })
+
+  it('on a log trimmed past where it starts (the engine away when it asked for the checkpoint) reads again from the newest checkpoint, said in the log, and holds what a mirror of the whole log holds', async () => {
+    const cluster = new MemoryCluster()
+    const writer = owner(cluster)
+    const whole = await started(new ThreadMirror(ID, cluster.engine('c').logs, async () => initialView(ID)))
+    const keeping = await started(new ThreadMirror(ID, cluster.engine('a').logs, async () => initialView(ID), { checkpoints: { every: 5, writes: () => true } }))
+    // One checkpoint at each run's end (the thread at rest), each kept before the next run.
+    for (let run = 1; run <= 4; run++) {
+      await writer.run(run, 12)
+      await folded(keeping, writer.last)
+    }
+    await whole.reached(writer.last)
+    // Trimmed: the log holds the last run or so, from the checkpoint before the newest (one at each run's end).
+    expect(cluster.logs.get(ID)!.length).toBeLessThan(writer.last / 2)
+
+    const logs = cluster.engine('b').logs
+    let away = true
+    const log = collectedLog()
+    const from = watched({
+      ...logs,
+      checkpoint: async (threadId) => {
+        if (!away) return logs.checkpoint(threadId)
+        away = false
+        throw new EngineAway()
+      },
+    })
+    const b = await started(new ThreadMirror(ID, from.logs, async () => initialView(ID), { log: log.log }))
+    expect(b.stopped).toBe(false)
+    expect(held(b)).toEqual(held(whole))
+    expect(from.seen.after).toBe(cluster.checkpoints.get(ID)!.position)
+    expect(log.lines).toEqual([expect.stringMatching(/the log no longer holds the records after 0 \(trimmed below a checkpoint\); reading it again from its newest checkpoint/)])
+
+    // It follows on: a follower gets the owner's bytes for the next run.
+    const sent: string[] = []
+    b.feed!.follow({ send: (frame) => void sent.push(frame.toString('utf8')), close: () => {} })
+    const before = writer.produced.length
+    await writer.run(5, 2)
+    await b.reached(writer.last)
+    expect(sent).toEqual(writer.produced.slice(before))
+    for (const m of [keeping, whole, b]) m.stop()
+  })
+
+  it('on a log trimmed past its start with no checkpoint it can read, shows the thread from its session file at the seq the log goes on from, said in the log; the frames after are the owner\'s', async () => {
+    const cluster = new MemoryCluster()
+    const writer = owner(cluster)
+    const keeping = await started(new ThreadMirror(ID, cluster.engine('a').logs, async () => initialView(ID), { checkpoints: { every: 5, writes: () => true } }))
+    // One checkpoint at each run's end (the thread at rest), each kept before the next run.
+    for (let run = 1; run <= 4; run++) {
+      await writer.run(run, 12)
+      await folded(keeping, writer.last)
+    }
+    const first = cluster.logs.get(ID)!.find((record) => record.kind === 'frames') as Extract<ThreadRecord, { kind: 'frames' }>
+    const fromFile = initialView(ID, [{ kind: 'user', messageId: 'p1', text: 'prompt 1', run: 1, versions: [], at: 1 }])
+    const log = collectedLog()
+    const logs = cluster.engine('b').logs
+    // Another version's checkpoint: not one this node reads.
+    const other = { position: cluster.checkpoints.get(ID)!.position, state: JSON.stringify({ format: CHECKPOINT_FORMAT + 1 }) }
+    const b = await started(new ThreadMirror(ID, { ...logs, checkpoint: async () => other }, async () => fromFile, { log: log.log }))
+    expect(b.position).toBe(writer.last)
+    // The seqs are the owner's: the feed went on from the first frame the log still holds.
+    expect(b.feed!.seq).toBe(keeping.feed!.seq)
+    expect(b.feed!.snapshot().transcript[0]).toEqual(fromFile.transcript[0])
+    expect(observationOf(first.frames[0]).seq).toBeGreaterThan(1)
+    expect(log.lines).toEqual([
+      expect.stringMatching(/checkpoint at \d+ is not one this node reads/),
+      expect.stringMatching(/no longer holds the records after 0/),
+      expect.stringMatching(/checkpoint at \d+ is not one this node reads/),
+      expect.stringMatching(/error: .*no checkpoint this node reads covers the records the log no longer holds after 0; the thread is shown from its session file/),
+    ])
+    const sent: string[] = []
+    b.feed!.follow({ send: (frame) => void sent.push(frame.toString('utf8')), close: () => {} })
+    const before = writer.produced.length
+    await writer.run(5, 2)
+    await b.reached(writer.last)
+    expect(sent).toEqual(writer.produced.slice(before))
+    for (const m of [keeping, b]) m.stop()
   })
 
   it('is kept by the node that writes the thread only, once the thread is at rest after as many records, or mid-run after ten times as many', async () => {

@@ -156,6 +156,7 @@ export interface LogStorage {
   /** The records after position `after`, in order. */
   since(threadId: string, after: number): Iterable<{ record: ThreadRecord; position: number }>
   checkpoint(threadId: string): Checkpoint | undefined
+  /** Keeps it as the newest, and removes the records up to the one it replaced (or up to it, if older): `ThreadLogs.keepCheckpoint`. */
   keepCheckpoint(threadId: string, checkpoint: Checkpoint): void
   /** Removes the records before position `before`, and the checkpoint when it is of a position before it. */
   forget(threadId: string, before: number): void
@@ -169,7 +170,7 @@ export interface LogStorage {
 export function localLogs(storage: LogStorage): ThreadLogs {
   /** Append ids → the position they landed at (this process's life). */
   const appended = new Map<string, number>()
-  const readers = new Map<string, Set<(record: ThreadRecord, position: number) => void>>()
+  const readers = new Map<string, Set<(record: ThreadRecord, position: number, previous: number) => void>>()
   return {
     last: async (threadId) => storage.last(threadId),
     append: async (threadId, record, expected, id) => {
@@ -178,11 +179,12 @@ export function localLogs(storage: LogStorage): ThreadLogs {
       const position = storage.append(threadId, record, expected)
       if (typeof position !== 'number') throw new Fenced(threadId, `wrong last sequence: ${position.last}`)
       if (id !== undefined) appended.set(id, position)
-      for (const reader of readers.get(threadId) ?? []) reader(record, position)
+      for (const reader of readers.get(threadId) ?? []) reader(record, position, expected)
       return position
     },
     read: (threadId, onRecord, caughtUp, after = 0) => {
-      for (const { record, position } of storage.since(threadId, after)) onRecord(record, position)
+      // Positions here are one after another: a record's previous is the one before it, kept or not.
+      for (const { record, position } of storage.since(threadId, after)) onRecord(record, position, position - 1)
       caughtUp()
       const set = readers.get(threadId) ?? new Set()
       readers.set(threadId, set)

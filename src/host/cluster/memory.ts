@@ -23,7 +23,7 @@ export class MemoryCluster {
   #revision = 0
   /** Each thread's records still kept, in order: the first is at position `forgotten + 1`. */
   readonly logs = new Map<string, ThreadRecord[]>()
-  /** How many of a thread's first records were forgotten (a delete's). */
+  /** How many of a thread's first records were removed (a delete's, or trimmed below a checkpoint). */
   readonly #forgotten = new Map<string, number>()
   readonly checkpoints = new Map<string, Checkpoint>()
   readonly #last = (threadId: string) => (this.#forgotten.get(threadId) ?? 0) + (this.logs.get(threadId)?.length ?? 0)
@@ -42,15 +42,24 @@ export class MemoryCluster {
       return (this.logs.get(threadId) ?? []).slice(Math.max(0, after + 1 - first)).map((record, i) => ({ record, position: Math.max(after + 1, first) + i }))
     },
     checkpoint: (threadId) => this.checkpoints.get(threadId),
-    keepCheckpoint: (threadId, checkpoint) => void this.checkpoints.set(threadId, checkpoint),
+    keepCheckpoint: (threadId, checkpoint) => {
+      const replaced = this.checkpoints.get(threadId)
+      this.checkpoints.set(threadId, checkpoint)
+      if (replaced) this.#drop(threadId, Math.min(replaced.position, checkpoint.position) + 1)
+    },
     forget: (threadId, before) => {
-      const forgotten = this.#forgotten.get(threadId) ?? 0
-      const drop = Math.min(Math.max(0, before - 1 - forgotten), this.logs.get(threadId)?.length ?? 0)
-      this.logs.get(threadId)?.splice(0, drop)
-      this.#forgotten.set(threadId, forgotten + drop)
+      this.#drop(threadId, before)
       if ((this.checkpoints.get(threadId)?.position ?? before) < before) this.checkpoints.delete(threadId)
     },
   })
+
+  /** Removes the thread's records before position `before`. */
+  #drop(threadId: string, before: number): void {
+    const forgotten = this.#forgotten.get(threadId) ?? 0
+    const drop = Math.min(Math.max(0, before - 1 - forgotten), this.logs.get(threadId)?.length ?? 0)
+    this.logs.get(threadId)?.splice(0, drop)
+    this.#forgotten.set(threadId, forgotten + drop)
+  }
   readonly #commands = localCommandBus()
   readonly rows = new Map<string, ThreadRow>()
   readonly #index = localIndex({ put: (row) => void this.rows.set(row.threadId, row), delete: (id) => void this.rows.delete(id), all: () => this.rows.values() })

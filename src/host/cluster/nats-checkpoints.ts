@@ -7,7 +7,8 @@
  * An object is never written over: a read that overlaps a new write of the same object never ends
  * (its chunks are purged under it). Each checkpoint is a new object, the pointer moves to it by
  * compare-and-set, and the object the pointer named two checkpoints ago is deleted — a reader still on
- * it after a whole checkpoint's worth of records is stopped by its timeout and reads the log instead.
+ * it after a whole checkpoint's worth of records is stopped by its timeout, and finds the log trimmed
+ * below the newest's predecessor (nats-logs.ts): it starts again from the newest.
  */
 import { randomUUID } from 'node:crypto'
 import { Kvm } from '@nats-io/kv'
@@ -31,7 +32,14 @@ interface Pointer {
 const utf8 = new TextDecoder()
 const encoder = new TextEncoder()
 
-export async function checkpointsOn(nc: NatsConnection, link: Link): Promise<Pick<ThreadLogs, 'checkpoint' | 'keepCheckpoint'> & { forget(threadId: string, before: number): Promise<void> }> {
+export interface NatsCheckpoints extends Pick<ThreadLogs, 'checkpoint'> {
+  /** Keeps it as the newest: resolves the position the log may be trimmed up to, undefined when none (port.ts `keepCheckpoint`). */
+  keepCheckpoint(threadId: string, checkpoint: Checkpoint): Promise<number | undefined>
+  /** A deleted thread's checkpoint (one of a position before `before`) goes with its objects; a newer one stays. */
+  forget(threadId: string, before: number): Promise<void>
+}
+
+export async function checkpointsOn(nc: NatsConnection, link: Link): Promise<NatsCheckpoints> {
   const objects = await new Objm(nc).create(OBJECTS)
   const pointers = await new Kvm(nc).create(POINTERS, { history: 1 })
   return {
@@ -56,11 +64,12 @@ export async function checkpointsOn(nc: NatsConnection, link: Link): Promise<Pic
         // Any other failure may have moved it all the same (its answer lost): the object stays.
         if (!refused(error)) throw error
         await link.call(() => objects.delete(object)).catch(() => {})
-        return
+        return undefined
       }
       if (current?.before) await link.call(() => objects.delete(current.before!)).catch(() => {})
+      // The pointer names this one and the one it replaced: a reader on either reads on from its position.
+      return current === undefined ? undefined : Math.min(current.position, checkpoint.position)
     },
-    /** A deleted thread's checkpoint (one of a position before `before`) goes with its objects; a newer one stays. */
     async forget(threadId, before) {
       const token = tokenOf(threadId)
       const entry = await link.call(() => pointers.get(token))

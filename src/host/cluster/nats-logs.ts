@@ -3,7 +3,7 @@
  * append conditional on the subject's last sequence (its position), read by an ordered consumer from a
  * position on; its checkpoints: nats-checkpoints.ts.
  */
-import { DeliverPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream'
+import { DeliverPolicy, PubHeaders, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { Log } from '../store/journal.js'
 import { checkpointsOn } from './nats-checkpoints.js'
@@ -64,7 +64,9 @@ export async function logsOn(nc: NatsConnection, js: JetStreamClient, jsm: JetSt
             for await (const m of messages) {
               if (m.seq < next) continue
               next = m.seq + 1
-              onRecord(parse<ThreadRecord>(m.data), m.seq)
+              // Every append names the subject's last sequence it expects: the engine keeps that header.
+              const previous = Number(m.headers?.get(PubHeaders.ExpectedLastSubjectSequenceHdr) || Number.NaN)
+              onRecord(parse<ThreadRecord>(m.data), m.seq, Number.isInteger(previous) ? previous : undefined)
               if (m.seq >= end) report()
             }
           } catch (error) {
@@ -82,7 +84,14 @@ export async function logsOn(nc: NatsConnection, js: JetStreamClient, jsm: JetSt
       }
     },
     checkpoint: checkpoints.checkpoint,
-    keepCheckpoint: checkpoints.keepCheckpoint,
+    async keepCheckpoint(threadId, checkpoint) {
+      const through = await checkpoints.keepCheckpoint(threadId, checkpoint)
+      if (through === undefined) return
+      // The records up to it on the thread's subject alone; one not purged now is by the next checkpoint's.
+      await link.call(() => jsm.streams.purge(STREAM, { filter: subject(threadId), seq: through + 1 })).catch((error: unknown) => {
+        if (!(error instanceof EngineAway)) log?.('warn', `[${threadId}] cluster: the log was not trimmed up to ${through} (${String(error)}); the next checkpoint trims it`)
+      })
+    },
     async forget(threadId, before) {
       // The checkpoint first: a log that starts at its `deleted` record has nothing before it left anywhere.
       await checkpoints.forget(threadId, before)

@@ -144,13 +144,21 @@ export interface ThreadLogs {
    */
   append(threadId: string, record: ThreadRecord, expected: number, id?: string): Promise<number>
   /**
-   * Every record of the thread after position `after` (0: from the first), in order, then each new one as
-   * it lands. `caughtUp` fires once the records that were there when it started have all been delivered.
+   * Every record of the thread the log still holds after position `after` (0: from the first), in order,
+   * then each new one as it lands, each with `previous`: the position of the record it was appended after
+   * (its writer's last). A record whose `previous` is past the one delivered before it (or past `after`)
+   * follows records the log no longer holds: it was trimmed below a checkpoint (`keepCheckpoint`).
+   * `caughtUp` fires once the records that were there when it started have all been delivered.
    */
-  read(threadId: string, onRecord: (record: ThreadRecord, position: number) => void, caughtUp: () => void, after?: number): { stop(): void }
+  read(threadId: string, onRecord: (record: ThreadRecord, position: number, previous?: number) => void, caughtUp: () => void, after?: number): { stop(): void }
   /** The thread's newest checkpoint kept: undefined when there is none. */
   checkpoint(threadId: string): Promise<Checkpoint | undefined>
-  /** Keeps `checkpoint` as the thread's newest. */
+  /**
+   * Keeps `checkpoint` as the thread's newest, then trims the log: the records up to the checkpoint it
+   * replaced (or up to this one, if that one is newer) are removed. A reader that starts from either has
+   * every record it needs; one still on an older checkpoint finds the records after it gone (`read`'s
+   * `previous`) and starts again from the newest. A trim that fails is made by the next checkpoint's.
+   */
   keepCheckpoint(threadId: string, checkpoint: Checkpoint): Promise<void>
   /**
    * Removes the thread's records before position `before` and a checkpoint of a position before it: what a

@@ -10,7 +10,9 @@
  * A mirror starts from the log's newest checkpoint, when there is one, and reads only the records after
  * it: a long thread's log is not read from its first record each time a node needs it. The thread's
  * owner keeps one every `checkpoints.every` records, when the thread is at rest (or after ten times as
- * many in one run).
+ * many in one run), and the log is trimmed below the one before. A mirror that finds records missing
+ * after the last it folded (it was on an older checkpoint, or on none) starts again from the newest; with
+ * none it can read, from the thread's session file at the seq the log goes on from.
  */
 import type { Observation, ObservationInput } from '../../schemas/index.js'
 import type { ThreadView } from '../../shared/projection.js'
@@ -78,7 +80,9 @@ const FATES = new Set(['user-message', 'prompt-rejected', 'prompt-handled'])
 /**
  * What a checkpoint's state is, as a number: raised by a change to the fold (src/shared/projection.ts)
  * or to what `MirrorState` holds, so that a checkpoint made by another version (one the nodes kept
- * across a deploy) is passed over and the log is folded anew.
+ * across a deploy) is passed over and the log is folded anew. The log is trimmed below checkpoints: a
+ * version that raises it shows a thread from its session file from the log's first frame kept, unless
+ * it learns to read the format before its own.
  */
 export const CHECKPOINT_FORMAT = 1
 
@@ -136,6 +140,12 @@ export class ThreadMirror {
   #busy = false
   #stopped = false
   #reader?: { stop(): void }
+  /** Counts the readers started: what an older one still delivers is passed over. */
+  #readers = 0
+  /** Reading again from the newest checkpoint: records missing after the last one folded. */
+  #rereading = false
+  /** A gap in the log no checkpoint covers is taken as it is: the feed starts again at the next frame, from this view. */
+  #gapBase?: ThreadView
   #ready: Promise<void>
   #markReady!: () => void
   #stopTimer?: ReturnType<typeof setTimeout>
@@ -174,16 +184,58 @@ export class ThreadMirror {
     if (this.#stopped) return
     // Nothing is folded before the reader starts: the owner appends only once its mirror is ready.
     if (kept && kept.position > 0 && this.position === 0) this.#restore(kept)
-    this.#reader = this.logs.read(
-      this.threadId,
-      (record, position) => this.appended(record, position),
-      () => void this.#caughtUp(),
-      this.position,
-    )
+    this.#read()
   }
 
-  /** The mirror as the checkpoint holds it; one this node cannot read leaves it as it was, and says so. */
-  #restore({ position, state }: Checkpoint): void {
+  /** Reads the log on from this mirror's position. */
+  #read(): void {
+    const reader = ++this.#readers
+    const handle = this.logs.read(
+      this.threadId,
+      (record, position, previous) => void (reader === this.#readers && this.appended(record, position, previous)),
+      () => void (reader === this.#readers && this.#caughtUp()),
+      this.position,
+    )
+    // An adapter delivers what it has within the call: one that found records missing is over already.
+    if (reader === this.#readers) this.#reader = handle
+    else handle.stop()
+  }
+
+  /**
+   * The log no longer holds the records between this mirror's position and `previous` (trimmed below a
+   * checkpoint past them): the mirror starts again from the newest checkpoint, if it reaches past them and
+   * this node reads it; else it takes the gap (`#gapBase`). Its followers reconnect and resume from the
+   * new feed (a snapshot), as at any new base.
+   */
+  async #readAgain(previous: number): Promise<void> {
+    this.#rereading = true
+    this.#reader?.stop()
+    ++this.#readers
+    this.options.log?.('warn', `[${this.threadId}] cluster: the log no longer holds the records after ${this.position} (trimmed below a checkpoint); reading it again from its newest checkpoint`)
+    for (;;) {
+      const kept = await this.logs.checkpoint(this.threadId).catch((error: unknown) => (error instanceof EngineAway ? ('away' as const) : undefined))
+      if (this.#stopped) return
+      if (kept === 'away') {
+        await new Promise((resolve) => setTimeout(resolve, FORGET_RETRY_MS).unref())
+        continue
+      }
+      if (kept !== undefined && kept.position >= previous && this.#restore(kept)) break
+      this.options.log?.('error', `[${this.threadId}] cluster: no checkpoint this node reads covers the records the log no longer holds after ${this.position}; the thread is shown from its session file from the log's next frame on`)
+      const view = await this.fileView().catch(() => undefined)
+      if (this.#stopped) return
+      this.#gapBase = view ?? this.#emptyView(0)
+      this.openPrompts.clear()
+      this.keyed.clear()
+      this.#keyOf.clear()
+      this.position = previous
+      break
+    }
+    this.#rereading = false
+    this.#read()
+  }
+
+  /** The mirror as the checkpoint holds it: true; one this node cannot read leaves it as it was, and says so. */
+  #restore({ position, state }: Checkpoint): boolean {
     try {
       const restored = JSON.parse(state) as MirrorState
       if (restored.format !== CHECKPOINT_FORMAT) throw new Error(`its format is ${String(restored.format)}, this node's ${CHECKPOINT_FORMAT}`)
@@ -196,14 +248,21 @@ export class ThreadMirror {
       const keyed = new Map(restored.keyed)
       const keyOf = new Map(restored.keyOf)
       // A base after it (a first epoch's) cannot come: the log held records before the checkpoint.
+      // Over a mirror that read some of the log already, what it held goes: its followers resume on this feed.
+      const old = this.feed
       this.feed = feed
+      old?.close()
       this.#busy = restored.view.status.busy
-      for (const [messageId, text] of openPrompts) this.openPrompts.set(messageId, text)
-      for (const [key, admission] of keyed) this.keyed.set(key, admission)
-      for (const [messageId, key] of keyOf) this.#keyOf.set(messageId, key)
+      for (const [map, entries] of [[this.openPrompts, openPrompts], [this.keyed, keyed], [this.#keyOf, keyOf]] as const) {
+        map.clear()
+        for (const [key, value] of entries) (map as Map<string, unknown>).set(key, value)
+      }
       this.position = position
+      this.#sinceCheckpoint = 0
+      return true
     } catch (error) {
       this.options.log?.('warn', `[${this.threadId}] cluster: the log's checkpoint at ${position} is not one this node reads (${String(error)}); reading the log from its first record`)
+      return false
     }
   }
 
@@ -265,8 +324,10 @@ export class ThreadMirror {
    * engine acknowledges them (its followers need not wait for the reader to bring them back), and the
    * reader's copy of each is then passed over.
    */
-  appended(record: ThreadRecord, position: number): void {
-    if (position <= this.position) return
+  appended(record: ThreadRecord, position: number, previous?: number): void {
+    if (position <= this.position || this.#rereading) return
+    // Records missing before it (trimmed) — but a `deleted` record needs nothing before it.
+    if (previous !== undefined && previous > this.position && record.kind !== 'deleted') return void this.#readAgain(previous)
     // A log that starts at a `deleted` record, with no checkpoint of what came before, was forgotten below it.
     if (this.position === 0 && this.#noCheckpoint && record.kind === 'deleted') this.#forgottenAt = position
     this.#apply(record, position)
@@ -403,6 +464,11 @@ export class ThreadMirror {
     const observation = observationOf(frame)
     if ('messageId' in observation && FATES.has(observation.type)) this.openPrompts.delete(observation.messageId)
     else if (observation.type === 'status') this.#busy = observation.busy
+    if (this.#gapBase) {
+      // The frames the log no longer holds are skipped: the feed goes on from this one's seq.
+      this.#rebase({ ...this.#gapBase, seq: observation.seq - 1 })
+      this.#gapBase = undefined
+    }
     this.feed ??= this.#newFeed(undefined)
     const feed = this.feed
     if (observation.seq <= feed.seq) return

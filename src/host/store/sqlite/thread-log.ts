@@ -46,8 +46,19 @@ export class ThreadLogTable {
     })
   }
 
-  /** Not waited for on the disk: a checkpoint a crash loses only means more of the log to read. */
+  /**
+   * The newest checkpoint, and the records up to the one it replaces (or up to it, if that one is newer)
+   * removed, in one commit. Not waited for on the disk: a crash loses both or neither, and a checkpoint
+   * lost only means more of the log to read.
+   */
   keepCheckpoint(threadId: string, checkpoint: Checkpoint): void {
-    this.db.tx(() => void this.db.run('INSERT OR REPLACE INTO thread_checkpoint (thread_id, position, state) VALUES (?, ?, ?)', threadId, checkpoint.position, checkpoint.state), { wait: false })
+    this.db.tx(
+      () => {
+        const replaced = this.checkpoint(threadId)
+        this.db.run('INSERT OR REPLACE INTO thread_checkpoint (thread_id, position, state) VALUES (?, ?, ?)', threadId, checkpoint.position, checkpoint.state)
+        if (replaced) this.db.run('DELETE FROM thread_log WHERE thread_id = ? AND position <= ?', threadId, Math.min(replaced.position, checkpoint.position))
+      },
+      { wait: false },
+    )
   }
 }
