@@ -176,21 +176,24 @@ function toolPolicy(file: string | undefined): ToolPolicy {
 function natsAccess(spec: string, env: NodeJS.ProcessEnv): NatsAccess {
   const servers = spec.split(',').map((server) => server.trim())
   for (const server of servers) {
-    if (/^(nats|tls):\/\/[^\s/@]+@/.test(server)) {
-      throw new ConfigError(`--cluster ${server.replace(/\/\/[^@]*@/, '//…@')}: give NATS credentials in NATS_USER and NATS_PASSWORD, NATS_TOKEN, NATS_NKEY or NATS_CREDS, not in the URL`)
-    }
-    if (!/^(nats|tls):\/\/[^\s/@,]+$/.test(server)) throw new ConfigError(`--cluster takes nats://HOST:PORT (several: comma-separated), not ${spec}`)
+    // Whatever its shape, an entry with an `@` is never repeated whole: what comes before it may be a password.
+    const shown = server.replace(/^.*@/, '…@')
+    if (server.includes('@')) throw new ConfigError(`--cluster ${shown}: give NATS credentials in NATS_USER and NATS_PASSWORD, NATS_TOKEN, NATS_NKEY or NATS_CREDS, not in the URL`)
+    if (!/^(nats|tls):\/\/[^\s/,]+$/.test(server)) throw new ConfigError(`--cluster takes nats://HOST:PORT (several: comma-separated), not ${shown}`)
   }
   const given = (name: string) => env[name] || undefined
   const file = (name: string) => {
-    const path = given(name)
-    if (path === undefined) return undefined
+    const raw = given(name)
+    if (raw === undefined) return undefined
+    // As the nats CLI reads them: a leading ~ is the home dir (no shell expands it in an env file).
+    const path = resolve(raw.replace(/^~(?=$|\/)/, homedir()))
     try {
       accessSync(path, constants.R_OK)
+      if (!statSync(path).isFile()) throw new Error('not a file')
     } catch {
-      throw new ConfigError(`${name} ${path}: not a file this process can read`)
+      throw new ConfigError(`${name} ${raw}: not a file this process can read`)
     }
-    return resolve(path)
+    return path
   }
   const ways = ['NATS_CREDS', 'NATS_NKEY', 'NATS_TOKEN', 'NATS_USER'].filter((name) => given(name) !== undefined)
   if (ways.length > 1) throw new ConfigError(`${ways.join(' and ')}: give one way to sign in to NATS`)

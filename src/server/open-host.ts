@@ -72,6 +72,8 @@ async function openClusterNode(
   const connected = await connectNats(cluster.access, cluster.nodeName, log, { spillDir: join(options.dataDir, 'cluster-spill') }).catch((error: unknown) => {
     throw new ConfigError(`--cluster ${cluster.url}: could not join NATS JetStream (${error instanceof Error ? error.message : String(error)})`)
   })
+  // Its connection closed for good (the server refused its credentials): it stops, and says why.
+  void connected.ended.then((reason) => requestStop(1, `--cluster ${cluster.url}: NATS closed the connection for good (${reason})`))
   // Counted as the node uses it, for its /metrics.
   const { engine } = countedEngine(connected)
   let node: ClusterNode | undefined

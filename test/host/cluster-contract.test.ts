@@ -3,7 +3,7 @@
  * one, one process on its SQLite store (embedded), and NATS JetStream (a real nats-server; skipped
  * with a message where it is not installed).
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -60,23 +60,39 @@ const embedded: Adapter = (() => {
 
 const spillDir = join(tmpdir(), `threadhost-spill-${process.pid}`)
 
-const nats: Adapter = (() => {
+/**
+ * The engine's adapter on a real nats-server; `restricted`: as a user allowed only NODE_SUBJECTS (the
+ * README's list), the server's other user (unrestricted) playing the lease's TTL.
+ */
+function natsAdapter(restricted: boolean): Adapter {
   let server: NatsServer | undefined
+  let dir: string | undefined
   const engines: ClusterEngine[] = []
+  const node = { user: 'node', pass: 'node-pass' }
+  const admin = { user: 'admin', pass: 'admin-pass' }
   return {
-    name: 'nats',
+    name: restricted ? 'nats, a user allowed only the subjects a node needs' : 'nats',
     skip: natsMissing,
-    setup: async () => void (server = await startNats()),
+    setup: async () => {
+      if (!restricted) return void (server = await startNats())
+      const { NODE_SUBJECTS } = await import('../../src/host/cluster/nats.js')
+      dir = mkdtempSync(join(tmpdir(), 'threadhost-nats-users-'))
+      const allowed = JSON.stringify(NODE_SUBJECTS)
+      const conf = join(dir, 'users.conf')
+      writeFileSync(conf, `authorization { users = [ { user: ${node.user}, password: ${node.pass}, permissions: { publish: ${allowed}, subscribe: ${allowed} } }, { user: ${admin.user}, password: ${admin.pass} } ] }\n`)
+      server = await startNats({ args: ['-c', conf] })
+    },
     pair: async () => {
       const { connectNats } = await import('../../src/host/cluster/nats.js')
+      const access = { servers: [server!.url], ...(restricted ? { auth: node } : {}) }
       // One spill dir for both, as the nodes of a cluster share their data dir.
-      const pair = [await connectNats({ servers: [server!.url] }, 'a', undefined, { spillDir }), await connectNats({ servers: [server!.url] }, 'b', undefined, { spillDir })] as [ClusterEngine, ClusterEngine]
+      const pair = [await connectNats(access, 'a', undefined, { spillDir }), await connectNats(access, 'b', undefined, { spillDir })] as [ClusterEngine, ClusterEngine]
       engines.push(...pair)
       return pair
     },
     expire: async (engine) => {
       const [{ connect }, { Kvm }] = await Promise.all([import('@nats-io/transport-node'), import('@nats-io/kv')])
-      const nc = await connect({ servers: server!.url })
+      const nc = await connect({ servers: server!.url, ...(restricted ? admin : {}) })
       await (await new Kvm(nc).open('th_nodes')).delete(engine.membership.self.id)
       await nc.close()
     },
@@ -84,14 +100,15 @@ const nats: Adapter = (() => {
       for (const engine of engines) await engine.close().catch(() => {})
       await server?.stop()
       rmSync(spillDir, { recursive: true, force: true })
+      if (dir) rmSync(dir, { recursive: true, force: true })
     },
   }
-})()
+}
 
 let unique = 0
 const threadId = () => `t.${++unique} x`
 
-for (const adapter of [memory, embedded, nats]) {
+for (const adapter of [memory, embedded, natsAdapter(false), natsAdapter(true)]) {
   describe.skipIf(adapter.skip !== undefined)(`cluster ports on ${adapter.name}${adapter.skip ? ` (${adapter.skip})` : ''}`, () => {
     let a: ClusterEngine
     let b: ClusterEngine
@@ -422,7 +439,7 @@ for (const adapter of [memory, embedded, nats]) {
       expect(await b.membership.isLive(old.id)).toBe(false)
       expect((await b.membership.live()).map((n) => n.id).sort()).toEqual([life.id, b.membership.self.id].sort())
       // The new life's lease is kept, and lost again like the first.
-      await new Promise((resolve) => setTimeout(resolve, adapter.name === 'nats' ? 1500 : 0))
+      await new Promise((resolve) => setTimeout(resolve, adapter.name.startsWith('nats') ? 1500 : 0))
       expect(await b.membership.isLive(life.id)).toBe(true)
       expect(lost).toBe(1)
       await adapter.expire(a)

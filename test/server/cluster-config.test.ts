@@ -62,14 +62,33 @@ describe('cluster flags', () => {
     })
 
     it('a URL with credentials in it is refused, saying where they go and without repeating them', () => {
-      let message = ''
-      try {
-        access('nats://th:hunter2@a:4222')
-      } catch (error) {
-        message = (error as Error).message
+      const refusal = (spec: string) => {
+        try {
+          access(spec)
+        } catch (error) {
+          return (error as Error).message
+        }
+        return 'taken'
       }
-      expect(message).toMatch(/NATS_USER and NATS_PASSWORD/)
-      expect(message).not.toContain('hunter2')
+      expect(refusal('nats://th:hunter2@a:4222')).toMatch(/NATS_USER and NATS_PASSWORD/)
+      // Whatever the shape around it: another scheme, capitals, a slash or an @ in the password, another entry.
+      for (const spec of ['nats://th:hunter2@a:4222', 'NATS://th:hunter2@a:4222', 'nats://th:hun/ter2@a:4222', 'nats://th:hunter2@@a:4222', 'nats://a:1,http://th:hunter2@b:2']) {
+        const message = refusal(spec)
+        expect(message).toMatch(/^--cluster /)
+        expect(message).not.toMatch(/hunter2|hun\/ter2|th:/)
+      }
+    })
+
+    it('a file may start with ~ (the home dir); a directory or a file it cannot read is refused', () => {
+      const home = process.env.HOME
+      process.env.HOME = dir
+      try {
+        const creds = file('home.creds')
+        expect(access('nats://a:1', { NATS_CREDS: '~/home.creds' })?.auth).toEqual({ credsFile: creds })
+      } finally {
+        process.env.HOME = home
+      }
+      expect(() => access('nats://a:1', { NATS_CREDS: dir })).toThrow(/not a file this process can read/)
     })
 
     it('NATS_CA, NATS_CERT and NATS_KEY require TLS with those files; a certificate needs its key', () => {

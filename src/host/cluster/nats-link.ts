@@ -3,7 +3,7 @@
  * is down fails at once with `EngineAway`), the JSON every record and message is written in, and how a
  * refused compare-and-set looks.
  */
-import { readFile } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream'
 import { credsAuthenticator, nkeyAuthenticator, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node'
 import { EngineAway } from './port.js'
@@ -20,24 +20,34 @@ export interface NatsAccess {
   auth?: { user: string; pass: string } | { token: string } | { credsFile: string } | { nkeyFile: string }
 }
 
-/** What nats.js connects with for `access`; the credential files are read here, at each start. */
-export async function connectionOptions(access: NatsAccess): Promise<NodeConnectionOptions> {
+/**
+ * What nats.js connects with for `access`. The credential files are read at each connection (a rotated
+ * creds file is the one the next reconnection signs in with), as nats.js reads the TLS files.
+ */
+export function connectionOptions(access: NatsAccess): NodeConnectionOptions {
   const { auth, tls } = access
   const options: NodeConnectionOptions = { servers: access.servers, ...(tls ? { tls } : {}) }
   if (auth === undefined) return options
   if ('user' in auth) return { ...options, user: auth.user, pass: auth.pass }
   if ('token' in auth) return { ...options, token: auth.token }
-  // nats.js reads the seed from the creds file itself; an nkey seed file holds the seed alone.
-  if ('credsFile' in auth) return { ...options, authenticator: credsAuthenticator(await readFile(auth.credsFile)) }
-  return { ...options, authenticator: nkeyAuthenticator(new TextEncoder().encode((await readFile(auth.nkeyFile, 'utf8')).trim())) }
+  // nats.js finds the JWT and the seed in a creds file itself.
+  if ('credsFile' in auth) return { ...options, authenticator: credsAuthenticator(() => readFileSync(auth.credsFile)) }
+  return { ...options, authenticator: nkeyAuthenticator(() => seedIn(readFileSync(auth.nkeyFile, 'utf8'))) }
+}
+
+/** The seed in an nkey file: alone, or among the lines `nsc` decorates it with. */
+function seedIn(text: string): Uint8Array {
+  const seed = text.split('\n').map((line) => line.trim()).find((line) => /^S[A-Z][A-Z2-7]{40,}$/.test(line))
+  if (seed === undefined) throw new Error('the nkey file holds no seed')
+  return new TextEncoder().encode(seed)
 }
 
 /**
  * JetStream's "wrong last sequence": a compare-and-set (or a conditional append) refused. A server
  * answers 10071 (with the subject's last sequence) when it checked the store, and a clustered one (2.11
- * on) 10164 (without it) when another conditional write of the same subject was still on its way: a
- * race this writer lost as surely. Any other code — a duplicate still on its way, a stream not ready
- * — says nothing of who writes the subject, and the write is tried again.
+ * on) 10164 (without it) when another conditional write of the same subject was still on its way — a
+ * race taken as lost, the safe side: the writer stops, or the node asks again later. Any other code (a
+ * duplicate still on its way, a stream not ready) says nothing of who writes the subject.
  */
 const WRONG_LAST_SEQUENCE: ReadonlySet<number> = new Set([JetStreamApiCodes.StreamWrongLastSequence, JetStreamApiCodes.StreamWrongLastSequenceUnknown])
 export const refused = (error: unknown) => error instanceof JetStreamApiError && WRONG_LAST_SEQUENCE.has(error.code)
@@ -56,9 +66,11 @@ export class Link {
   readonly #inFlight = new Set<(error: Error) => void>()
   readonly #reconnected = new Set<() => void>()
 
-  constructor(nc: NatsConnection) {
+  /** `onError`: what the server or the client said went wrong (a sign-in refused, a permission denied). */
+  constructor(nc: NatsConnection, onError?: (error: Error) => void) {
     void (async () => {
       for await (const status of nc.status()) {
+        if (status.type === 'error') onError?.(status.error)
         if (status.type === 'disconnect' || status.type === 'close') {
           this.#up = false
           if (status.type === 'close') this.#closed = true

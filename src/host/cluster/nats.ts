@@ -60,39 +60,68 @@ const CONNECT_TIMEOUT_MS = 5000
 const RENEW_TIMEOUT_MS = 1000
 
 /**
+ * Every subject a node publishes or subscribes to: what its NATS user must be allowed where the server
+ * restricts subjects (README, Cluster) — JetStream's API, the buckets' and the object store's subjects,
+ * the thread logs, the command bus and the replies.
+ */
+export const NODE_SUBJECTS = ['$JS.API.>', '$JS.FC.>', '$KV.th_nodes.>', '$KV.th_owners.>', '$KV.th_threads.>', '$KV.th_idem.>', '$KV.th_checkpoint.>', '$O.th_checkpoints.>', 'th.>', 'cmd.>', 'all.>', '_INBOX.>']
+
+/** The engine on NATS: also what ended its connection for good when `close` did not (see connectNats). */
+export type NatsEngine = ClusterEngine & { readonly ended: Promise<string> }
+
+/**
  * `spillDir`: a directory on the mount every node shares (the data dir's): where a command too large
  * for one message travels (nats-commands.ts). Without it such a command is refused (413).
+ *
+ * The connection is retried for ever, except when the server refuses to sign the node in twice in a row
+ * (its credentials expired or revoked): nats.js then closes it for good, and `ended` says why — the node
+ * can do nothing more, and stops rather than serve on without an engine.
  */
-export async function connectNats(access: NatsAccess, name: string, log?: Log, options: { spillDir?: string } = {}): Promise<ClusterEngine> {
-  const reach = await connectionOptions(access)
+export async function connectNats(access: NatsAccess, name: string, log?: Log, options: { spillDir?: string } = {}): Promise<NatsEngine> {
   // Reconnection attempts every ~60 ms (a refused one costs nothing): each one saved is lease margin.
   // No async traces: by default every request (a command, each append, each key-value write) builds two
   // Error objects, their stacks taken, in case it fails; what fails here is told apart by its kind and code.
   // An attempt unanswered for 5 s is given up: one whose TLS handshake the server refused after the client
-  // had ended it (a client certificate missing) gets no answer at all (measured), and the start says so.
-  const nc = await connect({ ...reach, name: `threadhost-${name}`, maxReconnectAttempts: -1, reconnectTimeWait: 50, reconnectJitter: 20, noAsyncTraces: true, timeout: CONNECT_TIMEOUT_MS })
-  const jsm = await jetstreamManager(nc)
-  const js = jetstream(nc)
-  const link = new Link(nc)
-  const kvm = new Kvm(nc)
-  const logs = await logsOn(nc, js, jsm, link, log)
-  const nodes = await kvm.create('th_nodes', { ttl: LEASE_TTL_MS, history: 1 })
-  const owners = await kvm.create('th_owners', { history: 1 })
-  const threads = await kvm.create('th_threads', { history: 1 })
-  const idem = await kvm.create('th_idem', { ttl: KEY_TTL_MS, history: 1 })
-  const membership = new NatsMembership(nodes, link, name, log)
-  return {
-    mode: 'nats',
-    membership,
-    owners: ownersOn(owners, link),
-    logs,
-    commands: commandsOn(nc, link, options.spillDir),
-    index: indexOn(threads, link, log),
-    keys: keysOn(idem),
-    close: async () => {
-      await membership.leave().catch(() => {})
-      await nc.drain().catch(() => nc.close())
-    },
+  // had ended it (a client certificate missing) gets no answer (nats.js waits its 20 s default), and the start says so.
+  const nc = await connect({ ...connectionOptions(access), name: `threadhost-${name}`, maxReconnectAttempts: -1, reconnectTimeWait: 50, reconnectJitter: 20, noAsyncTraces: true, timeout: CONNECT_TIMEOUT_MS })
+  let closing = false
+  // The server's last word says why (nats.js closes with its own last error: a refused reconnection, say).
+  let said: string | undefined
+  const ended = nc.closed().then((error) => (closing ? new Promise<string>(() => {}) : (said ?? error?.message ?? 'the connection closed')))
+  try {
+    const jsm = await jetstreamManager(nc)
+    const js = jetstream(nc)
+    const link = new Link(nc, (error) => {
+      said = error.message
+      log?.('warn', `cluster: NATS says: ${said}`)
+    })
+    const kvm = new Kvm(nc)
+    const logs = await logsOn(nc, js, jsm, link, log)
+    const nodes = await kvm.create('th_nodes', { ttl: LEASE_TTL_MS, history: 1 })
+    const owners = await kvm.create('th_owners', { history: 1 })
+    const threads = await kvm.create('th_threads', { history: 1 })
+    const idem = await kvm.create('th_idem', { ttl: KEY_TTL_MS, history: 1 })
+    const membership = new NatsMembership(nodes, link, name, log)
+    return {
+      mode: 'nats',
+      membership,
+      owners: ownersOn(owners, link),
+      logs,
+      commands: commandsOn(nc, link, options.spillDir),
+      index: indexOn(threads, link, log),
+      keys: keysOn(idem),
+      ended,
+      close: async () => {
+        closing = true
+        await membership.leave().catch(() => {})
+        await nc.drain().catch(() => nc.close())
+      },
+    }
+  } catch (error) {
+    // An account without JetStream, or without the right to make the buckets: nothing is left open.
+    closing = true
+    await nc.close().catch(() => {})
+    throw error
   }
 }
 
