@@ -2,7 +2,7 @@
  * The mirrors one node keeps (src/host/cluster/node-mirrors.ts): a follow or a take waiting on a mirror
  * that is stopped before it read the log is never left hanging, nor told the thread does not exist.
  */
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
 import { NodeMirrors } from '../../src/host/cluster/node-mirrors.js'
 import type { ThreadLogs } from '../../src/host/cluster/port.js'
@@ -72,5 +72,45 @@ describe("a node's mirrors", () => {
     expect(mirrors.get(ID)?.position).toBe(end)
     await mirrors.stop()
     expect(await within(mirrors.base(ID))).toBeUndefined()
+  })
+
+  it('a mirror nobody follows goes 30 s after it started (a feed\'s base, a take that failed) — or, while the node holds the thread, 30 s after the node lets it go', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      const cluster = new MemoryCluster()
+      await logWithFrames(cluster)
+      let holds = false
+      const mirrors = new NodeMirrors(cluster.engine('a').logs, { fileView: async () => initialView(ID), owns: () => holds, holds: () => holds })
+      // The base of a feed for a thread this node never took: nobody follows its mirror, ever.
+      expect((await mirrors.base(ID))?.seq).toBe(2)
+      const first = mirrors.get(ID)!
+      await vi.advanceTimersByTimeAsync(29_000)
+      expect(mirrors.get(ID)).toBe(first)
+      await vi.advanceTimersByTimeAsync(1_000)
+      expect(mirrors.get(ID)).toBeUndefined()
+      expect(first.stopped).toBe(true)
+
+      // Held (the node runs the thread): kept however long nobody follows it; let go, it goes 30 s later at most.
+      holds = true
+      const held = mirrors.of(ID)
+      await held.ready()
+      await vi.advanceTimersByTimeAsync(120_000)
+      expect(mirrors.get(ID)).toBe(held)
+      holds = false
+      await vi.advanceTimersByTimeAsync(30_000)
+      expect(mirrors.get(ID)).toBeUndefined()
+
+      // Followed: kept while followed, and 30 s after its last follower left.
+      const feed = (await mirrors.follow(ID)) as Feed
+      const followed = mirrors.get(ID)!
+      const unfollow = feed.follow({ send: () => {}, close: () => {} })
+      await vi.advanceTimersByTimeAsync(120_000)
+      expect(mirrors.get(ID)).toBe(followed)
+      unfollow()
+      await vi.advanceTimersByTimeAsync(30_000)
+      expect(mirrors.get(ID)).toBeUndefined()
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })

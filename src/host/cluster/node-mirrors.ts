@@ -1,6 +1,6 @@
 /**
  * The thread mirrors one node keeps (thread-mirror.ts): one per thread it owns or serves follows of,
- * started as the first one needs it and stopped once nobody follows a thread it does not own. Follows,
+ * started as the first one needs it and stopped 30 s after nobody follows a thread it does not hold. Follows,
  * and the feed an owner starts from, are read from them.
  */
 import type { ThreadView } from '../../shared/projection.js'
@@ -54,8 +54,11 @@ export class NodeMirrors {
       ringSize: this.options.ringSize,
       log: this.options.log,
       checkpoints: { every: this.options.checkpointEvery ?? CHECKPOINT_EVERY, writes: () => this.options.owns(threadId) },
+      // Followed by nobody for 30 s: dropped, unless the node holds the thread — then asked again in 30 s,
+      // so a mirror the node kept while it ran the thread goes once it lets the thread go.
       onIdle: () => {
-        if (this.options.holds(threadId) || this.#mirrors.get(threadId) !== mirror) return
+        if (this.#mirrors.get(threadId) !== mirror) return
+        if (this.options.holds(threadId)) return mirror.idleSoon()
         this.drop(threadId)
       },
     })
@@ -65,6 +68,8 @@ export class NodeMirrors {
     }
     this.#mirrors.set(threadId, mirror)
     mirror.start()
+    // Counted from now, not from a first follower that may never come (a feed's base, a take that failed).
+    mirror.idleSoon()
     return mirror
   }
 
