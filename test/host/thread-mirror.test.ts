@@ -74,6 +74,16 @@ async function folded(mirror: ThreadMirror, position: number): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve))
 }
 
+/** A follower of `mirror` gets exactly the bytes the owner encodes for its next run, each once. */
+async function expectOwnersBytes(writer: ReturnType<typeof owner>, mirror: ThreadMirror): Promise<void> {
+  const sent: string[] = []
+  mirror.feed!.follow({ send: (frame) => void sent.push(frame.toString('utf8')), close: () => {} })
+  const before = writer.produced.length
+  await writer.run(5, 2)
+  await mirror.reached(writer.last)
+  expect(sent).toEqual(writer.produced.slice(before))
+}
+
 async function started(mirror: ThreadMirror): Promise<ThreadMirror> {
   mirror.start()
   await mirror.ready()
@@ -112,12 +122,7 @@ describe('a thread mirror and its log\'s checkpoints', () => {
     expect(b.keyed.get('k2')).toEqual({ messageId: 'p2', fingerprint: 'f2', run: 2, queued: false })
 
     // A follower of b gets the owner's bytes for the next frames, each once.
-    const sent: string[] = []
-    b.feed!.follow({ send: (frame) => void sent.push(frame.toString('utf8')), close: () => {} })
-    const before = writer.produced.length
-    await writer.run(5, 2)
-    await b.reached(writer.last)
-    expect(sent).toEqual(writer.produced.slice(before))
+    await expectOwnersBytes(writer, b)
     await c.reached(writer.last)
     expect(b.feed!.snapshot()).toEqual(c.feed!.snapshot())
     expect(log.lines).toEqual([])
@@ -183,12 +188,7 @@ describe('a thread mirror and its log\'s checkpoints', () => {
     expect(log.lines).toEqual([expect.stringMatching(/the log no longer holds the records after 0 \(trimmed below a checkpoint\); reading it again from its newest checkpoint/)])
 
     // It follows on: a follower gets the owner's bytes for the next run.
-    const sent: string[] = []
-    b.feed!.follow({ send: (frame) => void sent.push(frame.toString('utf8')), close: () => {} })
-    const before = writer.produced.length
-    await writer.run(5, 2)
-    await b.reached(writer.last)
-    expect(sent).toEqual(writer.produced.slice(before))
+    await expectOwnersBytes(writer, b)
     for (const m of [keeping, whole, b]) m.stop()
   })
 
@@ -219,12 +219,8 @@ describe('a thread mirror and its log\'s checkpoints', () => {
       expect.stringMatching(/checkpoint at \d+ is not one this node reads/),
       expect.stringMatching(/error: .*no checkpoint this node reads covers the records the log no longer holds after 0; the thread is shown from its session file/),
     ])
-    const sent: string[] = []
-    b.feed!.follow({ send: (frame) => void sent.push(frame.toString('utf8')), close: () => {} })
-    const before = writer.produced.length
-    await writer.run(5, 2)
-    await b.reached(writer.last)
-    expect(sent).toEqual(writer.produced.slice(before))
+    // A follower gets the owner's bytes for the next run.
+    await expectOwnersBytes(writer, b)
     for (const m of [keeping, b]) m.stop()
   })
 
