@@ -11,6 +11,7 @@ import { EmbeddedCluster } from '../../src/host/cluster/embedded.js'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
 import { SqliteThreadStore } from '../../src/host/store/sqlite.js'
 import { Fenced, RECORD_FORMAT, type ClusterEngine, type ThreadRecord } from '../../src/host/cluster/port.js'
+import { CHECKPOINT_FORMAT } from '../../src/host/cluster/thread-mirror.js'
 import { natsMissing, startNats, type NatsServer } from '../support/nats-server.js'
 
 interface Adapter {
@@ -120,11 +121,11 @@ for (const adapter of [memory, embedded, natsAdapter(false), natsAdapter(true)])
     })
     afterAll(() => adapter.teardown())
 
-    it('membership lists every joined node, by id, name and the record format it writes', async () => {
+    it('membership lists every joined node, by id, name and the record and checkpoint formats it writes', async () => {
       const live = await a.membership.live()
       expect(live.sort((x, y) => x.name.localeCompare(y.name))).toEqual([
-        { id: a.membership.self.id, name: 'a', format: RECORD_FORMAT },
-        { id: b.membership.self.id, name: 'b', format: RECORD_FORMAT },
+        { id: a.membership.self.id, name: 'a', format: RECORD_FORMAT, checkpointFormat: CHECKPOINT_FORMAT },
+        { id: b.membership.self.id, name: 'b', format: RECORD_FORMAT, checkpointFormat: CHECKPOINT_FORMAT },
       ])
       expect(await b.membership.isLive(a.membership.self.id)).toBe(true)
       expect(await b.membership.isLive('nobody')).toBe(false)
@@ -241,7 +242,7 @@ for (const adapter of [memory, embedded, natsAdapter(false), natsAdapter(true)])
       expect(await a.logs.checkpoint(id)).toEqual({ position: p4, state: 'folded to new' })
     })
 
-    it('a checkpoint kept trims the log up to the one it replaced: a reader from either gets every record after it, one from before them sees by the first record\'s previous that records are missing', async () => {
+    it('a checkpoint kept trims the log up to the one it replaced: a reader from either gets every record after it, one from before them sees by the first record\'s previous that records are missing; one at or before the newest is not kept', async () => {
       const id = threadId()
       const at = [0]
       for (const word of ['one', 'two', 'three', 'four', 'five']) at.push(await a.logs.append(id, { kind: 'frames', frames: [word] }, at.at(-1)!))
@@ -264,11 +265,18 @@ for (const adapter of [memory, embedded, natsAdapter(false), natsAdapter(true)])
       expect(await records(p4)).toEqual([['five', p5, p4]])
       // From before the checkpoint it replaced: the first record kept names a previous past where the reader started.
       expect(await records(0)).toEqual([['three', p3, p2], ['four', p4, p3], ['five', p5, p4]])
-      // An older checkpoint kept over a newer one (a stale owner's) trims only up to itself.
-      await a.logs.keepCheckpoint(id, { position: p3, state: 'folded to three' })
-      expect(await records(0)).toEqual([['four', p4, p3], ['five', p5, p4]])
-      expect(await b.logs.checkpoint(id)).toEqual({ position: p3, state: 'folded to three' })
+      // One at or before the newest (a stale owner's, or the same one twice) is not kept, and trims nothing.
+      await b.logs.keepCheckpoint(id, { position: p3, state: 'folded to three' })
+      await b.logs.keepCheckpoint(id, { position: p4, state: 'folded to four, again' })
+      expect(await b.logs.checkpoint(id)).toEqual({ position: p4, state: 'folded to four' })
+      expect(await records(0)).toEqual([['three', p3, p2], ['four', p4, p3], ['five', p5, p4]])
+      // At the log's last record: the newest checkpoint's own record and the log's end stay, and the writer goes on.
+      await a.logs.keepCheckpoint(id, { position: p5, state: 'folded to five' })
+      await b.logs.keepCheckpoint(id, { position: p5, state: 'folded to five, again' })
       expect(await b.logs.last(id)).toBe(p5)
+      expect(await records(p4)).toEqual([['five', p5, p4]])
+      const p6 = await a.logs.append(id, { kind: 'frames', frames: ['six'] }, p5)
+      expect(await records(p5)).toEqual([['six', p6, p5]])
     })
 
     it('a checkpoint read while newer ones are kept gets one of them whole, never waiting on it', async () => {
@@ -499,7 +507,7 @@ describe.skipIf(natsMissing !== undefined)(`a NATS lease written before record f
       // What a node of the version before wrote to join: its name alone.
       await (await new Kvm(nc).open('th_nodes')).create('old-0001', JSON.stringify({ name: 'old' }))
       const live = await engine.membership.live()
-      expect(live.find((n) => n.name === 'old')).toEqual({ id: 'old-0001', name: 'old', format: 1 })
+      expect(live.find((n) => n.name === 'old')).toEqual({ id: 'old-0001', name: 'old', format: 1, checkpointFormat: 1 })
     } finally {
       await nc.close()
       await engine.close()

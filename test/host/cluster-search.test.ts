@@ -11,7 +11,7 @@ import type { SearchHit } from '../../src/host/thread-search.js'
 function searchNode(name: string, hits: Array<[threadId: string, rank: number]>, writers: Record<string, string>, built = true): SearchNode {
   const index: SearchHit[] = hits.map(([threadId, rank]) => ({ threadId, rank, title: threadId, messageId: `${name}-${threadId}`, kind: 'user', snippet: name, matches: [] }))
   return {
-    self: () => ({ id: `${name}-life`, name, format: 1 }),
+    self: () => ({ id: `${name}-life`, name, format: 1, checkpointFormat: 1 }),
     find: (_q, limit) => index.slice(0, limit),
     built: () => built,
     writerOf: (threadId) => writers[threadId],

@@ -84,6 +84,37 @@ async function expectOwnersBytes(writer: ReturnType<typeof owner>, mirror: Threa
   expect(sent).toEqual(writer.produced.slice(before))
 }
 
+/** The logs, whose readers can be stalled (they deliver nothing) and then started again from the last record each delivered. */
+function stalling(logs: ThreadLogs) {
+  let stalled = false
+  const restarts: Array<() => void> = []
+  const wrapped: ThreadLogs = {
+    ...logs,
+    read: (threadId, onRecord, caughtUp, after = 0) => {
+      let next = after
+      const deliver = (record: ThreadRecord, position: number, previous?: number) => {
+        if (stalled) return
+        next = position
+        onRecord(record, position, previous)
+      }
+      let inner = logs.read(threadId, deliver, caughtUp, after)
+      restarts.push(() => {
+        inner.stop()
+        inner = logs.read(threadId, deliver, () => {}, next)
+      })
+      return { stop: () => inner.stop() }
+    },
+  }
+  return {
+    logs: wrapped,
+    stall: () => void (stalled = true),
+    restart: () => {
+      stalled = false
+      for (const restart of restarts.splice(0)) restart()
+    },
+  }
+}
+
 async function started(mirror: ThreadMirror): Promise<ThreadMirror> {
   mirror.start()
   await mirror.ready()
@@ -156,7 +187,7 @@ describe('a thread mirror and its log\'s checkpoints', () => {
     whole.stop()
   })
 
-  it('on a log trimmed past where it starts (the engine away when it asked for the checkpoint) reads again from the newest checkpoint, said in the log, and holds what a mirror of the whole log holds', async () => {
+  it('on a log trimmed past where it starts (the engine away when it asked for the checkpoint) reads again from the newest checkpoint — asking again when a read fails — said in the log, and holds what a mirror of the whole log holds', async () => {
     const cluster = new MemoryCluster()
     const writer = owner(cluster)
     const whole = await started(new ThreadMirror(ID, cluster.engine('c').logs, async () => initialView(ID)))
@@ -171,14 +202,15 @@ describe('a thread mirror and its log\'s checkpoints', () => {
     expect(cluster.logs.get(ID)!.length).toBeLessThan(writer.last / 2)
 
     const logs = cluster.engine('b').logs
-    let away = true
+    // Its first ask finds the engine away, its second is not read in time (the object being replaced): the third is read.
+    const failures: Error[] = [new EngineAway(), new Error('the checkpoint x was not read within 5000 ms')]
     const log = collectedLog()
     const from = watched({
       ...logs,
       checkpoint: async (threadId) => {
-        if (!away) return logs.checkpoint(threadId)
-        away = false
-        throw new EngineAway()
+        const failure = failures.shift()
+        if (failure) throw failure
+        return logs.checkpoint(threadId)
       },
     })
     const b = await started(new ThreadMirror(ID, from.logs, async () => initialView(ID), { log: log.log }))
@@ -222,6 +254,58 @@ describe('a thread mirror and its log\'s checkpoints', () => {
     // A follower gets the owner's bytes for the next run.
     await expectOwnersBytes(writer, b)
     for (const m of [keeping, b]) m.stop()
+  })
+
+  it('fallen behind the trim while live (its reader stalled), reads again from the newest checkpoint: its followers resume on the new feed, and a wait for the log\'s end is answered when that checkpoint is at the end', async () => {
+    const cluster = new MemoryCluster()
+    const writer = owner(cluster)
+    const keeping = await started(new ThreadMirror(ID, cluster.engine('a').logs, async () => initialView(ID), { checkpoints: { every: 5, writes: () => true } }))
+    await writer.run(1, 3)
+    await folded(keeping, writer.last)
+    const stalled = stalling(cluster.engine('b').logs)
+    const b = await started(new ThreadMirror(ID, stalled.logs, async () => initialView(ID)))
+    let closed = 0
+    b.feed!.follow({ send: () => {}, close: () => void closed++ })
+    stalled.stall()
+    for (let run = 2; run <= 4; run++) {
+      await writer.run(run, 3)
+      await folded(keeping, writer.last)
+    }
+    // At rest, more records until the newest checkpoint is at the log's last one.
+    for (let k = 0; cluster.checkpoints.get(ID)?.position !== writer.last && k < 10; k++) {
+      await writer.frames({ type: 'notify', message: `after ${k}`, level: 'info' })
+      await folded(keeping, writer.last)
+    }
+    expect(cluster.checkpoints.get(ID)?.position).toBe(writer.last)
+    // A take waits for the log's end; the reader starts again from where it was (a consumer after a reconnection).
+    const reaching = b.reached(writer.last)
+    stalled.restart()
+    expect(await Promise.race([reaching, new Promise((resolve) => setTimeout(() => resolve('pending'), 500))])).toBe(true)
+    expect(closed).toBe(1)
+    expect(held(b)).toEqual(held(keeping))
+    for (const m of [keeping, b]) m.stop()
+  })
+
+  it('a gap taken waits for its next frame; a deleted record before it starts the thread made again empty, not from the session file', async () => {
+    const cluster = new MemoryCluster()
+    const writer = owner(cluster)
+    await writer.frames({ type: 'status', live: true, busy: false, run: 0 }, { type: 'notify', message: 'one', level: 'info' })
+    await writer.frames({ type: 'notify', message: 'two', level: 'info' })
+    await writer.append({ kind: 'prompt', op: 'accepted', messageId: 'p1', text: 'hi' })
+    const deleted = await writer.append({ kind: 'deleted', seq: 3 })
+    // The thread made again under the id: its frames after the deleted one's seq.
+    const again = new Feed(initialView(ID, [], 3), {})
+    const frame = lastFrame(again, again.append({ type: 'notify', message: 'new thread', level: 'info', persist: true }))!.toString('utf8')
+    const last = await cluster.engine('owner').logs.append(ID, { kind: 'frames', frames: [frame] }, deleted)
+    // Two checkpoints of another version: the records up to the first are trimmed.
+    const logs = cluster.engine('a').logs
+    for (const position of [2, 3]) await logs.keepCheckpoint(ID, { position, state: JSON.stringify({ format: CHECKPOINT_FORMAT + 1 }) })
+    const fromFile = initialView(ID, [{ kind: 'user', messageId: 'old', text: 'from the session file', run: 1, versions: [], at: 1 }])
+    const b = await started(new ThreadMirror(ID, cluster.engine('b').logs, async () => fromFile))
+    await b.reached(last)
+    expect(b.feed!.seq).toBe(4)
+    expect(b.feed!.snapshot().transcript).toEqual([expect.objectContaining({ kind: 'notify', message: 'new thread' })])
+    b.stop()
   })
 
   it('is kept by the node that writes the thread only, once the thread is at rest after as many records, or mid-run after ten times as many', async () => {

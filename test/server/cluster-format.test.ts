@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
 import { EngineAway, RECORD_FORMAT, type ClusterEngine } from '../../src/host/cluster/port.js'
 import { OtherRecordFormat } from '../../src/host/cluster/record-format.js'
+import { CHECKPOINT_FORMAT } from '../../src/host/cluster/thread-mirror.js'
 import { api } from './harness.js'
 import { inProcessNodes } from './in-process-cluster.js'
 
@@ -36,6 +37,15 @@ describe('a cluster of nodes that write other record formats', () => {
     expect([...cluster.members.nodes.values()].map((n) => n.name)).toEqual(['na'])
     // The node already there goes on, alone.
     await expect.poll(async () => (await api(a.url, 'GET', '/api/health')).body?.cluster?.nodes, { timeout: 5000 }).toEqual(['na'])
+  })
+
+  it('a node whose log checkpoints are in another format does not join either, and says so: the log is trimmed below checkpoints, so one it cannot read would lose what they hold', async () => {
+    const cluster = new MemoryCluster()
+    await node(cluster, 'na')
+    const started = node(cluster, 'newer', { checkpointFormat: CHECKPOINT_FORMAT + 1 })
+    await expect(started).rejects.toBeInstanceOf(OtherRecordFormat)
+    await expect(started).rejects.toThrow(`its log checkpoints in format ${CHECKPOINT_FORMAT} and this threadhost's in format ${CHECKPOINT_FORMAT + 1}`)
+    expect([...cluster.members.nodes.values()].map((n) => n.name)).toEqual(['na'])
   })
 
   it('a node of this format started beside a live node of another format does not join either; once that one is gone it does', async () => {

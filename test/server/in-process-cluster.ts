@@ -41,15 +41,16 @@ export async function startNode(
     clock?: () => number
     nodeUrl?: string
     format?: number
+    checkpointFormat?: number
     checkpointEvery?: number
     onMustStop?: (error: Error) => void
   } = {},
 ): Promise<InProcessNode> {
-  const { engine: seam = (e) => e, runtimes: runtimeSeam = (r) => r, demoDelayMs = 2, clock, nodeUrl, format, checkpointEvery, onMustStop, ...rest } = extra
+  const { engine: seam = (e) => e, runtimes: runtimeSeam = (r) => r, demoDelayMs = 2, clock, nodeUrl, format, checkpointFormat, checkpointEvery, onMustStop, ...rest } = extra
   const host = await piHost(dataDir, { demoDelayMs })
   const options = { ...host, runtimes: runtimeSeam(host.runtimes), ...rest }
   // `engine`: a test's seam between the node and the engine (a write that never lands, say).
-  const { engine } = countedEngine(seam(cluster.engine(name, format)))
+  const { engine } = countedEngine(seam(cluster.engine(name, format, checkpointFormat)))
   let node: ClusterNode | undefined
   const own = SqliteThreadStore.open(join(dataDir, 'nodes', name), { floorSeq: () => lostCeiling(), logged: true })
   const registry = await ThreadRegistry.open({ ...options, store: clusterStore(own.store, () => node) })

@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto'
 import type { ThreadRow } from '../store/port.js'
 import { Fenced, RECORD_FORMAT, type Checkpoint, type CommandBus, type CommandHandler, type CommandReply, type Membership, type NodeInfo, type OwnerDirectory, type OwnerRecord, type ThreadIndex, type ThreadLogs, type ThreadRecord } from './port.js'
+import { CHECKPOINT_FORMAT } from './thread-mirror.js'
 
 /** The threads list over rows this process keeps (`rows`), every change told to the nodes that watch. */
 export function localIndex(rows: { put(row: ThreadRow): void; delete(threadId: string): void; all(): Iterable<ThreadRow> }): ThreadIndex {
@@ -94,9 +95,9 @@ export class LocalMembers {
     this.#lost.delete(nodeId)
   }
 
-  /** `format`: the record format the node writes (a test's node of another version). */
-  membership(name: string, format = RECORD_FORMAT): Membership & { close(): void } {
-    const lifeOf = (): NodeInfo => ({ id: `${name}-${randomUUID().slice(0, 8)}`, name, format })
+  /** `format`, `checkpointFormat`: the formats the node writes (a test's node of another version). */
+  membership(name: string, format = RECORD_FORMAT, checkpointFormat = CHECKPOINT_FORMAT): Membership & { close(): void } {
+    const lifeOf = (): NodeInfo => ({ id: `${name}-${randomUUID().slice(0, 8)}`, name, format, checkpointFormat })
     let self = lifeOf()
     const listeners: (() => void)[] = []
     const members = this
@@ -156,7 +157,7 @@ export interface LogStorage {
   /** The records after position `after`, in order. */
   since(threadId: string, after: number): Iterable<{ record: ThreadRecord; position: number }>
   checkpoint(threadId: string): Checkpoint | undefined
-  /** Keeps it as the newest, and removes the records up to the one it replaced (or up to it, if older): `ThreadLogs.keepCheckpoint`. */
+  /** Keeps it as the newest, unless one at or past its position is, and removes the records up to the one it replaced: `ThreadLogs.keepCheckpoint`. */
   keepCheckpoint(threadId: string, checkpoint: Checkpoint): void
   /** Removes the records before position `before`, and the checkpoint when it is of a position before it. */
   forget(threadId: string, before: number): void

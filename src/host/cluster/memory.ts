@@ -44,8 +44,9 @@ export class MemoryCluster {
     checkpoint: (threadId) => this.checkpoints.get(threadId),
     keepCheckpoint: (threadId, checkpoint) => {
       const replaced = this.checkpoints.get(threadId)
+      if (replaced && replaced.position >= checkpoint.position) return
       this.checkpoints.set(threadId, checkpoint)
-      if (replaced) this.#drop(threadId, Math.min(replaced.position, checkpoint.position) + 1)
+      if (replaced) this.#drop(threadId, replaced.position + 1)
     },
     forget: (threadId, before) => {
       this.#drop(threadId, before)
@@ -70,9 +71,9 @@ export class MemoryCluster {
     this.members.expire(nodeId)
   }
 
-  /** `format`: the record format the node writes (RECORD_FORMAT unless a test's node is of another version). */
-  engine(name: string, format?: number): ClusterEngine {
-    const membership = this.members.membership(name, format)
+  /** `format`, `checkpointFormat`: the formats the node writes (RECORD_FORMAT and CHECKPOINT_FORMAT unless a test's node is of another version). */
+  engine(name: string, format?: number, checkpointFormat?: number): ClusterEngine {
+    const membership = this.members.membership(name, format, checkpointFormat)
     const cluster = this
     return {
       mode: 'memory',

@@ -33,7 +33,7 @@ const utf8 = new TextDecoder()
 const encoder = new TextEncoder()
 
 export interface NatsCheckpoints extends Pick<ThreadLogs, 'checkpoint'> {
-  /** Keeps it as the newest: resolves the position the log may be trimmed up to, undefined when none (port.ts `keepCheckpoint`). */
+  /** Keeps it as the newest, unless one at or past it is: resolves the position the log may be trimmed up to, undefined when none (port.ts `keepCheckpoint`). */
   keepCheckpoint(threadId: string, checkpoint: Checkpoint): Promise<number | undefined>
   /** A deleted thread's checkpoint (one of a position before `before`) goes with its objects; a newer one stays. */
   forget(threadId: string, before: number): Promise<void>
@@ -52,23 +52,26 @@ export async function checkpointsOn(nc: NatsConnection, link: Link): Promise<Nat
     },
     async keepCheckpoint(threadId, checkpoint: Checkpoint) {
       const token = tokenOf(threadId)
-      const object = `${token}.${checkpoint.position}.${randomUUID().slice(0, 8)}`
-      await link.call(() => objects.putBlob({ name: object }, encoder.encode(checkpoint.state)))
       const entry = await link.call(() => pointers.get(token))
       const current = entry?.operation === 'PUT' ? parse<Pointer>(entry.value) : undefined
+      // One at or past its position stands (a stale owner's, or the same one twice): the pointer never
+      // goes back, so the log is never trimmed past the checkpoint it names.
+      if (current !== undefined && current.position >= checkpoint.position) return undefined
+      const object = `${token}.${checkpoint.position}.${randomUUID().slice(0, 8)}`
+      await link.call(() => objects.putBlob({ name: object }, encoder.encode(checkpoint.state)))
       const pointer = json({ position: checkpoint.position, object, ...(current ? { before: current.object } : {}) } satisfies Pointer)
       try {
         await link.call(() => (entry ? pointers.update(token, pointer, entry.revision) : pointers.create(token, pointer)))
       } catch (error) {
-        // Another node moved the pointer meanwhile (an old owner and a new one): its checkpoint stands.
+        // Another node moved the pointer since it was read (an old owner and a new one): its checkpoint stands.
         // Any other failure may have moved it all the same (its answer lost): the object stays.
         if (!refused(error)) throw error
         await link.call(() => objects.delete(object)).catch(() => {})
         return undefined
       }
       if (current?.before) await link.call(() => objects.delete(current.before!)).catch(() => {})
-      // The pointer names this one and the one it replaced: a reader on either reads on from its position.
-      return current === undefined ? undefined : Math.min(current.position, checkpoint.position)
+      // The pointer names this one and the one it replaced (below it): a reader on either reads on from its position.
+      return current?.position
     },
     async forget(threadId, before) {
       const token = tokenOf(threadId)

@@ -1,7 +1,7 @@
 /**
  * The ports of port.ts on NATS JetStream (docs/flows/cluster.md, ../shared/reference/scale-out.md):
  *
- *   th_nodes    KV, TTL 3 s   node id → {name, format}; created to join, renewed every 250 ms by compare-and-set
+ *   th_nodes    KV, TTL 3 s   node id → {name, format, checkpoint}; created to join, renewed every 250 ms by compare-and-set
  *   th_owners   KV            thread token → {node, name}; changed only by compare-and-set
  *   th_threads  KV            thread token → its row (the list every node shows)
  *   th_idem     KV, TTL 24 h  Idempotency-Key token → {fingerprint, node, answer?}; `create` claims
@@ -23,6 +23,7 @@ import { Kvm, KvWatchInclude, type KV } from '@nats-io/kv'
 import type { Log } from '../store/journal.js'
 import { commandsOn } from './nats-commands.js'
 import { connectionOptions, json, Link, parse, refused, RETRY_MS, sleep, type NatsAccess } from './nats-link.js'
+import { CHECKPOINT_FORMAT } from './thread-mirror.js'
 import { logsOn } from './nats-logs.js'
 import {
   EngineAway,
@@ -153,12 +154,12 @@ class NatsMembership implements Membership {
   }
 
   #newLife(): NodeInfo {
-    return { id: `${tokenOf(this.name)}-${randomUUID().slice(0, 8)}`, name: this.name, format: RECORD_FORMAT }
+    return { id: `${tokenOf(this.name)}-${randomUUID().slice(0, 8)}`, name: this.name, format: RECORD_FORMAT, checkpointFormat: CHECKPOINT_FORMAT }
   }
 
-  /** What the lease holds: the node's name and the format it writes. */
+  /** What the lease holds: the node's name and the formats it writes. */
   #record(): string {
-    return json({ name: this.name, format: RECORD_FORMAT })
+    return json({ name: this.name, format: RECORD_FORMAT, checkpoint: CHECKPOINT_FORMAT })
   }
 
   async join(): Promise<void> {
@@ -247,8 +248,8 @@ class NatsMembership implements Membership {
         const entry = await this.kv.get(id)
         if (entry?.operation !== 'PUT') continue
         // A lease written before formats were numbered is format 1's.
-        const { name, format = 1 } = parse<{ name: string; format?: number }>(entry.value)
-        out.push({ id, name, format })
+        const { name, format = 1, checkpoint = 1 } = parse<{ name: string; format?: number; checkpoint?: number }>(entry.value)
+        out.push({ id, name, format, checkpointFormat: checkpoint })
       }
       return out
     })

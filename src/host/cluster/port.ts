@@ -16,8 +16,8 @@ import type { ThreadRow } from '../store/port.js'
 /**
  * The shape of what nodes write to the engine (thread log, owner, member and key records), as a number:
  * raised by a change that a node of the previous one would misread (a log checkpoint's state has its own,
- * CHECKPOINT_FORMAT in thread-mirror.ts). A node joins only a cluster whose
- * live nodes all write its format (cluster-node.ts), so nodes of one format may be restarted one at a
+ * CHECKPOINT_FORMAT in thread-mirror.ts, checked at the join the same way). A node joins only a cluster whose
+ * live nodes all write its formats (record-format.ts), so nodes of one format may be restarted one at a
  * time, and a change of format is deployed to every node together. A member written before formats
  * were numbered wrote format 1. Format 2: the `deleted` record (a node of format 1 would pass it over,
  * and show a thread made again under a deleted one's id with the deleted one's history).
@@ -32,6 +32,12 @@ export interface NodeInfo {
   name: string
   /** The `RECORD_FORMAT` the node's code writes. */
   format: number
+  /**
+   * The `CHECKPOINT_FORMAT` (thread-mirror.ts) of the log checkpoints it keeps (1 on a lease written
+   * before it was named). Checked at each join as the record format is: the log is trimmed below
+   * checkpoints, so a node that cannot read another's loses what they held.
+   */
+  checkpointFormat: number
 }
 
 export interface Membership {
@@ -127,7 +133,7 @@ export class EngineAway extends Error {
 /**
  * A thread's log folded up to `position` (thread-mirror.ts): where a new reader starts instead of at the
  * log's first record. `state` is opaque to the engine. Any checkpoint is the fold of the records up to
- * its position, whoever wrote it and whenever, so an older one than the newest only means more to read.
+ * its position, whoever wrote it and whenever; the log below the one before the newest is trimmed.
  */
 export interface Checkpoint {
   position: number
@@ -154,8 +160,9 @@ export interface ThreadLogs {
   /** The thread's newest checkpoint kept: undefined when there is none. */
   checkpoint(threadId: string): Promise<Checkpoint | undefined>
   /**
-   * Keeps `checkpoint` as the thread's newest, then trims the log: the records up to the checkpoint it
-   * replaced (or up to this one, if that one is newer) are removed. A reader that starts from either has
+   * Keeps `checkpoint` as the thread's newest — unless one at or past its position is kept (a stale
+   * owner's, or the same one twice): that one stands, so the newest never goes back — then trims the
+   * log: the records up to the checkpoint it replaced are removed. A reader that starts from either has
    * every record it needs; one still on an older checkpoint finds the records after it gone (`read`'s
    * `previous`) and starts again from the newest. A trim that fails is made by the next checkpoint's.
    */

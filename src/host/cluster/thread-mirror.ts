@@ -39,6 +39,8 @@ const MAX_KEYED = 1000
 /** A deleted thread's records and checkpoint the engine did not remove are tried again this often, for this long. */
 const FORGET_RETRY_MS = 1000
 const FORGET_FOR_MS = 5 * 60 * 1000
+/** How many times a mirror that finds records missing asks for a checkpoint past them (FORGET_RETRY_MS apart) before it takes the gap. */
+const REREAD_TRIES = 5
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 /**
@@ -79,10 +81,12 @@ const FATES = new Set(['user-message', 'prompt-rejected', 'prompt-handled'])
 
 /**
  * What a checkpoint's state is, as a number: raised by a change to the fold (src/shared/projection.ts)
- * or to what `MirrorState` holds, so that a checkpoint made by another version (one the nodes kept
- * across a deploy) is passed over and the log is folded anew. The log is trimmed below checkpoints: a
- * version that raises it shows a thread from its session file from the log's first frame kept, unless
- * it learns to read the format before its own.
+ * or to what `MirrorState` holds, so that a checkpoint made by another version is passed over. Nodes of
+ * two checkpoint formats never share a cluster (record-format.ts checks it at each join, as the record
+ * format): the log is trimmed below checkpoints, so a node that cannot read one loses what it held. A
+ * version that raises it shows each thread, after the deploy, from its session file from the log's
+ * first frame kept — its display before that, open prompts and keyed admissions gone — unless it learns
+ * to read the format before its own.
  */
 export const CHECKPOINT_FORMAT = 1
 
@@ -212,24 +216,28 @@ export class ThreadMirror {
     this.#reader?.stop()
     ++this.#readers
     this.options.log?.('warn', `[${this.threadId}] cluster: the log no longer holds the records after ${this.position} (trimmed below a checkpoint); reading it again from its newest checkpoint`)
-    for (;;) {
-      const kept = await this.logs.checkpoint(this.threadId).catch((error: unknown) => (error instanceof EngineAway ? ('away' as const) : undefined))
+    // While the engine is away, asked again until it is back; a read that failed otherwise (its object
+    // gone meanwhile, a timeout), or one from before the gap, a few times: a checkpoint past the gap is kept.
+    for (let misses = 0; ; ) {
+      const kept = await this.logs.checkpoint(this.threadId).catch((error: unknown) => (error instanceof EngineAway ? ('away' as const) : ('failed' as const)))
       if (this.#stopped) return
-      if (kept === 'away') {
+      if (kept === 'away' || ((kept === 'failed' || kept === undefined || kept.position < previous) && ++misses < REREAD_TRIES)) {
         await new Promise((resolve) => setTimeout(resolve, FORGET_RETRY_MS).unref())
         continue
       }
-      if (kept !== undefined && kept.position >= previous && this.#restore(kept)) break
+      if (typeof kept === 'object' && kept.position >= previous && this.#restore(kept)) break
       this.options.log?.('error', `[${this.threadId}] cluster: no checkpoint this node reads covers the records the log no longer holds after ${this.position}; the thread is shown from its session file from the log's next frame on`)
       const view = await this.fileView().catch(() => undefined)
       if (this.#stopped) return
-      this.#gapBase = view ?? this.#emptyView(0)
       this.openPrompts.clear()
       this.keyed.clear()
       this.#keyOf.clear()
       this.position = previous
+      this.#sinceCheckpoint = 0
+      this.#gapBase = view ?? this.#emptyView(0)
       break
     }
+    if (this.#reaching) this.#wakeReaching()
     this.#rereading = false
     this.#read()
   }
@@ -259,6 +267,7 @@ export class ThreadMirror {
       }
       this.position = position
       this.#sinceCheckpoint = 0
+      this.#gapBase = undefined
       return true
     } catch (error) {
       this.options.log?.('warn', `[${this.threadId}] cluster: the log's checkpoint at ${position} is not one this node reads (${String(error)}); reading the log from its first record`)
@@ -271,7 +280,8 @@ export class ThreadMirror {
     const policy = this.options.checkpoints
     // One at a time: a slow engine does not pile them up.
     // None while a delete's forget is owed: a checkpoint past the `deleted` record would hide it from the next owner.
-    if (!policy || !this.feed || this.#keeping || this.#sinceCheckpoint < policy.every || this.#deletedAt > this.#forgottenAt) return
+    // None while a gap waits for its next frame: the feed is not yet what the position says.
+    if (!policy || !this.feed || this.#keeping || this.#gapBase || this.#sinceCheckpoint < policy.every || this.#deletedAt > this.#forgottenAt) return
     if ((this.#busy && this.#sinceCheckpoint < policy.every * 10) || !policy.writes()) return
     this.#sinceCheckpoint = 0
     // Taken now, at this position (the snapshot is immutable); its JSON, a few ms on a long thread, is
@@ -404,6 +414,8 @@ export class ThreadMirror {
   }
 
   #rebase(view: ThreadView): void {
+    // A view from the file that was to come at the next frame is not this one's (a `deleted` record's, say).
+    this.#gapBase = undefined
     const old = this.feed
     this.feed = this.#newFeed(view)
     this.#busy = view.status.busy

@@ -47,16 +47,17 @@ export class ThreadLogTable {
   }
 
   /**
-   * The newest checkpoint, and the records up to the one it replaces (or up to it, if that one is newer)
-   * removed, in one commit. Not waited for on the disk: a crash loses both or neither, and a checkpoint
-   * lost only means more of the log to read.
+   * The newest checkpoint (unless one at or past its position is kept), and the records up to the one it
+   * replaces removed, in one commit. Not waited for on the disk: a crash loses both or neither, and a
+   * checkpoint lost only means more of the log to read.
    */
   keepCheckpoint(threadId: string, checkpoint: Checkpoint): void {
     this.db.tx(
       () => {
         const replaced = this.checkpoint(threadId)
+        if (replaced && replaced.position >= checkpoint.position) return
         this.db.run('INSERT OR REPLACE INTO thread_checkpoint (thread_id, position, state) VALUES (?, ?, ?)', threadId, checkpoint.position, checkpoint.state)
-        if (replaced) this.db.run('DELETE FROM thread_log WHERE thread_id = ? AND position <= ?', threadId, Math.min(replaced.position, checkpoint.position))
+        if (replaced) this.db.run('DELETE FROM thread_log WHERE thread_id = ? AND position <= ?', threadId, replaced.position)
       },
       { wait: false },
     )
