@@ -23,7 +23,6 @@ import { Kvm, KvWatchInclude, type KV } from '@nats-io/kv'
 import type { Log } from '../store/journal.js'
 import { commandsOn } from './nats-commands.js'
 import { connectionOptions, json, Link, parse, refused, RETRY_MS, sleep, type NatsAccess } from './nats-link.js'
-import { CHECKPOINT_FORMAT } from './thread-mirror.js'
 import { logsOn } from './nats-logs.js'
 import {
   EngineAway,
@@ -41,6 +40,7 @@ import {
   type OwnerRecord,
   type ThreadIndex,
 } from './port.js'
+import { CHECKPOINT_FORMAT } from './thread-mirror.js'
 
 /** A node's lease: gone this long after its last renewal. */
 export const LEASE_TTL_MS = 3000

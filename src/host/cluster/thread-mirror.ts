@@ -476,11 +476,8 @@ export class ThreadMirror {
     const observation = observationOf(frame)
     if ('messageId' in observation && FATES.has(observation.type)) this.openPrompts.delete(observation.messageId)
     else if (observation.type === 'status') this.#busy = observation.busy
-    if (this.#gapBase) {
-      // The frames the log no longer holds are skipped: the feed goes on from this one's seq.
-      this.#rebase({ ...this.#gapBase, seq: observation.seq - 1 })
-      this.#gapBase = undefined
-    }
+    // The frames the log no longer holds are skipped: the feed goes on from this one's seq (the rebase ends the wait).
+    if (this.#gapBase) this.#rebase({ ...this.#gapBase, seq: observation.seq - 1 })
     this.feed ??= this.#newFeed(undefined)
     const feed = this.feed
     if (observation.seq <= feed.seq) return
