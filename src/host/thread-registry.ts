@@ -282,6 +282,11 @@ export class ThreadRegistry {
       .sort((a, b) => b.updatedAt - a.updatedAt)
   }
 
+  /** Whether the thread is listed here now (no summary built). */
+  lists(threadId: string): boolean {
+    return this.#present(threadId) !== undefined
+  }
+
   get(threadId: string): ThreadSummary | undefined {
     const slot = this.#present(threadId)
     return slot && this.#withWorktree(summaryOf(slot, this.#options.workspaces.default))

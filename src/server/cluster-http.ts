@@ -198,6 +198,14 @@ export function clusterHttp(node: ClusterNode, options: { url?: string } = {}): 
         route.onSend = [...own, answered]
       })
 
+      // A thread made on another node a moment ago, whose row this node has not heard yet, is looked up
+      // before any route under it answers (a lookup only when this node does not list the thread).
+      app.addHook('preValidation', async (request) => {
+        const url = request.routeOptions.url
+        if (url === undefined || !(url === THREAD_PATH || url.startsWith(`${THREAD_PATH}/`))) return
+        await node.lookUp((request.params as { id: string }).id)
+      })
+
       app.addHook('preHandler', async (request, reply) => {
         if (!routed.has(`${request.method} ${request.routeOptions.url}`)) return
         const threadId = (request.params as { id: string }).id

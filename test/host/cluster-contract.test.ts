@@ -344,7 +344,7 @@ for (const adapter of [memory, embedded, natsAdapter(false), natsAdapter(true)])
       expect(await a.commands.askAll(topic, 'w', 2, 300)).toEqual([])
     })
 
-    it('the index shows every node the same rows, puts and deletes, each at a revision past the one before: the one its put resolved', async () => {
+    it('the index shows every node the same rows, puts and deletes, each at a revision past the one before: the one its put resolved; a row asked for by id is the one it has now', async () => {
       const id = threadId()
       const seen = new Map<string, string>()
       const revisions: Array<[string, number]> = []
@@ -356,8 +356,12 @@ for (const adapter of [memory, embedded, natsAdapter(false), natsAdapter(true)])
       await expect.poll(() => seen.get(id)).toBe('hello')
       const second = await b.index.put({ threadId: id, title: 'renamed', model: 'demo', createdAt: 1, updatedAt: 2, run: 0, seq: 0 })
       await expect.poll(() => seen.get(id)).toBe('renamed')
+      // Asked for by id (a node that has not heard the row yet): the row as it stands, at its revision.
+      expect(await a.index.get(id)).toEqual({ row: expect.objectContaining({ threadId: id, title: 'renamed' }), revision: second })
       await a.index.delete(id)
       await expect.poll(() => seen.has(id)).toBe(false)
+      expect(await b.index.get(id)).toBeUndefined()
+      expect(await b.index.get(threadId())).toBeUndefined()
       expect(typeof first).toBe('number')
       expect(second).toBeGreaterThan(first!)
       expect(revisions.slice(0, 2)).toEqual([

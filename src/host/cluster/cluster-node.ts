@@ -24,7 +24,7 @@ import { searchNodes, serveSearch, type SearchNode } from './cluster-search.js'
 import { forgetDeletedWhileAway } from './deleted-while-away.js'
 import { fenceGuard } from './fence-guard.js'
 import { LogWriter } from './log-writer.js'
-import { EngineAway, type ClusterEngine, type CommandReply, type CommandRequest, type NodeInfo, type Ownership } from './port.js'
+import { EngineAway, type ClusterEngine, type CommandReply, type CommandRequest, type IndexRow, type NodeInfo, type Ownership } from './port.js'
 import { leftForOtherFormat, OtherRecordFormat } from './record-format.js'
 import { TakeoverScan } from './takeover-scan.js'
 import { NodeMirrors } from './node-mirrors.js'
@@ -45,6 +45,7 @@ export interface ClusterRegistry {
   search(q: string, limit?: number): SearchHit[]
   readonly searchBuilt: Promise<void>
   get(threadId: string): { title: string } | undefined
+  lists(threadId: string): boolean
   onLiveChange(listener: (thread: { threadId: string }, event: 'started' | 'retired') => void): () => void
 }
 
@@ -184,11 +185,9 @@ export class ClusterNode {
     // from its own store that is not among them may have been deleted while it was away.
     let inIndex: Set<string> | undefined = new Set()
     this.#index = await index.watch(
-      ({ writer, ...row }, revision) => {
+      (row, revision) => {
         inIndex?.add(row.threadId)
-        if (writer === undefined) this.#writers.delete(row.threadId)
-        else this.#writers.set(row.threadId, writer)
-        this.registry.adopt(row, revision)
+        this.#heard(row, revision)
       },
       (threadId, revision) => {
         this.#writers.delete(threadId)
@@ -491,6 +490,24 @@ export class ClusterNode {
    */
   keyedAdmission(threadId: string, key: string): KeyedAdmission | undefined {
     return this.owns(threadId) ? this.#mirrors.get(threadId)?.keyed.get(key) : undefined
+  }
+
+  /** A row of the index, heard by the watch or asked for: the thread as this node lists it, and who wrote it. */
+  #heard({ writer, ...row }: IndexRow, revision: number): void {
+    if (writer === undefined) this.#writers.delete(row.threadId)
+    else this.#writers.set(row.threadId, writer)
+    this.registry.adopt(row, revision)
+  }
+
+  /**
+   * A request names a thread this node does not list: one made on another node a moment ago, whose row
+   * the watch has not brought yet, is asked of the index (one read, on this path only) and listed at once —
+   * so a tab sent to any node right after the create finds it. Nothing, or the engine away: as it was.
+   */
+  async lookUp(threadId: string): Promise<void> {
+    if (this.registry.lists(threadId) || this.#stopped) return
+    const found = await this.engine.index.get(threadId).catch(() => undefined)
+    if (found && !this.registry.lists(threadId)) this.#heard(found.row, found.revision)
   }
 
   /**

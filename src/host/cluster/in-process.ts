@@ -12,7 +12,7 @@ import { Fenced, RECORD_FORMAT, type Checkpoint, type CommandBus, type CommandHa
 import { CHECKPOINT_FORMAT } from './thread-mirror.js'
 
 /** The threads list over rows this process keeps (`rows`), every change told to the nodes that watch. */
-export function localIndex(rows: { put(row: ThreadRow): void; delete(threadId: string): void; all(): Iterable<ThreadRow> }): ThreadIndex {
+export function localIndex(rows: { put(row: ThreadRow): void; delete(threadId: string): void; all(): Iterable<ThreadRow>; get(threadId: string): ThreadRow | undefined }): ThreadIndex {
   const watchers = new Set<{ put: (row: ThreadRow, revision: number) => void; delete: (id: string, revision: number) => void }>()
   // Counted in this process: rows it found already written are older than any change it makes.
   let revision = 0
@@ -31,6 +31,10 @@ export function localIndex(rows: { put(row: ThreadRow): void; delete(threadId: s
       revisions.delete(threadId)
       const at = ++revision
       for (const w of watchers) w.delete(threadId, at)
+    },
+    get: async (threadId) => {
+      const row = rows.get(threadId)
+      return row && { row, revision: revisions.get(threadId) ?? 0 }
     },
     watch: async (onPut, onDelete) => {
       for (const row of rows.all()) onPut(row, revisions.get(row.threadId) ?? 0)

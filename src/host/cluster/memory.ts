@@ -63,7 +63,7 @@ export class MemoryCluster {
   }
   readonly #commands = localCommandBus()
   readonly rows = new Map<string, ThreadRow>()
-  readonly #index = localIndex({ put: (row) => void this.rows.set(row.threadId, row), delete: (id) => void this.rows.delete(id), all: () => this.rows.values() })
+  readonly #index = localIndex({ put: (row) => void this.rows.set(row.threadId, row), delete: (id) => void this.rows.delete(id), all: () => this.rows.values(), get: (id) => this.rows.get(id) })
   readonly keys = new Map<string, { record: KeyRecord; revision: number }>()
 
   /** A node's lease ends (as a dead node's would): it hears it, and the others see it gone. */

@@ -359,6 +359,10 @@ function indexOn(kv: KV, link: Link, log?: Log): ThreadIndex {
   return {
     put: (row: IndexRow, still?: () => boolean) => change(row.threadId, row, still),
     delete: async (threadId) => void (await change(threadId, 'delete')),
+    async get(threadId) {
+      const entry = await link.call(() => kv.get(tokenOf(threadId)))
+      return entry?.operation === 'PUT' ? { row: parse<IndexRow>(entry.value), revision: entry.revision } : undefined
+    },
     async watch(onPut, onDelete) {
       let stopped = false
       let watcher: { stop(): void } | undefined

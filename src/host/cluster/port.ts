@@ -236,6 +236,8 @@ export interface ThreadIndex {
    */
   put(row: IndexRow, still?: () => boolean): Promise<number | undefined>
   delete(threadId: string): Promise<void>
+  /** The thread's row now, with its revision: what a node asks of a thread it has not heard of yet. */
+  get(threadId: string): Promise<{ row: IndexRow; revision: number } | undefined>
   /** Every row now (then `ready`), and each change after, each with its revision. */
   watch(onPut: (row: IndexRow, revision: number) => void, onDelete: (threadId: string, revision: number) => void): Promise<{ stop(): void }>
 }
