@@ -44,7 +44,7 @@ describe('a cluster of nodes that write other record formats', () => {
     await node(cluster, 'na')
     const started = node(cluster, 'newer', { checkpointFormat: CHECKPOINT_FORMAT + 1 })
     await expect(started).rejects.toBeInstanceOf(OtherRecordFormat)
-    await expect(started).rejects.toThrow(`its log checkpoints in format ${CHECKPOINT_FORMAT} and this threadhost's in format ${CHECKPOINT_FORMAT + 1}`)
+    await expect(started).rejects.toThrow(`node na keeps its log checkpoints in format ${CHECKPOINT_FORMAT} and this threadhost in format ${CHECKPOINT_FORMAT + 1}: a change of format`)
     expect([...cluster.members.nodes.values()].map((n) => n.name)).toEqual(['na'])
   })
 

@@ -23,6 +23,7 @@ import type { ClusterHooks } from '../thread-registry.js'
 import { searchNodes, serveSearch, type SearchNode } from './cluster-search.js'
 import { forgetDeletedWhileAway } from './deleted-while-away.js'
 import { fenceGuard } from './fence-guard.js'
+import { IndexLookups } from './index-lookups.js'
 import { LogWriter } from './log-writer.js'
 import { EngineAway, type ClusterEngine, type CommandReply, type CommandRequest, type IndexRow, type NodeInfo, type Ownership } from './port.js'
 import { leftForOtherFormat, OtherRecordFormat } from './record-format.js'
@@ -95,6 +96,8 @@ export class ClusterNode {
   readonly #losing = new Set<string>()
   /** The node that wrote each thread's row in the index: its message index has the thread as it stands (cluster-search.ts). */
   readonly #writers = new Map<string, string>()
+  /** Rows asked of the index for threads this node does not list yet (index-lookups.ts). */
+  readonly #lookups: IndexLookups
   /** This node as a search on the cluster sees it (cluster-search.ts), once it started. */
   #searchNode?: SearchNode
   #unserveSearch?: () => void
@@ -133,6 +136,10 @@ export class ClusterNode {
       onMustStop?: (error: Error) => void
     },
   ) {
+    this.#lookups = new IndexLookups(engine.index, {
+      lists: (threadId) => this.registry.lists(threadId) || this.#stopped,
+      heard: (row, revision) => this.#heard(row, revision),
+    })
     this.#mirrors = new NodeMirrors(engine.logs, {
       fileView: options.fileView,
       owns: (threadId) => this.owns(threadId),
@@ -187,9 +194,11 @@ export class ClusterNode {
     this.#index = await index.watch(
       (row, revision) => {
         inIndex?.add(row.threadId)
+        this.#lookups.noticed(row.threadId)
         this.#heard(row, revision)
       },
       (threadId, revision) => {
+        this.#lookups.noticed(threadId, revision)
         this.#writers.delete(threadId)
         this.registry.forget(threadId, revision)
       },
@@ -475,6 +484,8 @@ export class ClusterNode {
     if (!(await owned.writer.flushed())) return false
     // Only now: until the record is in, every node lists the thread, so the delete's retry finds it. Before
     // the answer: a thread made again under the id right after must not lose its row to this delete.
+    // Until the index's echo says at which revision, no row read of it is listed again here.
+    this.#lookups.noticed(threadId, Number.MAX_SAFE_INTEGER)
     await this.engine.index.delete(threadId).catch((error: unknown) => this.options.log?.('warn', `cluster: index write failed: ${String(error)}`))
     return true
   }
@@ -499,15 +510,9 @@ export class ClusterNode {
     this.registry.adopt(row, revision)
   }
 
-  /**
-   * A request names a thread this node does not list: one made on another node a moment ago, whose row
-   * the watch has not brought yet, is asked of the index (one read, on this path only) and listed at once —
-   * so a tab sent to any node right after the create finds it. Nothing, or the engine away: as it was.
-   */
-  async lookUp(threadId: string): Promise<void> {
-    if (this.registry.lists(threadId) || this.#stopped) return
-    const found = await this.engine.index.get(threadId).catch(() => undefined)
-    if (found && !this.registry.lists(threadId)) this.#heard(found.row, found.revision)
+  /** A request names a thread this node does not list: its row is asked of the index (index-lookups.ts). */
+  lookUp(threadId: string): Promise<void> {
+    return this.#lookups.lookUp(threadId)
   }
 
   /**

@@ -9,11 +9,11 @@ import type { Membership, NodeInfo } from './port.js'
 /** A live node writes another record or checkpoint format than this one's: this one does not join. */
 export class OtherRecordFormat extends Error {
   constructor(readonly other: NodeInfo, self: NodeInfo) {
-    const checkpoints = other.checkpointFormat === self.checkpointFormat ? '' : `, its log checkpoints in format ${other.checkpointFormat} and this threadhost's in format ${self.checkpointFormat}`
-    super(
-      `node ${other.name} writes the cluster's records in format ${other.format} and this threadhost in format ${self.format}${checkpoints}: ` +
-        'a change of format goes to every node together (stop them all, then start them all on one version)',
-    )
+    const differs =
+      other.format !== self.format
+        ? `writes the cluster's records in format ${other.format} and this threadhost in format ${self.format}`
+        : `keeps its log checkpoints in format ${other.checkpointFormat} and this threadhost in format ${self.checkpointFormat}`
+    super(`node ${other.name} ${differs}: a change of format goes to every node together (stop them all, then start them all on one version)`)
   }
 }
 
