@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ClusterKeys } from '../host/cluster/cluster-keys.js'
-import type { KeyedAdmission } from '../host/cluster/thread-mirror.js'
+import type { KeyedAdmission } from '../host/cluster/mirror-state.js'
 import { IDEMPOTENCY_TTL_MS, writeFault, type IdempotencyClaim, type IdempotentAnswer, type ThreadStore, type WriteFault } from '../host/store/port.js'
 import { answerOf, guardOutcomes, promptOutcomes } from '../schemas/outcomes.js'
 import { replyWith } from './responses.js'

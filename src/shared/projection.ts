@@ -11,7 +11,7 @@
  * joining follower gets is the only O(transcript) step.
  *
  * Cluster nodes keep views this fold built in checkpoints of a thread's log: a change to what it builds
- * from the same frames raises CHECKPOINT_FORMAT (src/host/cluster/thread-mirror.ts), so that a view an
+ * from the same frames raises CHECKPOINT_FORMAT (src/host/cluster/mirror-state.ts), so that a view an
  * older fold built is not read back as this one's.
  */
 import type { Observation, OpenDialog, Snapshot, TranscriptEntry } from '../schemas/index.js'

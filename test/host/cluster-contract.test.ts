@@ -11,7 +11,7 @@ import { EmbeddedCluster } from '../../src/host/cluster/embedded.js'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
 import { SqliteThreadStore } from '../../src/host/store/sqlite.js'
 import { Fenced, RECORD_FORMAT, type ClusterEngine, type ThreadRecord } from '../../src/host/cluster/port.js'
-import { CHECKPOINT_FORMAT } from '../../src/host/cluster/thread-mirror.js'
+import { CHECKPOINT_FORMAT } from '../../src/host/cluster/mirror-state.js'
 import { natsMissing, startNats, type NatsServer } from '../support/nats-server.js'
 
 interface Adapter {

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { MemoryCluster } from '../../src/host/cluster/memory.js'
 import { EngineAway, RECORD_FORMAT, type ClusterEngine } from '../../src/host/cluster/port.js'
 import { OtherRecordFormat } from '../../src/host/cluster/record-format.js'
-import { CHECKPOINT_FORMAT } from '../../src/host/cluster/thread-mirror.js'
+import { CHECKPOINT_FORMAT } from '../../src/host/cluster/mirror-state.js'
 import { api } from './harness.js'
 import { inProcessNodes } from './in-process-cluster.js'
 

@@ -9,7 +9,7 @@
  */
 import type { IdempotentAnswer } from '../store/port.js'
 import type { ClusterEngine, KeyClaim } from './port.js'
-import type { KeyedAdmission } from './thread-mirror.js'
+import type { KeyedAdmission } from './mirror-state.js'
 
 /** What a keyed request gets from the cluster's keys. */
 export type SharedClaim =

@@ -30,7 +30,8 @@ import { leftForOtherFormat, OtherRecordFormat } from './record-format.js'
 import { TakeoverScan } from './takeover-scan.js'
 import { NodeMirrors } from './node-mirrors.js'
 import { PromptRecords } from './prompt-records.js'
-import { lastFrame, type ThreadMirror, type KeyedAdmission } from './thread-mirror.js'
+import type { KeyedAdmission } from './mirror-state.js'
+import { lastFrame, type ThreadMirror } from './thread-mirror.js'
 
 /** What the node needs of the thread registry (thread-registry.ts). */
 export interface ClusterRegistry {

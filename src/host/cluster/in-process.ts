@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto'
 import type { ThreadRow } from '../store/port.js'
 import { Fenced, RECORD_FORMAT, type Checkpoint, type CommandBus, type CommandHandler, type CommandReply, type Membership, type NodeInfo, type OwnerDirectory, type OwnerRecord, type ThreadIndex, type ThreadLogs, type ThreadRecord } from './port.js'
-import { CHECKPOINT_FORMAT } from './thread-mirror.js'
+import { CHECKPOINT_FORMAT } from './mirror-state.js'
 
 /** The threads list over rows this process keeps (`rows`), every change told to the nodes that watch. */
 export function localIndex(rows: { put(row: ThreadRow): void; delete(threadId: string): void; all(): Iterable<ThreadRow>; get(threadId: string): ThreadRow | undefined }): ThreadIndex {

@@ -53,6 +53,10 @@ export class MemoryCluster {
       if ((this.checkpoints.get(threadId)?.position ?? before) < before) this.checkpoints.delete(threadId)
     },
   })
+  readonly #commands = localCommandBus()
+  readonly rows = new Map<string, ThreadRow>()
+  readonly #index = localIndex({ put: (row) => void this.rows.set(row.threadId, row), delete: (id) => void this.rows.delete(id), all: () => this.rows.values(), get: (id) => this.rows.get(id) })
+  readonly keys = new Map<string, { record: KeyRecord; revision: number }>()
 
   /** Removes the thread's records before position `before`. */
   #drop(threadId: string, before: number): void {
@@ -61,10 +65,6 @@ export class MemoryCluster {
     this.logs.get(threadId)?.splice(0, drop)
     this.#forgotten.set(threadId, forgotten + drop)
   }
-  readonly #commands = localCommandBus()
-  readonly rows = new Map<string, ThreadRow>()
-  readonly #index = localIndex({ put: (row) => void this.rows.set(row.threadId, row), delete: (id) => void this.rows.delete(id), all: () => this.rows.values(), get: (id) => this.rows.get(id) })
-  readonly keys = new Map<string, { record: KeyRecord; revision: number }>()
 
   /** A node's lease ends (as a dead node's would): it hears it, and the others see it gone. */
   expire(nodeId: string): void {

@@ -40,7 +40,7 @@ import {
   type OwnerRecord,
   type ThreadIndex,
 } from './port.js'
-import { CHECKPOINT_FORMAT } from './thread-mirror.js'
+import { CHECKPOINT_FORMAT } from './mirror-state.js'
 
 /** A node's lease: gone this long after its last renewal. */
 export const LEASE_TTL_MS = 3000

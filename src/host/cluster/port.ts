@@ -16,7 +16,7 @@ import type { ThreadRow } from '../store/port.js'
 /**
  * The shape of what nodes write to the engine (thread log, owner, member and key records), as a number:
  * raised by a change that a node of the previous one would misread (a log checkpoint's state has its own,
- * CHECKPOINT_FORMAT in thread-mirror.ts, checked at the join the same way). A node joins only a cluster whose
+ * CHECKPOINT_FORMAT in mirror-state.ts, checked at the join the same way). A node joins only a cluster whose
  * live nodes all write its formats (record-format.ts), so nodes of one format may be restarted one at a
  * time, and a change of format is deployed to every node together. A member written before formats
  * were numbered wrote format 1. Format 2: the `deleted` record (a node of format 1 would pass it over,
@@ -33,7 +33,7 @@ export interface NodeInfo {
   /** The `RECORD_FORMAT` the node's code writes. */
   format: number
   /**
-   * The `CHECKPOINT_FORMAT` (thread-mirror.ts) of the log checkpoints it keeps (1 on a lease written
+   * The `CHECKPOINT_FORMAT` (mirror-state.ts) of the log checkpoints it keeps (1 on a lease written
    * before it was named). Checked at each join as the record format is: the log is trimmed below
    * checkpoints, so a node that cannot read another's loses what they held.
    */

@@ -1,6 +1,6 @@
 /**
  * Nodes that share a cluster write one record format (RECORD_FORMAT, port.ts) and one checkpoint format
- * (CHECKPOINT_FORMAT, thread-mirror.ts): a node checks them each time it joins — at its start, and again
+ * (CHECKPOINT_FORMAT, mirror-state.ts): a node checks them each time it joins — at its start, and again
  * after it lost its lease — and leaves at once when a live node writes another. The check comes after
  * the join: of two nodes of different formats that join at once, each sees the other.
  */
