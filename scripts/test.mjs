@@ -3,7 +3,7 @@
 // Vitest's own summary is not in that form, so its JSON report is counted here.
 import './require-node.mjs'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -11,9 +11,14 @@ import { fileURLToPath } from 'node:url'
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const dir = mkdtempSync(join(tmpdir(), 'threadhost-test-'))
 const report = join(dir, 'report.json')
+// Every temp dir the tests make goes under this run's own folder, removed when the run ends. pi writes
+// to its agent dir from a refresh no one awaits, so a test's own cleanup can run before pi's last write
+// and leave the dir behind; the run's folder takes those along.
+const temp = join(dir, 't')
+mkdirSync(temp)
 // vitest under this very node (not `npx`, whose node is whichever comes first on PATH).
 const args = [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)]
-const child = spawn(process.execPath, args, { stdio: 'inherit' })
+const child = spawn(process.execPath, args, { stdio: 'inherit', env: { ...process.env, TMPDIR: temp } })
 child.on('exit', (code, signal) => {
   let passed = 0
   let failed = 0
