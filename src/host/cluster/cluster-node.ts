@@ -16,17 +16,14 @@ import type { ThreadView } from '../../shared/projection.js'
 import type { Feed } from '../feed.js'
 import { encodeObservation } from '../frame.js'
 import type { Log } from '../store/journal.js'
-import type { ThreadRow } from '../store/port.js'
 import { openEnds } from '../open-ends.js'
 import type { SearchHit } from '../thread-search.js'
 import type { ClusterHooks } from '../thread-registry.js'
-import { searchNodes, serveSearch, type SearchNode } from './cluster-search.js'
-import { forgetDeletedWhileAway } from './deleted-while-away.js'
 import { fenceGuard } from './fence-guard.js'
-import { IndexLookups } from './index-lookups.js'
 import { LogWriter } from './log-writer.js'
-import { EngineAway, type ClusterEngine, type CommandReply, type CommandRequest, type IndexRow, type NodeInfo, type Ownership } from './port.js'
-import { leftForOtherFormat, OtherRecordFormat } from './record-format.js'
+import { NodeIndex, type IndexedRegistry } from './node-index.js'
+import { EngineAway, type ClusterEngine, type CommandReply, type CommandRequest, type NodeInfo, type Ownership } from './port.js'
+import { formatsOnRejoin, leftForOtherFormat, OtherRecordFormat } from './record-format.js'
 import { TakeoverScan } from './takeover-scan.js'
 import { NodeMirrors } from './node-mirrors.js'
 import { PromptRecords } from './prompt-records.js'
@@ -34,20 +31,13 @@ import type { KeyedAdmission } from './mirror-state.js'
 import { lastFrame, type ThreadMirror } from './thread-mirror.js'
 
 /** What the node needs of the thread registry (thread-registry.ts). */
-export interface ClusterRegistry {
+export interface ClusterRegistry extends IndexedRegistry {
   attachCluster(hooks: ClusterHooks): void
   watchFeeds(watcher: (threadId: string, feed: Feed) => void): () => void
   ownFeed(threadId: string): Promise<Feed | undefined>
-  adopt(row: Pick<ThreadRow, 'threadId'> & Partial<ThreadRow>, revision?: number): void
-  forget(threadId: string, revision?: number): void
   indexed(threadId: string, createdAt: number, revision: number | undefined): void
   fence(threadId: string): Promise<void>
   rewriteRow(threadId: string, always: boolean): void
-  list(): Array<{ threadId: string }>
-  search(q: string, limit?: number): SearchHit[]
-  readonly searchBuilt: Promise<void>
-  get(threadId: string): { title: string } | undefined
-  lists(threadId: string): boolean
   onLiveChange(listener: (thread: { threadId: string }, event: 'started' | 'retired') => void): () => void
 }
 
@@ -56,10 +46,6 @@ export const COMMAND_TIMEOUT_MS = 5000
 /** A release the engine did not answer (a timeout under load, a blip) is tried again, this often. */
 const RELEASE_ATTEMPTS = 5
 const RELEASE_RETRY_MS = 100
-/** How often a node that joined again asks the engine for the live nodes' formats until it answers. */
-const RETRY_CHECK_MS = 250
-/** How long such asks may fail otherwise than with the engine away before the node stops. */
-const CHECK_FAILING_MS = 30_000
 
 interface Owned {
   ownership: Ownership
@@ -95,18 +81,12 @@ export class ClusterNode {
   readonly #commandsHere = new Map<string, number>()
   /** Threads being stopped here because another node owns them now (`#lose`). */
   readonly #losing = new Set<string>()
-  /** The node that wrote each thread's row in the index: its message index has the thread as it stands (cluster-search.ts). */
-  readonly #writers = new Map<string, string>()
-  /** Rows asked of the index for threads this node does not list yet (index-lookups.ts). */
-  readonly #lookups: IndexLookups
-  /** This node as a search on the cluster sees it (cluster-search.ts), once it started. */
-  #searchNode?: SearchNode
-  #unserveSearch?: () => void
+  /** The node's side of the cluster's index of threads, and of a search across the cluster (node-index.ts). */
+  readonly #index: NodeIndex
   /** What a prompt's records in the log are, and what its 202 waits for (prompt-records.ts). */
   readonly #prompts = new PromptRecords((threadId) => this.#owned.get(threadId))
   #handler?: OwnerCommandHandler
   readonly #scan: TakeoverScan
-  #index?: { stop(): void }
   #stopped = false
   #stopping?: Promise<void>
   /** A graceful stop under way (server/graceful-stop.ts): no thread is taken here any more. */
@@ -137,10 +117,7 @@ export class ClusterNode {
       onMustStop?: (error: Error) => void
     },
   ) {
-    this.#lookups = new IndexLookups(engine.index, {
-      lists: (threadId) => this.registry.lists(threadId) || this.#stopped,
-      heard: (row, revision) => this.#heard(row, revision),
-    })
+    this.#index = new NodeIndex(engine, registry, () => this.self)
     this.#mirrors = new NodeMirrors(engine.logs, {
       fileView: options.fileView,
       owns: (threadId) => this.owns(threadId),
@@ -171,7 +148,7 @@ export class ClusterNode {
 
   /** Joins, then hooks into the registry: must run before anything is served. */
   async start(): Promise<void> {
-    const { membership, index } = this.engine
+    const { membership } = this.engine
     await membership.join()
     const other = await leftForOtherFormat(membership)
     if (other) throw other
@@ -189,40 +166,14 @@ export class ClusterNode {
       this.#liveHere.delete(threadId)
       void this.#giveBackIfAtRest(threadId)
     })
-    // The rows the index has as this node starts, and gets until the check below is over: a thread it lists
-    // from its own store that is not among them may have been deleted while it was away.
-    let inIndex: Set<string> | undefined = new Set()
-    this.#index = await index.watch(
-      (row, revision) => {
-        inIndex?.add(row.threadId)
-        this.#lookups.noticed(row.threadId)
-        this.#heard(row, revision)
-      },
-      (threadId, revision) => {
-        this.#lookups.noticed(threadId, revision)
-        this.#writers.delete(threadId)
-        this.registry.forget(threadId, revision)
-      },
-    )
-    void forgetDeletedWhileAway(this.engine.logs, this.registry, inIndex, () => this.#stopped).finally(() => (inIndex = undefined))
+    await this.#index.start()
     this.#scan.start()
-    let built = false
-    void this.registry.searchBuilt.then(() => (built = true))
-    this.#searchNode = {
-      self: () => this.self,
-      find: (q, limit) => this.registry.search(q, limit),
-      built: () => built,
-      writerOf: (threadId) => this.#writers.get(threadId),
-      titleOf: (threadId) => this.registry.get(threadId)?.title,
-    }
-    this.#unserveSearch = await serveSearch(this.engine.commands, this.#searchNode)
   }
 
   /** A search every live node answers from its own message index (cluster-search.ts). */
   async search(q: string, limit = 50): Promise<SearchHit[]> {
     const { cluster } = await this.health()
-    if (!this.#searchNode) return []
-    return searchNodes(this.engine.commands, this.#searchNode, cluster.nodes.filter((name) => name !== this.self.name).length, q, limit)
+    return this.#index.search(q, limit, cluster.nodes.filter((name) => name !== this.self.name).length)
   }
 
   /** The owner's side of the command bus: how this node answers a command sent to a thread it owns. */
@@ -451,7 +402,7 @@ export class ClusterNode {
     // The row is written again (from the next turn) as this node takes the thread, as each run ends and as
     // the thread moves to another branch: other nodes list the thread from it (its preview), and search
     // it through this node, whose message index has it as it stands (cluster-search.ts).
-    const rewriteRow = () => setImmediate(() => this.owns(threadId) && this.registry.rewriteRow(threadId, this.#writers.get(threadId) !== this.self.name))
+    const rewriteRow = () => setImmediate(() => this.owns(threadId) && this.registry.rewriteRow(threadId, !this.#index.wroteRow(threadId)))
     rewriteRow()
     // The frame the feed encoded for its followers, not a second encoding of it.
     feed.observe((o) => {
@@ -485,8 +436,7 @@ export class ClusterNode {
     if (!(await owned.writer.flushed())) return false
     // Only now: until the record is in, every node lists the thread, so the delete's retry finds it. Before
     // the answer: a thread made again under the id right after must not lose its row to this delete.
-    // Until the index's echo says at which revision, no row read of it is listed again here.
-    this.#lookups.noticed(threadId, Number.MAX_SAFE_INTEGER)
+    this.#index.deleting(threadId)
     await this.engine.index.delete(threadId).catch((error: unknown) => this.options.log?.('warn', `cluster: index write failed: ${String(error)}`))
     return true
   }
@@ -504,16 +454,9 @@ export class ClusterNode {
     return this.owns(threadId) ? this.#mirrors.get(threadId)?.keyed.get(key) : undefined
   }
 
-  /** A row of the index, heard by the watch or asked for: the thread as this node lists it, and who wrote it. */
-  #heard({ writer, ...row }: IndexRow, revision: number): void {
-    if (writer === undefined) this.#writers.delete(row.threadId)
-    else this.#writers.set(row.threadId, writer)
-    this.registry.adopt(row, revision)
-  }
-
-  /** A request names a thread this node does not list: its row is asked of the index (index-lookups.ts). */
+  /** A request names a thread this node does not list: its row is asked of the index (node-index.ts). */
   lookUp(threadId: string): Promise<void> {
-    return this.#lookups.lookUp(threadId)
+    return this.#index.lookUp(threadId)
   }
 
   /**
@@ -579,31 +522,12 @@ export class ClusterNode {
     await this.#loseAll()
     if (!current()) return
     await this.engine.membership.rejoin()
-    // Nodes of another format may have taken the cluster over while this one was away: then it stays out,
-    // and stops. Until the engine answers, it is not back. A failed ask is asked again (a timeout under
-    // load passes); 30 s of failures other than the engine being away make the node stop.
-    let failing = 0
-    for (let tries = 0; current(); tries++) {
-      let other: OtherRecordFormat | undefined
-      try {
-        other = await leftForOtherFormat(this.engine.membership)
-      } catch (error) {
-        failing = error instanceof EngineAway ? 0 : failing + 1
-        if (failing * RETRY_CHECK_MS >= CHECK_FAILING_MS) {
-          if (!current()) return
-          await this.engine.membership.leave().catch(() => {})
-          return this.#mustStop(new Error(`cluster: the live nodes' formats could not be read for ${CHECK_FAILING_MS / 1000} s (${String(error)})`))
-        }
-        if (tries % 40 === 0) this.options.log?.('warn', `cluster: rejoined; waiting for the engine to list the live nodes' formats before serving again (${String(error)})`)
-        await new Promise((resolve) => setTimeout(resolve, RETRY_CHECK_MS))
-        continue
-      }
-      if (other) return this.#mustStop(other)
-      if (!current()) return
-      this.#scan.rejoined()
-      this.#lost = false
-      return
-    }
+    // Until the engine lists the live nodes' formats, the node is not back; one of another format keeps it out.
+    const mustStop = await formatsOnRejoin(this.engine.membership, current, this.options.log)
+    if (mustStop) return this.#mustStop(mustStop)
+    if (!current()) return
+    this.#scan.rejoined()
+    this.#lost = false
   }
 
   /** Once, and not once the node drains or stops: it may not serve on, and the process is to stop. */
@@ -632,8 +556,7 @@ export class ClusterNode {
   async #stop(): Promise<void> {
     this.#stopped = true
     this.#scan.stop()
-    this.#index?.stop()
-    this.#unserveSearch?.()
+    this.#index.stop()
     for (const [threadId, owned] of this.#owned) {
       owned.stopServing()
       await owned.writer.flushed()
