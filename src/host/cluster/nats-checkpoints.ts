@@ -9,18 +9,30 @@
  * compare-and-set, and the object the pointer named two checkpoints ago is deleted — a reader still on
  * it after a whole checkpoint's worth of records is stopped by its timeout, and finds the log trimmed
  * below the newest's predecessor (nats-logs.ts): it starts again from the newest.
+ *
+ * An object no pointer names is left behind by a node that died between writing it and moving the
+ * pointer, or before it deleted the object replaced (or whose delete failed): each node sweeps such
+ * objects from time to time, once they are an hour old — a checkpoint being kept names its object
+ * within a second of writing it, and an hour leaves room for nodes' clocks that disagree.
  */
 import { randomUUID } from 'node:crypto'
 import { Kvm } from '@nats-io/kv'
 import { Objm, type ObjectStore } from '@nats-io/obj'
 import type { NatsConnection } from '@nats-io/transport-node'
+import type { Log } from '../store/journal.js'
 import { json, Link, parse, refused } from './nats-link.js'
-import { tokenOf, type Checkpoint, type ThreadLogs } from './port.js'
+import { EngineAway, tokenOf, type Checkpoint, type ThreadLogs } from './port.js'
 
 const OBJECTS = 'th_checkpoints'
 const POINTERS = 'th_checkpoint'
 /** How long reading a checkpoint may take before the mirror reads the log from its first record instead. */
 export const CHECKPOINT_READ_MS = 5000
+/** How old an object no pointer names must be to be swept (by its writer's clock). */
+export const SWEEP_AFTER_MS = 60 * 60_000
+/** Each node sweeps a random while after it connects (up to this), so that nodes started together do not sweep at once… */
+const FIRST_SWEEP_MS = 10 * 60_000
+/** …and then this often. */
+const SWEEP_EVERY_MS = 6 * 60 * 60_000
 
 /** What `th_checkpoint` holds for a thread: its newest checkpoint's object, and the one before. */
 interface Pointer {
@@ -37,12 +49,14 @@ export interface NatsCheckpoints extends Pick<ThreadLogs, 'checkpoint'> {
   keepCheckpoint(threadId: string, checkpoint: Checkpoint): Promise<number | undefined>
   /** A deleted thread's checkpoint (one of a position before `before`) goes with its objects; a newer one stays. */
   forget(threadId: string, before: number): Promise<void>
+  /** Deletes the objects written more than `olderThanMs` ago that no thread's pointer names; resolves how many. */
+  sweep(olderThanMs?: number): Promise<number>
 }
 
-export async function checkpointsOn(nc: NatsConnection, link: Link): Promise<NatsCheckpoints> {
+export async function checkpointsOn(nc: NatsConnection, link: Link, log?: Log): Promise<NatsCheckpoints> {
   const objects = await new Objm(nc).create(OBJECTS)
   const pointers = await new Kvm(nc).create(POINTERS, { history: 1 })
-  return {
+  const checkpoints: NatsCheckpoints = {
     async checkpoint(threadId) {
       const entry = await link.call(() => pointers.get(tokenOf(threadId)))
       if (entry?.operation !== 'PUT') return undefined
@@ -88,7 +102,38 @@ export async function checkpointsOn(nc: NatsConnection, link: Link): Promise<Nat
       }
       for (const object of [pointer.object, pointer.before]) if (object !== undefined) await link.call(() => objects.delete(object)).catch(() => {})
     },
+    async sweep(olderThanMs = SWEEP_AFTER_MS) {
+      const before = Date.now() - olderThanMs
+      const named = new Map<string, Set<string>>()
+      let swept = 0
+      for (const info of await link.call(() => objects.list())) {
+        if (info.deleted || !(Date.parse(info.mtime) < before)) continue
+        // The pointer is read after the listing: an object it names by then stays. One that cannot be read stops the sweep.
+        const token = info.name.split('.')[0]
+        let names = named.get(token)
+        if (!names) {
+          const entry = await link.call(() => pointers.get(token))
+          const pointer = entry?.operation === 'PUT' ? parse<Pointer>(entry.value) : undefined
+          names = new Set([pointer?.object, pointer?.before].filter((name) => name !== undefined))
+          named.set(token, names)
+        }
+        if (names.has(info.name)) continue
+        await link.call(() => objects.delete(info.name))
+        swept++
+      }
+      return swept
+    },
   }
+  const sweep = () => {
+    if (link.closed) return
+    checkpoints
+      .sweep()
+      .then((swept) => swept > 0 && log?.('info', `cluster: swept ${swept} log checkpoint object(s) no thread names`))
+      .catch((error: unknown) => !(error instanceof EngineAway) && log?.('warn', `cluster: sweeping the log checkpoints failed (${String(error)}); the next sweep tries again`))
+      .finally(() => setTimeout(sweep, SWEEP_EVERY_MS).unref())
+  }
+  setTimeout(sweep, Math.random() * FIRST_SWEEP_MS).unref()
+  return checkpoints
 }
 
 /** The object's bytes; null once it is gone. Rejects after CHECKPOINT_READ_MS, the read stopped. */

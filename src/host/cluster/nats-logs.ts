@@ -23,7 +23,7 @@ export async function logsOn(nc: NatsConnection, js: JetStreamClient, jsm: JetSt
       if (!(await jsm.streams.info(STREAM).catch(() => undefined))) throw error
     })
   }
-  const checkpoints = await checkpointsOn(nc, link)
+  const checkpoints = await checkpointsOn(nc, link, log)
   const subject = (threadId: string) => `th.${tokenOf(threadId)}`
   const last = async (threadId: string) => (await link.call(() => jsm.direct.getMessage(STREAM, { last_by_subj: subject(threadId) })))?.seq ?? 0
   return {
