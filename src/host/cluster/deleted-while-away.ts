@@ -7,6 +7,8 @@ import type { ThreadLogs, ThreadRecord } from './port.js'
 
 /** How long the check waits for a thread's last record. */
 const LAST_RECORD_MS = 5000
+/** How many threads are checked at once: a node that lists thousands the index lacks is not minutes at it. */
+const CHECKS_AT_ONCE = 8
 
 export interface ListedThreads {
   list(): Array<{ threadId: string }>
@@ -18,11 +20,17 @@ export interface ListedThreads {
  * heard meanwhile is a thread made again under the id, and the index's word stands.
  */
 export async function forgetDeletedWhileAway(logs: ThreadLogs, registry: ListedThreads, inIndex: Set<string>, stopped: () => boolean): Promise<void> {
-  for (const { threadId } of registry.list()) {
-    if (inIndex.has(threadId) || stopped()) continue
-    const last = await lastRecord(logs, threadId).catch(() => undefined)
-    if (last?.kind === 'deleted' && !inIndex.has(threadId)) registry.forget(threadId)
+  const listed = registry.list().map(({ threadId }) => threadId)
+  let next = 0
+  const check = async () => {
+    while (next < listed.length && !stopped()) {
+      const threadId = listed[next++]
+      if (inIndex.has(threadId)) continue
+      const last = await lastRecord(logs, threadId).catch(() => undefined)
+      if (last?.kind === 'deleted' && !inIndex.has(threadId)) registry.forget(threadId)
+    }
   }
+  await Promise.all(Array.from({ length: CHECKS_AT_ONCE }, check))
 }
 
 /** The last record of the thread's log; undefined when it has none, or the engine did not give it within LAST_RECORD_MS. */
