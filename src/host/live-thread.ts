@@ -1,24 +1,15 @@
 /**
  * One thread's actor, wired to its runtime and its feed.
  *
- * The thread machine decides; this file only carries its decisions out (provided actions) and
- * turns runtime events into observations. Requests are sent as events and answered by the events
- * the machine emits, so a route never second-guesses the machine.
+ * The thread machine decides; the live thread only carries its decisions out (its provided actions:
+ * live-thread-actions.ts) and turns runtime events into observations. Requests are sent as events and
+ * answered by the events the machine emits, so a route never second-guesses the machine.
  */
 import { randomUUID } from 'node:crypto'
-import { createActor, fromCallback, fromPromise, type ActorRefFrom, type AnyActorRef, type Subscription } from 'xstate'
-import type { CommandInfo, DialogOutcome, ObservationInput, PromptImage, ThinkingLevel } from '../schemas/index.js'
-import { chosenOf } from '../schemas/dialog-chosen.js'
-import { askQueueMachine, type CardOutcome } from '../machines/ask-queue.machine.js'
-import { dialogMachine, type DialogEmitted } from '../machines/dialog.machine.js'
-import {
-  threadMachine,
-  type PromptRequest,
-  type ThreadActor,
-  type ThreadEmitted,
-  type ThreadEvent,
-  type WaitingPrompt,
-} from '../machines/thread.machine.js'
+import { createActor, type ActorRefFrom, type AnyActorRef, type Subscription } from 'xstate'
+import type { CommandInfo, ObservationInput, PromptImage, ThinkingLevel } from '../schemas/index.js'
+import type { dialogMachine, DialogEmitted } from '../machines/dialog.machine.js'
+import type { PromptRequest, ThreadActor, ThreadEmitted, ThreadEvent, WaitingPrompt } from '../machines/thread.machine.js'
 import type { AgentRuntime, NavigateResult, NavigateTarget, QueuedPrompt, RuntimeEvent, UiBridge } from '../runtime/port.js'
 import { errorText } from '../runtime/extension-ui.js'
 import { AskBridge } from './ask-bridge.js'
@@ -28,7 +19,7 @@ import { SHARED_CLOCK } from './shared-clock.js'
 import { ThreadUiBridge } from './thread-ui-bridge.js'
 import { failedEnds } from './open-ends.js'
 import { parentFor, stopChildren } from './thread-system.js'
-import { parentOf } from '../shared/xstate-internals.js'
+import { provideThreadMachine, type ProvidedThreadMachine } from './live-thread-actions.js'
 import type { Feed } from './feed.js'
 
 export type PromptOutcome =
@@ -377,118 +368,25 @@ export class LiveThread extends ThreadUiBridge {
     await this.#disposing
   }
 
-  /**
-   * The thread machine with this file's actions, provided once for every thread: `provide` copies
-   * the machine's whole state tree (≈ 30 KiB a thread, most of an idle thread's host-side heap). An
-   * action finds its thread by the thread's actor: its own, or the one it runs under (a dialog, the
-   * ask-queue, an invoked helper — threads share one actor system, thread-system.ts).
-   */
-  static #provided: ReturnType<typeof LiveThread.provideMachine> | undefined
+  /** The thread machine with live-thread-actions.ts's actions, provided once for every thread (made at the first). */
+  static #provided: ProvidedThreadMachine | undefined
   static readonly #byActor = new WeakMap<object, LiveThread>()
 
-  static #machine() {
-    LiveThread.#provided ??= LiveThread.provideMachine()
-    return LiveThread.#provided
-  }
-
-  private static provideMachine() {
-    const of = (self: AnyActorRef): LiveThread => {
-      for (let ref: AnyActorRef | undefined = self; ref; ref = parentOf(ref)) {
-        const thread = LiveThread.#byActor.get(ref)
-        if (thread) return thread
-      }
-      throw new Error(`actor ${self.id} runs under no thread`)
-    }
-    return threadMachine.provide({
-      actions: {
-        publishStatus: ({ self }, status) => void of(self).#feed.append({ type: 'status', ...status }),
-        startRun: ({ self }, { prompt, run }) => {
-          const thread = of(self)
-          thread.#runtime?.prompt(thread.#withImages(prompt), run)
-          thread.#handedOver(prompt.messageId)
-        },
-        adoptRun: ({ self }, { run }) => of(self).#runtime?.adoptRun(run),
-        queuePrompt: ({ self }, { prompt }) => {
-          const thread = of(self)
-          const queued = thread.#withImages(prompt)
-          if (prompt.deliverAs === 'followUp') thread.#runtime?.followUp(queued)
-          else thread.#runtime?.steer(queued)
-          thread.#handedOver(prompt.messageId)
-        },
-        recordError: ({ self }, { message }) => {
-          const thread = of(self)
-          thread.#log('error', message)
-          thread.#feed.append({ type: 'failure', message })
-        },
-        tellRuntimeAbort: ({ self }) => {
-          const thread = of(self)
-          thread.#runtime?.abort().catch((error) => thread.#log('error', `abort failed: ${errorText(error)}`))
-        },
-        recordSettled: ({ self }, settled) => {
-          const thread = of(self)
-          thread.#settledRun = settled.run
-          thread.#feed.append({ type: 'settled', ...settled })
-        },
-        disposeRuntime: ({ self }, { reason }) => {
-          const thread = of(self)
-          thread.#disposing = thread.#releaseRuntime(reason)
-        },
-        rejectPrompt: ({ self }, { messageId, reason }) => {
-          of(self).#feed.append({ type: 'prompt-rejected', messageId, reason })
-        },
-      },
-      actors: {
-        // Answers as it starts: the runtime's clearQueue is synchronous, so the stop's reply comes before anything can settle the run.
-        clearQueue: fromCallback<ThreadEvent, { run: number }>(({ sendBack, self }) => {
-          try {
-            const cleared = of(self).#runtime?.clearQueue() ?? { steering: [], followUp: [] }
-            sendBack({ type: 'QUEUE_CLEARED', steering: cleared.steering.map(waiting), followUp: cleared.followUp.map(waiting) })
-          } catch (error) {
-            sendBack({ type: 'QUEUE_CLEAR_FAILED', message: errorText(error) })
-          }
-        }),
-        dialog: dialogMachine.provide({
-          actions: {
-            showRequest: ({ context, self }) => {
-              const thread = of(self)
-              // An open question replies to the answers that name it (answered or refused) itself.
-              self.on('*', (reply) => thread.#onReply(reply as DialogEmitted))
-              thread.#feed.append({
-                type: 'extension-ui-request',
-                id: context.id,
-                blocking: true,
-                dialog: context.spec,
-                origin: context.origin,
-                // when the dialog's own timer will fire, for the tabs' countdown (it is shown as it starts)
-                ...(context.expiresIn !== undefined ? { expiresAt: Date.now() + context.expiresIn } : {}),
-              })
-              thread.#dialogs.shown(context.id)
-            },
-            recordSettle: ({ context, self }) => {
-              const chosen = context.outcome === 'answered' ? chosenOf(context.spec, context.answer) : undefined
-              of(self).#feed.append({ type: 'dialog-settled', id: context.id, outcome: context.outcome as DialogOutcome, ...(chosen !== undefined ? { chosen } : {}) })
-            },
-            resolveExtension: ({ context, self }) => {
-              const thread = of(self)
-              const resolution = { outcome: context.outcome!, answer: context.answer }
-              const inLog = thread.#options.inLog
-              if (inLog) thread.#dialogs.resolveAfter(context.id, resolution, inLog())
-              else thread.#dialogs.resolve(context.id, resolution)
-            },
-            resolveWithdrawn: ({ context, self }) => of(self).#dialogs.resolve(context.id, { outcome: 'refused' }),
-          },
-        }),
-        askQueue: askQueueMachine.provide({
-          actors: {
-            // Starts once the queue has taken its step, so opening the card (an ASK to the thread) never lands inside it.
-            card: fromPromise<CardOutcome, { askId: string }>(({ input, self }) => of(self).#asks.card(input.askId)),
-          },
-          actions: {
-            resolve: ({ self }, { askId, status, answer }) => of(self).#asks.resolve(askId, status, answer),
-          },
-        }),
-      },
-    })
+  static #machine(): ProvidedThreadMachine {
+    return (LiveThread.#provided ??= provideThreadMachine<LiveThread>({
+      threadOf: (actor) => LiveThread.#byActor.get(actor),
+      feed: (thread) => thread.#feed,
+      runtime: (thread) => thread.#runtime,
+      dialogs: (thread) => thread.#dialogs,
+      asks: (thread) => thread.#asks,
+      inLog: (thread) => thread.#options.inLog,
+      withImages: (thread, prompt) => thread.#withImages(prompt),
+      handedOver: (thread, messageId) => thread.#handedOver(messageId),
+      settled: (thread, run) => void (thread.#settledRun = run),
+      release: (thread, reason) => void (thread.#disposing = thread.#releaseRuntime(reason)),
+      reply: (thread, reply) => thread.#onReply(reply),
+      log: (thread, level, message) => thread.#log(level, message),
+    }))
   }
 
   /** The prompt's images are no longer needed here; the map goes with its last entry. */
@@ -620,12 +518,6 @@ export class LiveThread extends ThreadUiBridge {
   #log(level: 'debug' | 'info' | 'warn' | 'error', message: string): void {
     this.#options.log?.(level, `[${this.threadId}] ${message}`)
   }
-}
-
-
-/** The prompt as the machine knows it: its id and text, nothing of the runtime's. */
-function waiting(p: { messageId: string; text: string }): WaitingPrompt {
-  return { messageId: p.messageId, text: p.text }
 }
 
 /** A timer that never holds the process open, and can be cleared once it is not needed (it then never resolves). */

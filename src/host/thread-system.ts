@@ -5,7 +5,7 @@
  * thread talks to another through it.
  *
  * What the sharing changes, and who takes care of it:
- * - the threads' machines find their thread by actor, not by system (live-thread.ts);
+ * - the threads' machines find their thread by actor, not by system (live-thread-actions.ts);
  * - the inspector subscribes once per system and tells threads apart by their root actor, whose
  *   parent (the root here) it does not count as theirs (inspection.ts);
  * - xstate's `stop()` refuses an actor with a parent, so a thread's actor is stopped by `stopThread`;
