@@ -20,6 +20,7 @@ import { ThreadUiBridge } from './thread-ui-bridge.js'
 import { failedEnds } from './open-ends.js'
 import { parentFor, stopChildren } from './thread-system.js'
 import { provideThreadMachine, type ProvidedThreadMachine } from './live-thread-actions.js'
+import { releaseRuntime } from './runtime-release.js'
 import type { Feed } from './feed.js'
 
 export type PromptOutcome =
@@ -426,42 +427,23 @@ export class LiveThread extends ThreadUiBridge {
 
   // ——— release ———
 
+  /** From this instant the thread has no runtime and shows nothing more; runtime-release.ts lets the runtime go. */
   async #releaseRuntime(reason: string): Promise<void> {
     const runtime = this.#runtime
     this.#runtime = undefined
     this.#releasing = true
     this.#askBridge?.cancelAll()
     if (!runtime) return
-    try {
-      // Queued prompts never ride into a later run and are never dropped silently.
-      const cleared = runtime.clearQueue()
-      for (const p of [...cleared.steering, ...cleared.followUp]) {
-        const images = p.images ?? this.#images?.get(p.messageId)
-        this.#feed.append({ type: 'prompt-rejected', messageId: p.messageId, reason, text: p.text, ...(images?.length ? { images } : {}) })
-      }
-    } catch (error) {
-      // A release must still release: the loss is said, and the runtime is still stopped and disposed.
-      try {
-        this.#feed.append({ type: 'failure', message: `the queue could not be cleared: ${errorText(error)}` })
-      } catch (failure) {
-        this.#log('error', `the queue could not be cleared (${errorText(error)}), nor that said: ${errorText(failure)}`)
-      }
-    }
-    // Nothing the released runtime says afterwards belongs on the feed: the thread has moved on.
-    this.#unsubscribe?.()
-    this.#unsubscribe = undefined
-    try {
-      const stopped = runtime.abort()
-      // Open dialogs settle and asks are cancelled, so a tool's wait ends and the abort resolves;
-      // a tool that ignores its signal must still not hold the release for ever.
-      const bound = delay(5000)
-      await Promise.race([stopped, bound.done])
-      // The bound is no longer needed: cleared, so a released thread does not hold a 5 s timer, its promise and closure.
-      bound.cancel()
-      await runtime.dispose()
-    } catch (error) {
-      this.#log('warn', `runtime release: ${errorText(error)}`)
-    }
+    return releaseRuntime(runtime, {
+      reason,
+      feed: this.#feed,
+      images: (messageId) => this.#images?.get(messageId),
+      unsubscribe: () => {
+        this.#unsubscribe?.()
+        this.#unsubscribe = undefined
+      },
+      log: (level, message) => this.#log(level, message),
+    })
   }
 
   /**
@@ -518,11 +500,4 @@ export class LiveThread extends ThreadUiBridge {
   #log(level: 'debug' | 'info' | 'warn' | 'error', message: string): void {
     this.#options.log?.(level, `[${this.threadId}] ${message}`)
   }
-}
-
-/** A timer that never holds the process open, and can be cleared once it is not needed (it then never resolves). */
-function delay(ms: number): { done: Promise<void>; cancel: () => void } {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const done = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms).unref()))
-  return { done, cancel: () => clearTimeout(timer) }
 }
