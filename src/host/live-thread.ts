@@ -8,8 +8,8 @@
 import { randomUUID } from 'node:crypto'
 import { createActor, type ActorRefFrom, type AnyActorRef, type Subscription } from 'xstate'
 import type { CommandInfo, ObservationInput, PromptImage, ThinkingLevel } from '../schemas/index.js'
-import type { dialogMachine, DialogEmitted } from '../machines/dialog.machine.js'
-import type { PromptRequest, ThreadActor, ThreadEmitted, ThreadEvent, WaitingPrompt } from '../machines/thread.machine.js'
+import type { dialogMachine } from '../machines/dialog.machine.js'
+import type { PromptRequest, ThreadActor, ThreadEvent } from '../machines/thread.machine.js'
 import type { AgentRuntime, NavigateResult, NavigateTarget, QueuedPrompt, RuntimeEvent, UiBridge } from '../runtime/port.js'
 import { errorText } from '../runtime/extension-ui.js'
 import { AskBridge } from './ask-bridge.js'
@@ -21,41 +21,10 @@ import { failedEnds } from './open-ends.js'
 import { parentFor, stopChildren } from './thread-system.js'
 import { provideThreadMachine, type ProvidedThreadMachine } from './live-thread-actions.js'
 import { releaseRuntime } from './runtime-release.js'
+import { PendingReplies, type AnswerOutcome, type PromptOutcome, type Reply, type StopOutcome, type TakeOutcome } from './live-thread-replies.js'
 import type { Feed } from './feed.js'
 
-export type PromptOutcome =
-  | { kind: 'admitted'; messageId: string; run: number; queued: boolean }
-  | { kind: 'busy' }
-  /** The prompt named a run (a steer or follow-up meant for it) that is not the current one. */
-  | { kind: 'stale-run' }
-  | { kind: 'rejected'; reason: string }
-
-/** A stop refused: nothing in flight, another run is current, or no runtime. */
-type StopRefused = { kind: 'idle' } | { kind: 'stale-run' } | { kind: 'not-live' }
-
-/**
- * What a stop came to, as `stop()` answers it: `restored` is the prompts the stop took off the
- * runtime's queue, with the ids they were admitted under (their journal entries), steering first.
- */
-export type StopOutcome = { kind: 'stopped'; restored: WaitingPrompt[] } | StopRefused
-
-/** What a take-back came to, as `takeQueue()` answers it: the prompts taken off the queue (as a stop's), or why it was refused. */
-export type TakeOutcome = { kind: 'taken'; restored: WaitingPrompt[] } | StopRefused
-
-/** `stop()`'s answer with only the texts, as the abort receipt carries them. */
-export type AbortOutcome = { kind: 'stopped'; restored: string[] } | StopRefused
-
-/** What an answer (or a cancel) to a question came to, as the question's dialog machine decided. */
-export type AnswerOutcome = { kind: 'answered' } | { kind: 'unknown' } | { kind: 'refused'; refusal: string }
-
-/** Every reply a request can get: the thread's, or the dialog's an answer named. */
-type Reply = ThreadEmitted | DialogEmitted
-
-interface PendingReply {
-  deliver: (reply: Reply) => void
-  /** The thread went away before it replied. */
-  gone: () => void
-}
+export type { AbortOutcome, AnswerOutcome, PromptOutcome, StopOutcome, TakeOutcome } from './live-thread-replies.js'
 
 export interface LiveThreadOptions {
   threadId: string
@@ -88,13 +57,8 @@ export class LiveThread extends ThreadUiBridge {
   #dialogBridge?: DialogBridge
   #askBridge?: AskBridge
   #terminalBridge?: TerminalBridge
-  /** Requests waiting for their one reply, by correlation id (a prompt's messageId, else a fresh id). */
-  #replies?: Map<string, PendingReply>
-  /**
-   * The thread's replies are listened to only while a request waits for one (with `#replies`): no
-   * reply is anybody's otherwise, and an idle thread would hold the listener for nothing.
-   */
-  #listening?: Subscription
+  /** Requests waiting for their one reply (live-thread-replies.ts); none while none waits. */
+  #replies?: PendingReplies
   readonly #options: LiveThreadOptions
   #runtime?: AgentRuntime
   #unsubscribe?: () => void
@@ -336,31 +300,8 @@ export class LiveThread extends ThreadUiBridge {
   /** The one way a request gets the machine's answer: send it with a correlation id, wait for the reply carrying it. */
   #request<R>(replyTo: string, event: ThreadEvent, ifGone: R, read: (reply: Reply) => R): Promise<R> {
     if (this.actor.getSnapshot().status !== 'active') return Promise.resolve(ifGone)
-    return new Promise((resolve) => {
-      if (!this.#replies) {
-        this.#replies = new Map<string, PendingReply>()
-        this.#listening = this.actor.on('*', (e) => this.#onReply(e as ThreadEmitted))
-      }
-      this.#replies.set(replyTo, { deliver: (reply) => resolve(read(reply)), gone: () => resolve(ifGone) })
-      this.actor.send(event)
-    })
-  }
-
-  /** Nothing waits for a reply any more: let go of the map and stop listening. */
-  #noReplies(): void {
-    this.#replies = undefined
-    this.#listening?.unsubscribe()
-    this.#listening = undefined
-  }
-
-  #onReply(reply: Reply): void {
-    const id = 'messageId' in reply ? reply.messageId : reply.replyTo
-    const pending = this.#replies?.get(id)
-    if (!pending) return
-    this.#replies!.delete(id)
-    // Let go of the map between requests: an idle thread waits on none.
-    if (this.#replies!.size === 0) this.#noReplies()
-    pending.deliver(reply)
+    this.#replies ??= new PendingReplies(this.actor, () => (this.#replies = undefined))
+    return this.#replies.request(replyTo, event, ifGone, read)
   }
 
   /** Stops the run, settles every open dialog with `dialogOutcome`, reports queued prompts rejected, releases the runtime. */
@@ -385,7 +326,7 @@ export class LiveThread extends ThreadUiBridge {
       handedOver: (thread, messageId) => thread.#handedOver(messageId),
       settled: (thread, run) => void (thread.#settledRun = run),
       release: (thread, reason) => void (thread.#disposing = thread.#releaseRuntime(reason)),
-      reply: (thread, reply) => thread.#onReply(reply),
+      reply: (thread, reply) => thread.#replies?.answer(reply),
       log: (thread, level, message) => thread.#log(level, message),
     }))
   }
@@ -484,11 +425,7 @@ export class LiveThread extends ThreadUiBridge {
     this.#retired = true
     // The machine replied to every request it took; one that reached it in the same instant as the
     // thread went away still hears back.
-    for (const [id, pending] of [...(this.#replies ?? [])]) {
-      this.#replies!.delete(id)
-      pending.gone()
-    }
-    this.#noReplies()
+    this.#replies?.gone()
     // Nothing decides a question once the machine has ended: one asked re-entrantly as it ended is refused.
     this.#dialogBridge?.refuseAll()
     this.#askBridge?.cancelAll()
