@@ -1,5 +1,5 @@
 /**
- * This node's list of threads kept in step with the cluster's index (cluster mode, thread-registry.ts):
+ * This node's list of threads kept in step with the cluster's index (cluster mode, slot-table.ts):
  * a row another node wrote comes in (`adopt`), a thread another node deleted goes (`forget`). The
  * index gives an id's rows in order but late, and an id can be deleted and made again meanwhile, so
  * a notice never reaches a thread of another time under the same id: not one made here that the index

@@ -1,32 +1,31 @@
 /**
  * The thread registry: a directory of thread slots. Each slot's machine says whether its thread is
- * live; the modules beside this one do the jobs (thread-slot.ts, slot-lifecycle.ts, thread-feeds.ts,
- * recovery.ts, thread-requests.ts with prompt-admission.ts and thread-commands.ts, fork.ts). This file
- * opens and recovers the store, keeps the slots and their rows, and writes what it answered before a
- * shutdown closes the store.
+ * live; the modules beside this one do the jobs (slot-table.ts, thread-slot.ts, slot-lifecycle.ts,
+ * thread-feeds.ts, recovery.ts, thread-requests.ts with prompt-admission.ts and thread-commands.ts,
+ * fork.ts). This file opens and recovers the store, wires the slots (slot-table.ts keeps them and
+ * their rows) to those modules, and writes what it answered before a shutdown closes the store.
  *
  * Abort, dialog answers and follows *peek*: they never build a runtime, so a cold thread answers 404
  * there (and a follow shows its persisted transcript). It knows nothing of HTTP; the server maps the
  * outcomes to status codes.
  */
-import { randomUUID } from 'node:crypto'
 import type { CommandInfo, ExtensionList, ModelList, Observation, ThreadSummary } from '../schemas/index.js'
 import type { ChangesOutcome, CreateOutcome, DeleteOutcome, DialogOutcomeForRoute, EditOutcome, FollowOutcome, PromptRouteOutcome, RestoreRouteOutcome, ShortcutOutcome, TakeQueueOutcome, TerminalInputRouteOutcome, VersionOutcome } from '../schemas/outcomes.js'
-import { SessionDamaged, type ModelCatalog, type RuntimeFactory } from '../runtime/port.js'
+import type { ModelCatalog, RuntimeFactory } from '../runtime/port.js'
 import type { ThreadView } from '../shared/projection.js'
 import type { Feed } from './feed.js'
 import type { ForkOutcome } from './fork.js'
 import type { AbortOutcome, LiveThread } from './live-thread.js'
 import { PromptAdmission, type PromptRequestBody } from './prompt-admission.js'
 import { rebuildIndex, recoveredRow, recoverInFlight, survey, type RecoveryDeps } from './recovery.js'
-import { lostCeiling, ThreadJournal, type Log } from './store/journal.js'
-import type { IdempotencyClaim, ThreadRow, ThreadStore } from './store/port.js'
+import { lostCeiling, type Log } from './store/journal.js'
+import type { IdempotencyClaim, ThreadStore } from './store/port.js'
 import { SqliteThreadStore } from './store/sqlite.js'
 import type { ThreadChange, UpdateOutcome } from './thread-commands.js'
-import { factsOf, summaryOf } from './thread-display.js'
-import { provideSlotMachine, ThreadPassedOn, type ClusterThreadHooks } from './slot-lifecycle.js'
+import { factsOf } from './thread-display.js'
+import { provideSlotMachine, type ClusterThreadHooks } from './slot-lifecycle.js'
 import { ThreadFeeds } from './thread-feeds.js'
-import { ThreadSlot } from './thread-slot.js'
+import { SlotTable } from './slot-table.js'
 import { ThreadRequests, type CreateRequest, type DialogBody } from './thread-requests.js'
 import type { Workspaces } from './workspaces.js'
 import { ThreadSearch } from './thread-search.js'
@@ -35,7 +34,7 @@ import { join } from 'node:path'
 import { Checkpoints } from './checkpoints/checkpoints.js'
 import { ChangeRequests } from './checkpoints/change-requests.js'
 import { Worktrees, type WorktreeHolds } from './worktrees.js'
-import { ClusterDirectory, type AdoptedRow } from './cluster-directory.js'
+import type { AdoptedRow } from './cluster-directory.js'
 
 export type { CommandOutcome, ThreadChange, UpdateOutcome } from './thread-commands.js'
 export type { PromptRequestBody } from './prompt-admission.js'
@@ -66,13 +65,8 @@ export interface ClusterHooks extends ClusterThreadHooks {
 }
 
 export class ThreadRegistry {
-  readonly #slots = new Map<string, ThreadSlot>()
-  /** Cluster mode: the slots kept in step with the cluster's index (cluster-directory.ts). */
-  readonly #directory = new ClusterDirectory({
-    get: (threadId) => this.#slots.get(threadId),
-    add: (row) => this.#add(row),
-    discard: (slot) => this.#discard(slot),
-  })
+  /** The slots and their rows (slot-table.ts), kept in step with the cluster's index in cluster mode. */
+  readonly #slots: SlotTable
   readonly #options: RegistryOptions
   readonly #store: ThreadStore
   readonly #feeds: ThreadFeeds
@@ -100,25 +94,34 @@ export class ThreadRegistry {
     this.#store = store
     this.#checkpoints = new Checkpoints({ dataDir: options.dataDir, log: options.log })
     this.#worktrees = new Worktrees(options.dataDir)
+    this.#slots = new SlotTable({
+      store,
+      options,
+      worktrees: this.#worktrees,
+      machine: () => this.#machine,
+      log: options.log,
+      clustered: () => this.#follow !== undefined,
+      unsearch: (threadId) => this.#search?.forget(threadId),
+    })
     this.#feeds = new ThreadFeeds({
       changes: (threadId) => this.#checkpoints.view(threadId),
       store,
       runtimes: options.runtimes,
       ringSize: options.ringSize,
       log: options.log,
-      onDamaged: (slot, damage) => this.#unavailable(slot, damage),
-      persist: (slot) => this.#persist(slot),
+      onDamaged: (slot, damage) => this.#slots.unavailable(slot, damage),
+      persist: (slot) => this.#slots.persist(slot),
     })
-    this.#admission = new PromptAdmission(store, (slot) => this.#row(slot), options.log)
+    this.#admission = new PromptAdmission(store, (slot) => this.#slots.row(slot), options.log)
     this.#requests = new ThreadRequests({
       options,
       feeds: this.#feeds,
       admission: this.#admission,
       closing: () => this.#closing,
       slot: (threadId) => this.#slots.get(threadId),
-      present: (threadId) => this.#present(threadId),
-      remember: (threadId, request) => this.#remember(threadId, request),
-      persist: (slot, record) => this.#persist(slot, record),
+      present: (threadId) => this.#slots.present(threadId),
+      remember: (threadId, request) => this.#slots.remember(threadId, request),
+      persist: (slot, record) => this.#slots.persist(slot, record),
       create: (request) => this.create(request),
       get: (threadId) => this.get(threadId),
     })
@@ -131,7 +134,7 @@ export class ThreadRegistry {
       idleMs: options.idleMs,
       log: options.log,
       closing: () => this.#closing,
-      persist: (slot) => this.#persist(slot),
+      persist: (slot) => this.#slots.persist(slot),
       notifyLive: (thread, event) => {
         for (const listener of this.#liveListeners) listener(thread, event)
       },
@@ -146,7 +149,7 @@ export class ThreadRegistry {
     })
     this.#changes = new ChangeRequests({
       checkpoints: this.#checkpoints,
-      present: (threadId) => this.#present(threadId),
+      present: (threadId) => this.#slots.present(threadId),
       feed: (slot) => this.#feeds.of(slot),
       defaultCwd: options.workspaces.default,
       log: options.log,
@@ -181,8 +184,8 @@ export class ThreadRegistry {
 
   async #recover(origin: Parameters<typeof rebuildIndex>[1], reason: string | undefined): Promise<void> {
     await rebuildIndex(this.#recovery, origin, reason)
-    for (const row of this.#store.threads()) this.#add(recoveredRow(this.#store, row))
-    await recoverInFlight(this.#recovery, this.#slots, (slot, damage) => this.#unavailable(slot, damage))
+    for (const row of this.#store.threads()) this.#slots.add(recoveredRow(this.#store, row))
+    await recoverInFlight(this.#recovery, this.#slots.map, (slot, damage) => this.#slots.unavailable(slot, damage))
   }
 
   /** Resolves once every session file was checked after the start; until then a damaged thread is found when first touched. */
@@ -191,8 +194,8 @@ export class ThreadRegistry {
   }
 
   async #survey(): Promise<void> {
-    await survey(this.#options.runtimes, this.#slots, {
-      damaged: (slot, damage) => this.#unavailable(slot, damage),
+    await survey(this.#options.runtimes, this.#slots.map, {
+      damaged: (slot, damage) => this.#slots.unavailable(slot, damage),
       facts: (slot, facts) => this.#feeds.keepFacts(slot, facts),
     })
   }
@@ -254,98 +257,34 @@ export class ThreadRegistry {
 
   /** An unknown model, one without credentials, or a cwd outside the workspaces is refused before anything is written. */
   create(request: CreateRequest): Promise<CreateOutcome> {
-    return this.#tracked(async () => {
-      const threadId = request.id ?? randomUUID().slice(0, 8)
-      if (this.#slots.has(threadId)) return { kind: 'taken' }
-      const workspace = this.#options.workspaces.check(request.cwd)
-      if (!workspace.ok) return { kind: 'invalid', reason: workspace.reason }
-      const model = request.model ?? this.#options.defaultModel
-      const check = await this.#options.models.check(model)
-      if (!check.ok) return { kind: 'invalid', reason: check.reason }
-      // The id may have been taken while the model was checked.
-      if (this.#slots.has(threadId)) return { kind: 'taken' }
-      let cwd = workspace.cwd
-      if (request.worktree) {
-        const made = await this.#worktrees.create(threadId, cwd)
-        if (made.kind === 'invalid') return made
-        cwd = made.cwd
-      }
-      this.#remember(threadId, { ...request, model, cwd })
-      return { kind: 'created', threadId }
-    })
+    return this.#tracked(() => this.#slots.create(request))
   }
 
   list(): ThreadSummary[] {
-    return [...this.#slots.values()]
-      .filter((s) => s.present)
-      .map((s) => this.#withWorktree(summaryOf(s, this.#options.workspaces.default)))
-      .sort((a, b) => b.updatedAt - a.updatedAt)
+    return this.#slots.list()
   }
 
   /** Whether the thread is listed here now (no summary built). */
   lists(threadId: string): boolean {
-    return this.#present(threadId) !== undefined
+    return this.#slots.present(threadId) !== undefined
   }
 
   get(threadId: string): ThreadSummary | undefined {
-    const slot = this.#present(threadId)
-    return slot && this.#withWorktree(summaryOf(slot, this.#options.workspaces.default))
-  }
-
-  /** A thread's own worktree is listed with it. */
-  #withWorktree(summary: ThreadSummary): ThreadSummary {
-    const worktree = this.#worktrees.info(summary.threadId)
-    return worktree ? { ...summary, worktree: { path: worktree.path, branch: worktree.branch } } : summary
+    return this.#slots.summary(threadId)
   }
 
   /** What deleting the thread would discard of its own worktree (commits no other branch has, uncommitted changes); undefined: nothing. */
   async worktreeHolds(threadId: string): Promise<WorktreeHolds | undefined> {
-    if (!this.#present(threadId)) return undefined
+    if (!this.#slots.present(threadId)) return undefined
     return this.#worktrees.holds(threadId).catch(() => undefined)
   }
 
   /**
    * A live thread is disposed first: its run stops and its open dialogs settle `cancelled`. The slot
-   * stays (hidden, its id not reusable) until its files are gone.
+   * stays (hidden, its id not reusable) until its files are gone (slot-table.ts).
    */
   delete(threadId: string): Promise<DeleteOutcome> {
-    return this.#tracked(async (): Promise<DeleteOutcome> => {
-      const slot = this.#present(threadId)
-      if (!slot) return { kind: 'unknown' }
-      // The rows go first: a write the disk refuses (503/507) leaves the thread as it was, its run
-      // going on. From here its journal writes nothing, so the dispose leaves no rows behind.
-      // The row as it stands (its live run, its seq ceiling): what comes back if a cluster's delete does not go through.
-      const row = this.#row(slot)
-      this.#store.deleteThread(threadId)
-      const deleting = this.#directory.deleteStarted(threadId)
-      slot.journal.stop()
-      let kept = false
-      try {
-        await slot.delete()
-        return { kind: 'deleted' }
-      } catch (error) {
-        // Deleted all the same (a file that could not be removed).
-        if (!(error instanceof ThreadPassedOn)) throw error
-        // Deleted on its next owner meanwhile: nothing comes back, and the retry finds no thread.
-        if (deleting.forgotten) return { kind: 'owner-changed', threadId }
-        // The row again: the delete's retry finds the thread on its next owner (the index kept it: ClusterNode.threadDeleted).
-        // As it stands now (a newer row from the next owner may have come in meanwhile), with the run and seq it had.
-        const record = { ...slot.record, run: Math.max(row.run, slot.record.run), seq: Math.max(row.seq, slot.record.seq, slot.journal.ceiling) }
-        this.#add(record)
-        kept = true
-        try {
-          this.#store.putThread(record, { restored: true })
-        } catch (fault) {
-          this.#options.log?.('error', `[${threadId}] store write failed while keeping a thread whose delete did not go through: ${String(fault)}`)
-        }
-        return { kind: 'owner-changed', threadId }
-      } finally {
-        // Gone, in every case but that one: its words are not found again.
-        if (!kept) this.#search?.forget(threadId)
-        if (this.#slots.get(threadId) === slot) this.#slots.delete(threadId)
-        this.#directory.deleteEnded(threadId, deleting, !kept)
-      }
-    })
+    return this.#tracked(() => this.#slots.delete(threadId))
   }
 
   // ——— requests on one thread (thread-requests.ts), each tracked so a shutdown waits for what it answered ———
@@ -428,7 +367,7 @@ export class ThreadRegistry {
 
   /** The feed a follow resuming `after` reads: in cluster mode, this node's copy of the log may not have reached `after` yet. */
   async follow(threadId: string, after: number | undefined): Promise<{ kind: 'following'; feed: Feed } | FollowOutcome> {
-    const slot = this.#present(threadId)
+    const slot = this.#slots.present(threadId)
     const feed = slot && (this.#follow ? await this.#follow(threadId, after) : await this.#feeds.of(slot))
     if (feed === 'behind') return { kind: 'behind', threadId, after: after! }
     return feed ? { kind: 'following', feed } : { kind: 'unknown' }
@@ -450,18 +389,18 @@ export class ThreadRegistry {
 
   /** The feed this node writes (its own, as the thread's owner), not the one its follows read. */
   async ownFeed(threadId: string): Promise<Feed | undefined> {
-    const slot = this.#present(threadId)
+    const slot = this.#slots.present(threadId)
     return slot && this.#feeds.of(slot)
   }
 
   /** A thread another node made or changed, at the index's `revision`: its slot here, or its row brought up to date (runs never go back). */
   adopt(row: AdoptedRow, revision?: number): void {
-    this.#directory.adopt(row, revision)
+    this.#slots.directory.adopt(row, revision)
   }
 
   /** This node's row of the thread made at `createdAt` is in the cluster's index at `revision` (undefined: never written). */
   indexed(threadId: string, createdAt: number, revision: number | undefined): void {
-    this.#directory.indexed(threadId, createdAt, revision)
+    this.#slots.directory.indexed(threadId, createdAt, revision)
   }
 
   /**
@@ -477,7 +416,7 @@ export class ThreadRegistry {
     if (!always) return this.#feeds.keepFacts(slot, facts)
     slot.record = { ...slot.record, facts }
     try {
-      this.#persist(slot)
+      this.#slots.persist(slot)
     } catch (error) {
       this.#options.log?.('warn', `[${threadId}] store write failed: ${String(error)}`)
     }
@@ -485,7 +424,7 @@ export class ThreadRegistry {
 
   /** A thread deleted on another node: its slot and its rows in this node's store go here (its files were the other node's to remove). */
   forget(threadId: string, revision?: number): void {
-    this.#directory.forget(threadId, revision)
+    this.#slots.directory.forget(threadId, revision)
   }
 
   /** Another node owns the thread now: its run here stops and this node's feed of it goes (the log has the truth). */
@@ -535,66 +474,4 @@ export class ThreadRegistry {
     this.#search?.close()
     this.#store.close()
   }
-
-  // ——— slots ———
-
-  #present(threadId: string): ThreadSlot | undefined {
-    const slot = this.#slots.get(threadId)
-    return slot?.present ? slot : undefined
-  }
-
-  #add(row: ThreadRow): ThreadSlot {
-    const slot = new ThreadSlot(row, new ThreadJournal(row.threadId, this.#store, { ceiling: row.seq, run: row.run }, this.#options.log), this.#machine)
-    this.#slots.set(row.threadId, slot)
-    return slot
-  }
-
-  #remember(threadId: string, request: CreateRequest & { model: string; cwd: string }): ThreadSlot {
-    const now = Date.now()
-    const row: ThreadRow = {
-      threadId,
-      title: request.title?.trim() || threadId,
-      model: request.model,
-      ...(request.thinkingLevel ? { thinkingLevel: request.thinkingLevel } : {}),
-      cwd: request.cwd,
-      createdAt: now,
-      updatedAt: now,
-      run: 0,
-      seq: 0,
-    }
-    this.#store.putThread(row)
-    if (this.#follow) this.#directory.made(threadId, now)
-    return this.#add(row)
-  }
-
-  /** A thread deleted on another node goes: its slot, and its rows in the store; its words are not found here again, under a thread made anew with its id either, nor is it listed after a restart. */
-  #discard(slot: ThreadSlot): void {
-    slot.feed?.close()
-    slot.journal.stop()
-    this.#slots.delete(slot.threadId)
-    this.#search?.forget(slot.threadId)
-    try {
-      this.#store.deleteThread(slot.threadId)
-    } catch (error) {
-      this.#options.log?.('warn', `[${slot.threadId}] store write failed while forgetting a thread deleted on another node: ${String(error)}`)
-    }
-  }
-
-  /** The slot's row as written (`record`: the one about to be taken): the run its live thread owns, the seq ceiling its journal reserved. */
-  #row(slot: ThreadSlot, record = slot.record): ThreadRow {
-    return { ...record, run: slot.run, seq: slot.journal.ceiling }
-  }
-
-  /** Writes the slot's row — unless it is being deleted or was replaced: a late write would bring a deleted thread back. */
-  #persist(slot: ThreadSlot, record = slot.record): void {
-    if (!slot.present || this.#slots.get(slot.threadId) !== slot) return
-    this.#store.putThread(this.#row(slot, record))
-  }
-
-  #unavailable(slot: ThreadSlot, damage: SessionDamaged): void {
-    if (slot.state !== 'cold') return
-    this.#options.log?.('error', `${damage.message}; the thread is unavailable until the file is repaired or the thread deleted`)
-    slot.damaged(damage.reason)
-  }
-
 }
