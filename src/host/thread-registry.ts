@@ -2,8 +2,9 @@
  * The thread registry: a directory of thread slots. Each slot's machine says whether its thread is
  * live; the modules beside this one do the jobs (slot-table.ts, thread-slot.ts, slot-lifecycle.ts,
  * thread-feeds.ts, recovery.ts, thread-requests.ts with prompt-admission.ts and thread-commands.ts,
- * fork.ts). This file opens and recovers the store, wires the slots (slot-table.ts keeps them and
- * their rows) to those modules, and writes what it answered before a shutdown closes the store.
+ * fork.ts, shutdown-drain.ts). This file opens and recovers the store, wires the slots (slot-table.ts
+ * keeps them and their rows) to those modules, and tracks each command, so that a shutdown closes
+ * the store only once what it answered is written.
  *
  * Abort, dialog answers and follows *peek*: they never build a runtime, so a cold thread answers 404
  * there (and a follow shows its persisted transcript). It knows nothing of HTTP; the server maps the
@@ -34,6 +35,7 @@ import { join } from 'node:path'
 import { Checkpoints } from './checkpoints/checkpoints.js'
 import { ChangeRequests } from './checkpoints/change-requests.js'
 import { Worktrees, type WorktreeHolds } from './worktrees.js'
+import { ShutdownDrain } from './shutdown-drain.js'
 import type { AdoptedRow } from './cluster-directory.js'
 
 export type { CommandOutcome, ThreadChange, UpdateOutcome } from './thread-commands.js'
@@ -73,13 +75,11 @@ export class ThreadRegistry {
   readonly #admission: PromptAdmission
   readonly #machine: ReturnType<typeof provideSlotMachine>
   readonly #requests: ThreadRequests
-  #closing = false
-  #shutdown?: Promise<void>
+  /** The commands under way, and the shutdown that waits for them (shutdown-drain.ts). */
+  readonly #drain: ShutdownDrain
   #surveyed: Promise<void> = Promise.resolve()
   /** Search over every thread's messages (thread-search.ts), kept beside the store. */
   #search?: ThreadSearch
-  /** Commands under way: a shutdown closes the store only after each has written what it answers. */
-  readonly #inflight = new Set<Promise<unknown>>()
   readonly #liveListeners = new Set<(thread: LiveThread, event: 'started' | 'retired') => void>()
   /** Cluster mode: follows are served from the thread's log (src/host/cluster/cluster-node.ts). */
   #follow?: ClusterHooks['follow']
@@ -103,6 +103,13 @@ export class ThreadRegistry {
       clustered: () => this.#follow !== undefined,
       unsearch: (threadId) => this.#search?.forget(threadId),
     })
+    this.#drain = new ShutdownDrain({
+      slots: () => this.#slots.values(),
+      checkpoints: this.#checkpoints,
+      store,
+      search: () => this.#search,
+      log: options.log,
+    })
     this.#feeds = new ThreadFeeds({
       changes: (threadId) => this.#checkpoints.view(threadId),
       store,
@@ -117,7 +124,7 @@ export class ThreadRegistry {
       options,
       feeds: this.#feeds,
       admission: this.#admission,
-      closing: () => this.#closing,
+      closing: () => this.#drain.closing,
       slot: (threadId) => this.#slots.get(threadId),
       present: (threadId) => this.#slots.present(threadId),
       remember: (threadId, request) => this.#slots.remember(threadId, request),
@@ -133,7 +140,7 @@ export class ThreadRegistry {
       defaultCwd: options.workspaces.default,
       idleMs: options.idleMs,
       log: options.log,
-      closing: () => this.#closing,
+      closing: () => this.#drain.closing,
       persist: (slot) => this.#slots.persist(slot),
       notifyLive: (thread, event) => {
         for (const listener of this.#liveListeners) listener(thread, event)
@@ -216,7 +223,7 @@ export class ThreadRegistry {
   }
 
   get closing(): boolean {
-    return this.#closing
+    return this.#drain.closing
   }
 
   /** Live threads, for the inspector. */
@@ -257,7 +264,7 @@ export class ThreadRegistry {
 
   /** An unknown model, one without credentials, or a cwd outside the workspaces is refused before anything is written. */
   create(request: CreateRequest): Promise<CreateOutcome> {
-    return this.#tracked(() => this.#slots.create(request))
+    return this.#drain.tracked(() => this.#slots.create(request))
   }
 
   list(): ThreadSummary[] {
@@ -284,33 +291,33 @@ export class ThreadRegistry {
    * stays (hidden, its id not reusable) until its files are gone (slot-table.ts).
    */
   delete(threadId: string): Promise<DeleteOutcome> {
-    return this.#tracked(() => this.#slots.delete(threadId))
+    return this.#drain.tracked(() => this.#slots.delete(threadId))
   }
 
   // ——— requests on one thread (thread-requests.ts), each tracked so a shutdown waits for what it answered ———
 
   /** A new thread holding this one's history before a prompt, linked to it and named as its fork (fork.ts). */
   fork(threadId: string, fromMessageId: string): Promise<ForkOutcome> {
-    return this.#tracked(() => this.#requests.fork(threadId, fromMessageId))
+    return this.#drain.tracked(() => this.#requests.fork(threadId, fromMessageId))
   }
 
   /** A rename takes effect at once; a model or thinking level applies from the next run (refused `busy` during one). */
   update(threadId: string, change: ThreadChange): Promise<UpdateOutcome> {
-    return this.#tracked(() => this.#requests.update(threadId, change))
+    return this.#drain.tracked(() => this.#requests.update(threadId, change))
   }
 
   /** The first prompt to an unknown id creates the thread; a `/command` is threadhost's, pi's, or refused. */
   prompt(threadId: string, request: PromptRequestBody, claim?: IdempotencyClaim): Promise<PromptRouteOutcome> {
-    return this.#tracked(() => this.#requests.prompt(threadId, request, claim))
+    return this.#drain.tracked(() => this.#requests.prompt(threadId, request, claim))
   }
 
   abort(threadId: string, run?: number): Promise<AbortOutcome> {
-    return this.#tracked(() => this.#requests.abort(threadId, run))
+    return this.#drain.tracked(() => this.#requests.abort(threadId, run))
   }
 
   /** Takes the queued prompts back and leaves the run going (pi's Alt+Up). */
   takeQueue(threadId: string, run?: number): Promise<TakeQueueOutcome> {
-    return this.#tracked(() => this.#requests.takeQueue(threadId, run))
+    return this.#drain.tracked(() => this.#requests.takeQueue(threadId, run))
   }
 
   answer(threadId: string, body: DialogBody): Promise<DialogOutcomeForRoute> {
@@ -327,12 +334,12 @@ export class ThreadRegistry {
 
   /** An Edit or a Regenerate as a new version of a prompt, in place (thread-versions.ts). */
   edit(threadId: string, body: { messageId: string; text?: string }, claim?: IdempotencyClaim): Promise<EditOutcome> {
-    return this.#tracked(() => this.#requests.edit(threadId, body, claim))
+    return this.#drain.tracked(() => this.#requests.edit(threadId, body, claim))
   }
 
   /** Shows another version of a prompt (thread-versions.ts). */
   version(threadId: string, messageId: string): Promise<VersionOutcome> {
-    return this.#tracked(() => this.#requests.version(threadId, messageId))
+    return this.#drain.tracked(() => this.#requests.version(threadId, messageId))
   }
 
   shortcut(threadId: string, key: string): Promise<ShortcutOutcome> {
@@ -348,11 +355,11 @@ export class ThreadRegistry {
 
   /** The workspace as it was before run `toRun`; refused during a run, or when a file changed since. */
   revert(threadId: string, toRun: number): Promise<RestoreRouteOutcome> {
-    return this.#tracked(() => this.#changes.revert(threadId, toRun))
+    return this.#drain.tracked(() => this.#changes.revert(threadId, toRun))
   }
 
   redo(threadId: string): Promise<RestoreRouteOutcome> {
-    return this.#tracked(() => this.#changes.redo(threadId))
+    return this.#drain.tracked(() => this.#changes.redo(threadId))
   }
 
   reportDraft(threadId: string, text: string): boolean {
@@ -440,38 +447,6 @@ export class ThreadRegistry {
 
   /** Refuse new work, stop every run (queued prompts reported), settle open dialogs `aborted`, close the store. */
   shutdown(): Promise<void> {
-    this.#shutdown ??= this.#drain()
-    return this.#shutdown
-  }
-
-  #tracked<T>(work: () => Promise<T>): Promise<T> {
-    const done = work()
-    this.#inflight.add(done)
-    const forget = () => void this.#inflight.delete(done)
-    done.then(forget, forget)
-    return done
-  }
-
-  async #drain(): Promise<void> {
-    this.#closing = true
-    await Promise.all(
-      [...this.#slots.values()].map(async (slot) => {
-        const live = await slot.currentLive()
-        await live?.dispose('shutdown', 'aborted')
-        slot.feed?.close()
-      }),
-    )
-    // What was answered (or is about to be) is written before the store closes: a delete's removal,
-    // a rename, a fork's new row. New requests are refused by now; these finish against stopped threads.
-    while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight])
-    // A settled run's changes are recorded (git writes under the data dir) before the store closes.
-    await this.#checkpoints.idle()
-    // Journal writes the disk refused get a last try; what still cannot be written, recovery settles.
-    for (const slot of this.#slots.values()) {
-      if (!slot.journal.flush()) this.#options.log?.('error', `[${slot.threadId}] shut down with journal writes the disk refused (${slot.journal.waiting.join('; ')}); the next start recovers them`)
-      slot.journal.stop()
-    }
-    this.#search?.close()
-    this.#store.close()
+    return this.#drain.shutdown()
   }
 }

@@ -1,9 +1,9 @@
 /**
  * What a request does to one thread, once the registry has found it: prompts (journaled first, or a
  * threadhost command), stops, answers, settings, forks, shortcuts and the composer's commands. The
- * registry (thread-registry.ts) owns the slots and their rows (slot-table.ts) and the way out; this
- * file only uses them through `RequestHost`, and every method here is run by the registry as a
- * tracked command.
+ * registry (thread-registry.ts) owns the slots and their rows (slot-table.ts) and the way out
+ * (shutdown-drain.ts); this file only uses them through `RequestHost`, and every method here is run
+ * by the registry as a tracked command.
  */
 import type { CreateOutcome, DialogOutcomeForRoute, TakeQueueOutcome, EditOutcome, PromptRouteOutcome, ShortcutOutcome, TerminalInputRouteOutcome, VersionOutcome } from '../schemas/outcomes.js'
 import type { CommandInfo, ThinkingLevel, ThreadSummary } from '../schemas/index.js'
