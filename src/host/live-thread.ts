@@ -239,8 +239,10 @@ export class LiveThread extends ThreadUiBridge {
     await this.#runtime?.configure(change)
   }
 
-  /** Resolves with the machine's answer: admitted now, admitted once a pending stop settles, or refused. */
-  /** `messageId`: the id the host journaled the prompt under before sending it (one is made if not). */
+  /**
+   * Resolves with the machine's answer: admitted now, admitted once a pending stop settles, or refused.
+   * `messageId`: the id the host journaled the prompt under before sending it (one is made if not).
+   */
   prompt(request: Omit<PromptRequest, 'messageId'> & { messageId?: string }, images?: PromptImage[]): Promise<PromptOutcome> {
     const messageId = request.messageId ?? randomUUID()
     if (images?.length) (this.#images ??= new Map()).set(messageId, images)
