@@ -19,6 +19,8 @@ mkdirSync(temp)
 // vitest under this very node (not `npx`, whose node is whichever comes first on PATH).
 const args = [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)]
 const child = spawn(process.execPath, args, { stdio: 'inherit', env: { ...process.env, TMPDIR: temp } })
+// Stopped (Ctrl-C, or a TERM): vitest is told, and this waits for it to exit, so the run's folder is still removed.
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal))
 child.on('exit', (code, signal) => {
   let passed = 0
   let failed = 0

@@ -380,7 +380,7 @@ export class ThreadRegistry {
     return feed ? { kind: 'following', feed } : { kind: 'unknown' }
   }
 
-  // ——— cluster mode (src/host/cluster/cluster-node.ts): the node's hooks into the directory ———
+  // ——— cluster mode (src/host/cluster/cluster-node.ts, its index: node-index.ts): the node's hooks into the directory ———
 
   /**
    * Follows come from `follow`; a feed this node loads starts from `base` when the thread's log has

@@ -1,8 +1,8 @@
 /**
  * The log checkpoints on a real `nats-server -js` (src/host/cluster/nats-checkpoints.ts): the objects a
  * node leaves behind when it dies between writing a checkpoint and moving the pointer to it, or before
- * deleting the one replaced, are swept once old enough, and nothing a pointer names is. Skipped, saying
- * why, where nats-server is not installed.
+ * deleting the one replaced, are swept, and nothing a pointer names is. Skipped, saying why, where
+ * nats-server is not installed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { NatsConnection } from '@nats-io/transport-node'
@@ -43,22 +43,38 @@ describe.skipIf(natsMissing !== undefined)(`log checkpoints on NATS${natsMissing
     return name
   }
 
-  it('sweeps the objects no pointer names once old enough, and keeps the newest checkpoint and the one before it', async () => {
+  /** Points the thread at an object as a keep does: a checkpoint kept slowly, its object written before the sweep. */
+  async function pointAt(threadId: string, pointer: { position: number; object: string; before?: string }): Promise<void> {
+    const { Kvm } = await import('@nats-io/kv')
+    const kv = await new Kvm(nc).open('th_checkpoint')
+    await kv.put(tokenOf(threadId), JSON.stringify(pointer))
+  }
+
+  it('sweeps the objects no pointer names: below the newest checkpoint at once, above it (or with none) once a sweep before found them unnamed too', async () => {
     for (const position of [10, 20, 30]) await checkpoints.keepCheckpoint('t1', { position, state: `state at ${position}` })
-    const named = await objectNames()
-    expect(named).toHaveLength(2)
-    const orphans = [await leftBehind('t1', 40), await leftBehind('t-deleted', 5)]
+    const [at20, at30] = await objectNames()
+    const below = await leftBehind('t1', 25)
+    const above = await leftBehind('t1', 40)
+    const noPointer = await leftBehind('t-deleted', 5)
 
-    // Written a moment ago: a checkpoint being kept may not have moved its pointer yet.
-    expect(await checkpoints.sweep()).toBe(0)
-    expect(await objectNames()).toEqual([...named, ...orphans].sort())
-
-    expect(await checkpoints.sweep(0)).toBe(2)
-    expect(await objectNames()).toEqual(named)
+    // The one below the newest checkpoint can never be named again; the others may be checkpoints being kept.
+    expect(await checkpoints.sweep()).toEqual({ swept: 1, failed: 0 })
+    expect(await objectNames()).toEqual([at20, at30, above, noPointer].sort())
     expect(await checkpoints.checkpoint('t1')).toEqual({ position: 30, state: 'state at 30' })
 
-    // The checkpoint after the sweep replaces the newest and trims up to the one it replaced, as ever.
-    expect(await checkpoints.keepCheckpoint('t1', { position: 50, state: 'state at 50' })).toBe(30)
+    // The one above is named before the next sweep, as a slow keep would: it stays, and the pointer's old `before` is below it now.
+    await pointAt('t1', { position: 40, object: above, before: at30 })
+    const late = await leftBehind('t1', 45)
+    expect(await checkpoints.sweep()).toEqual({ swept: 2, failed: 0 })
+    expect(await objectNames()).toEqual([at30, above, late].sort())
+    expect(await checkpoints.checkpoint('t1')).toEqual({ position: 40, state: '{"left":"behind"}' })
+
+    // Unnamed at two sweeps in a row.
+    expect(await checkpoints.sweep()).toEqual({ swept: 1, failed: 0 })
+    expect(await objectNames()).toEqual([at30, above].sort())
+
+    // The next checkpoint replaces the newest and trims up to the one it replaced, as ever.
+    expect(await checkpoints.keepCheckpoint('t1', { position: 50, state: 'state at 50' })).toBe(40)
     expect(await checkpoints.checkpoint('t1')).toEqual({ position: 50, state: 'state at 50' })
   })
 })

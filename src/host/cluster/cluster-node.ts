@@ -1,6 +1,6 @@
 /**
  * One threadhost process as a node of a cluster (docs/flows/cluster.md): it joins, keeps every
- * node's list of threads the same (the index), serves any thread's follows from the thread's log
+ * node's list of threads the same (the index, node-index.ts), serves any thread's follows from the thread's log
  * (a mirror per followed thread), owns the threads whose commands reach it first, and takes over
  * the threads of a node whose lease lapsed (takeover-scan.ts).
  *

@@ -26,8 +26,12 @@ export async function forgetDeletedWhileAway(logs: ThreadLogs, registry: ListedT
     while (next < listed.length && !stopped()) {
       const threadId = listed[next++]
       if (inIndex.has(threadId)) continue
-      const last = await lastRecord(logs, threadId).catch(() => undefined)
-      if (last?.kind === 'deleted' && !inIndex.has(threadId)) registry.forget(threadId)
+      try {
+        const last = await lastRecord(logs, threadId).catch(() => undefined)
+        if (last?.kind === 'deleted' && !inIndex.has(threadId)) registry.forget(threadId)
+      } catch {
+        // Not forgotten (its rows could not be removed): it stays listed, and the other checks go on.
+      }
     }
   }
   await Promise.all(Array.from({ length: CHECKS_AT_ONCE }, check))

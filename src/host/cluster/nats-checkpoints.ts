@@ -12,8 +12,10 @@
  *
  * An object no pointer names is left behind by a node that died between writing it and moving the
  * pointer, or before it deleted the object replaced (or whose delete failed): each node sweeps such
- * objects from time to time, once they are an hour old — a checkpoint being kept names its object
- * within a second of writing it, and an hour leaves room for nodes' clocks that disagree.
+ * objects from time to time. One at or below its thread's newest checkpoint goes at once (the pointer
+ * never goes back to it); any other may be a checkpoint being kept, and goes only if a sweep a whole
+ * interval earlier found it unnamed too — a keep that took that long between its object and its
+ * pointer gives up instead (KEEP_WITHIN_MS). No clock of another node is trusted.
  */
 import { randomUUID } from 'node:crypto'
 import { Kvm } from '@nats-io/kv'
@@ -27,12 +29,12 @@ const OBJECTS = 'th_checkpoints'
 const POINTERS = 'th_checkpoint'
 /** How long reading a checkpoint may take before the mirror reads the log from its first record instead. */
 export const CHECKPOINT_READ_MS = 5000
-/** How old an object no pointer names must be to be swept (by its writer's clock). */
-export const SWEEP_AFTER_MS = 60 * 60_000
 /** Each node sweeps a random while after it connects (up to this), so that nodes started together do not sweep at once… */
 const FIRST_SWEEP_MS = 10 * 60_000
 /** …and then this often. */
 const SWEEP_EVERY_MS = 6 * 60 * 60_000
+/** A checkpoint whose object was written longer ago than this is not kept: a sweep may have found its object unnamed. */
+const KEEP_WITHIN_MS = 60 * 60_000
 
 /** What `th_checkpoint` holds for a thread: its newest checkpoint's object, and the one before. */
 interface Pointer {
@@ -49,13 +51,20 @@ export interface NatsCheckpoints extends Pick<ThreadLogs, 'checkpoint'> {
   keepCheckpoint(threadId: string, checkpoint: Checkpoint): Promise<number | undefined>
   /** A deleted thread's checkpoint (one of a position before `before`) goes with its objects; a newer one stays. */
   forget(threadId: string, before: number): Promise<void>
-  /** Deletes the objects written more than `olderThanMs` ago that no thread's pointer names; resolves how many. */
-  sweep(olderThanMs?: number): Promise<number>
+  /**
+   * Deletes the objects no thread's pointer names: at once those at or below their thread's newest
+   * checkpoint, the others once this node's previous sweep found them unnamed too. Resolves how many
+   * went, and how many could not be deleted (tried again at the next sweep). Rejects when a pointer
+   * cannot be read: nothing is deleted on a guess.
+   */
+  sweep(): Promise<{ swept: number; failed: number }>
 }
 
 export async function checkpointsOn(nc: NatsConnection, link: Link, log?: Log): Promise<NatsCheckpoints> {
   const objects = await new Objm(nc).create(OBJECTS)
   const pointers = await new Kvm(nc).create(POINTERS, { history: 1 })
+  /** The objects above their pointer (or with none) the last sweep found unnamed. */
+  let suspects = new Set<string>()
   const checkpoints: NatsCheckpoints = {
     async checkpoint(threadId) {
       const entry = await link.call(() => pointers.get(tokenOf(threadId)))
@@ -72,7 +81,13 @@ export async function checkpointsOn(nc: NatsConnection, link: Link, log?: Log): 
       // goes back, so the log is never trimmed past the checkpoint it names.
       if (current !== undefined && current.position >= checkpoint.position) return undefined
       const object = `${token}.${checkpoint.position}.${randomUUID().slice(0, 8)}`
+      const writing = performance.now()
       await link.call(() => objects.putBlob({ name: object }, encoder.encode(checkpoint.state)))
+      // Paused or starved that long, the object may have been taken for one left behind: the next checkpoint is kept instead.
+      if (performance.now() - writing > KEEP_WITHIN_MS) {
+        await link.call(() => objects.delete(object)).catch(() => {})
+        return undefined
+      }
       const pointer = json({ position: checkpoint.position, object, ...(current ? { before: current.object } : {}) } satisfies Pointer)
       try {
         await link.call(() => (entry ? pointers.update(token, pointer, entry.revision) : pointers.create(token, pointer)))
@@ -102,33 +117,52 @@ export async function checkpointsOn(nc: NatsConnection, link: Link, log?: Log): 
       }
       for (const object of [pointer.object, pointer.before]) if (object !== undefined) await link.call(() => objects.delete(object)).catch(() => {})
     },
-    async sweep(olderThanMs = SWEEP_AFTER_MS) {
-      const before = Date.now() - olderThanMs
-      const named = new Map<string, Set<string>>()
+    async sweep() {
+      const pointed = new Map<string, Pointer | null | 'unreadable'>()
+      const unnamed = new Set<string>()
       let swept = 0
+      let failed = 0
       for (const info of await link.call(() => objects.list())) {
-        if (info.deleted || !(Date.parse(info.mtime) < before)) continue
-        // The pointer is read after the listing: an object it names by then stays. One that cannot be read stops the sweep.
-        const token = info.name.split('.')[0]
-        let names = named.get(token)
-        if (!names) {
+        if (info.deleted) continue
+        // Each thread's pointer is read after the listing: an object it names by then stays.
+        const [token, position] = info.name.split('.')
+        let pointer = pointed.get(token)
+        if (pointer === undefined) {
           const entry = await link.call(() => pointers.get(token))
-          const pointer = entry?.operation === 'PUT' ? parse<Pointer>(entry.value) : undefined
-          names = new Set([pointer?.object, pointer?.before].filter((name) => name !== undefined))
-          named.set(token, names)
+          try {
+            pointer = entry?.operation === 'PUT' ? parse<Pointer>(entry.value) : null
+          } catch {
+            pointer = 'unreadable'
+          }
+          pointed.set(token, pointer)
         }
-        if (names.has(info.name)) continue
-        await link.call(() => objects.delete(info.name))
-        swept++
+        if (pointer === 'unreadable' || pointer?.object === info.name || pointer?.before === info.name) continue
+        const below = pointer !== null && Number(position) <= pointer.position
+        if (!below && !suspects.has(info.name)) {
+          unnamed.add(info.name)
+          continue
+        }
+        try {
+          await link.call(() => objects.delete(info.name))
+          swept++
+        } catch (error) {
+          if (error instanceof EngineAway) throw error
+          unnamed.add(info.name)
+          failed++
+        }
       }
-      return swept
+      suspects = unnamed
+      return { swept, failed }
     },
   }
   const sweep = () => {
     if (link.closed) return
     checkpoints
       .sweep()
-      .then((swept) => swept > 0 && log?.('info', `cluster: swept ${swept} log checkpoint object(s) no thread names`))
+      .then(({ swept, failed }) => {
+        if (swept > 0) log?.('info', `cluster: swept ${swept} log checkpoint object(s) no thread names`)
+        if (failed > 0) log?.('warn', `cluster: ${failed} log checkpoint object(s) no thread names could not be deleted; the next sweep tries again`)
+      })
       .catch((error: unknown) => !(error instanceof EngineAway) && log?.('warn', `cluster: sweeping the log checkpoints failed (${String(error)}); the next sweep tries again`))
       .finally(() => setTimeout(sweep, SWEEP_EVERY_MS).unref())
   }
