@@ -27,10 +27,10 @@ export async function forgetDeletedWhileAway(logs: ThreadLogs, registry: ListedT
       const threadId = listed[next++]
       if (inIndex.has(threadId)) continue
       try {
-        const last = await lastRecord(logs, threadId).catch(() => undefined)
+        const last = await lastRecord(logs, threadId)
         if (last?.kind === 'deleted' && !inIndex.has(threadId)) registry.forget(threadId)
       } catch {
-        // Not forgotten (its rows could not be removed): it stays listed, and the other checks go on.
+        // Not read, or not forgotten (its rows could not be removed): it stays listed, and the other checks go on.
       }
     }
   }

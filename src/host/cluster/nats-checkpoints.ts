@@ -63,6 +63,8 @@ export interface NatsCheckpoints extends Pick<ThreadLogs, 'checkpoint'> {
 export async function checkpointsOn(nc: NatsConnection, link: Link, log?: Log): Promise<NatsCheckpoints> {
   const objects = await new Objm(nc).create(OBJECTS)
   const pointers = await new Kvm(nc).create(POINTERS, { history: 1 })
+  /** Deletes an object if the engine lets it: one left over is the sweep's. */
+  const drop = (name: string) => link.call(() => objects.delete(name)).catch(() => {})
   /** The objects above their pointer (or with none) the last sweep found unnamed. */
   let suspects = new Set<string>()
   const checkpoints: NatsCheckpoints = {
@@ -85,7 +87,7 @@ export async function checkpointsOn(nc: NatsConnection, link: Link, log?: Log): 
       await link.call(() => objects.putBlob({ name: object }, encoder.encode(checkpoint.state)))
       // Paused or starved that long, the object may have been taken for one left behind: the next checkpoint is kept instead.
       if (performance.now() - writing > KEEP_WITHIN_MS) {
-        await link.call(() => objects.delete(object)).catch(() => {})
+        await drop(object)
         return undefined
       }
       const pointer = json({ position: checkpoint.position, object, ...(current ? { before: current.object } : {}) } satisfies Pointer)
@@ -95,10 +97,10 @@ export async function checkpointsOn(nc: NatsConnection, link: Link, log?: Log): 
         // Another node moved the pointer since it was read (an old owner and a new one): its checkpoint stands.
         // Any other failure may have moved it all the same (its answer lost): the object stays.
         if (!refused(error)) throw error
-        await link.call(() => objects.delete(object)).catch(() => {})
+        await drop(object)
         return undefined
       }
-      if (current?.before) await link.call(() => objects.delete(current.before!)).catch(() => {})
+      if (current?.before) await drop(current.before)
       // The pointer names this one and the one it replaced (below it): a reader on either reads on from its position.
       return current?.position
     },
@@ -115,7 +117,7 @@ export async function checkpointsOn(nc: NatsConnection, link: Link, log?: Log): 
         if (refused(error)) return
         throw error
       }
-      for (const object of [pointer.object, pointer.before]) if (object !== undefined) await link.call(() => objects.delete(object)).catch(() => {})
+      for (const object of [pointer.object, pointer.before]) if (object !== undefined) await drop(object)
     },
     async sweep() {
       const pointed = new Map<string, Pointer | null | 'unreadable'>()
